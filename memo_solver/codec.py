@@ -1,0 +1,58 @@
+"""How a block travels and rests: msgpack with a header that lets a reader refuse bad bytes.
+
+A block that fails to decode, belongs to another game or key, has the wrong shape, or
+whose checksum does not match is reported as missing, so the engine recomputes it and the
+next commit overwrites it: a damaged cache costs time, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Final
+
+import msgpack
+import numpy as np
+
+from memo_solver.game import Block
+
+FORMAT_VERSION: Final = 1
+log = logging.getLogger(__name__)
+
+
+def checksum(payload: bytes) -> bytes:
+    return hashlib.blake2b(payload, digest_size=8).digest()
+
+
+def encode_block(block: Block, *, fingerprint: str, key: str) -> bytes:
+    payload = np.ascontiguousarray(block, dtype="<f8").tobytes()
+    header = {
+        "v": FORMAT_VERSION,
+        "f": fingerprint,
+        "k": key,
+        "s": list(block.shape),
+        "c": checksum(payload),
+    }
+    return msgpack.packb([header, payload])
+
+
+def decode_block(
+    data: bytes, *, fingerprint: str, key: str, shape: tuple[int, ...]
+) -> Block | None:
+    """The block, or None (logged) if the bytes are not a valid block for this key."""
+    try:
+        header, payload = msgpack.unpackb(data)
+        valid = (
+            header["v"] == FORMAT_VERSION
+            and header["f"] == fingerprint
+            and header["k"] == key
+            and tuple(header["s"]) == shape
+            and header["c"] == checksum(payload)
+            and len(payload) == 8 * int(np.prod(shape))
+        )
+    except (ValueError, TypeError, KeyError, msgpack.UnpackException):
+        valid = False
+    if not valid:
+        log.warning("block %s of %s failed verification; recomputing it", key, fingerprint)
+        return None
+    return np.frombuffer(payload, dtype="<f8").reshape(shape)

@@ -1,0 +1,50 @@
+"""The small protocol through which the engine learns a game.
+
+The engine, the stores and the claims only ever see string keys, successor lists and
+float64 blocks: everything that makes a game a game stays behind this interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Block = npt.NDArray[np.float64]
+
+
+class Game(Protocol):
+    """A game whose turn-start values form a DAG of blocks, each solved from its successors."""
+
+    @property
+    def name(self) -> str:
+        """Short name shown to operators, e.g. ``yahtzee``."""
+        ...
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the rules: part of every cache key, so changed rules never share values."""
+        ...
+
+    @property
+    def block_count(self) -> int:
+        """How many blocks the whole game has (for progress and coverage)."""
+        ...
+
+    def root(self) -> str:
+        """The block holding the start of the game."""
+        ...
+
+    def block_shape(self, key: str) -> tuple[int, ...]:
+        """The shape of ``key``'s block, checked when a stored block is decoded."""
+        ...
+
+    def successors(self, key: str) -> Sequence[str]:
+        """The blocks that ``key``'s values depend on (none for the end of the game)."""
+        ...
+
+    def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
+        """``key``'s block from its successors' blocks: pure CPU work, no I/O."""
+        ...

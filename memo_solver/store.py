@@ -1,0 +1,178 @@
+"""The store interface: a shared memo of encoded blocks with leased claims.
+
+Every store keeps, per namespace (format version and game fingerprint), blocks as opaque
+bytes and claims as ``(token, expiry)``. A claim is only a courtesy that keeps two workers
+from computing the same block: values are deterministic, so a block computed twice after a
+lost lease is harmless, and correctness never depends on the claim.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import anyio
+
+
+class Claim(enum.Enum):
+    """What ``try_claim`` found."""
+
+    CLAIMED = "claimed"
+    """The caller now holds the claim and should compute the block."""
+    DONE = "done"
+    """The block is already stored: fetch it."""
+    BUSY = "busy"
+    """Someone else holds a live claim: wait for the block."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a store holds for one namespace."""
+
+    blocks: int
+    claims: int
+    bytes: int
+
+
+class StoreUnavailableError(RuntimeError):
+    """The store cannot be reached; the message names it and says what to check."""
+
+
+class Store(Protocol):
+    """The async interface the engine, the CLI and the workers share."""
+
+    @property
+    def description(self) -> str:
+        """Where the store lives, for messages (a path or a URL without password)."""
+        ...
+
+    async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """The stored blocks among ``keys``; missing ones are absent from the result."""
+        ...
+
+    async def try_claim(
+        self, namespace: str, keys: Sequence[str], token: str, lease_s: float
+    ) -> dict[str, Claim]:
+        """Per key, atomically: DONE if the block exists, else take the claim unless
+        another token's claim is still live (BUSY). The token may re-claim its own."""
+        ...
+
+    async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
+        """Extend the leases of the claims this token still holds among ``keys``."""
+        ...
+
+    async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
+        """Drop the token's claims among ``keys`` and wake their waiters."""
+        ...
+
+    async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
+        """Store the blocks, drop the token's claims on them and wake waiters, all at once."""
+        ...
+
+    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
+        """Return when the block may have been stored, or after ``timeout_s``."""
+        ...
+
+    async def keys(self, namespace: str) -> list[str]:
+        """Every stored block key (for export and coverage)."""
+        ...
+
+    async def coverage(self, namespace: str) -> Coverage: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass
+class _Namespace:
+    blocks: dict[str, bytes] = field(default_factory=dict)
+    claims: dict[str, tuple[str, float]] = field(default_factory=dict)
+    events: dict[str, anyio.Event] = field(default_factory=dict)
+
+
+class MemoryStore:
+    """A store inside one process: for tests, and for solves that should leave no trace."""
+
+    description = "memory"
+
+    def __init__(self) -> None:
+        self._spaces: dict[str, _Namespace] = {}
+
+    def _space(self, namespace: str) -> _Namespace:
+        return self._spaces.setdefault(namespace, _Namespace())
+
+    async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        blocks = self._space(namespace).blocks
+        return {k: blocks[k] for k in keys if k in blocks}
+
+    async def try_claim(
+        self, namespace: str, keys: Sequence[str], token: str, lease_s: float
+    ) -> dict[str, Claim]:
+        space = self._space(namespace)
+        now = time.monotonic()
+        result: dict[str, Claim] = {}
+        for key in keys:
+            holder = space.claims.get(key)
+            if key in space.blocks:
+                result[key] = Claim.DONE
+            elif holder is not None and holder[0] != token and holder[1] > now:
+                result[key] = Claim.BUSY
+            else:
+                space.claims[key] = (token, now + lease_s)
+                result[key] = Claim.CLAIMED
+        return result
+
+    async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
+        claims = self._space(namespace).claims
+        expiry = time.monotonic() + lease_s
+        for key in keys:
+            if claims.get(key, ("", 0.0))[0] == token:
+                claims[key] = (token, expiry)
+
+    async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
+        space = self._space(namespace)
+        for key in keys:
+            if space.claims.get(key, ("", 0.0))[0] == token:
+                del space.claims[key]
+        self._wake(space, keys)
+
+    async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
+        space = self._space(namespace)
+        for key, data in blocks.items():
+            space.blocks[key] = data
+            if token is not None and space.claims.get(key, ("", 0.0))[0] == token:
+                del space.claims[key]
+        self._wake(space, blocks)
+
+    @staticmethod
+    def _wake(space: _Namespace, keys: Iterable[str]) -> None:
+        for key in keys:
+            event = space.events.pop(key, None)
+            if event is not None:
+                event.set()
+
+    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
+        space = self._space(namespace)
+        if key in space.blocks:
+            return
+        event = space.events.setdefault(key, anyio.Event())
+        with anyio.move_on_after(timeout_s):
+            await event.wait()
+
+    async def keys(self, namespace: str) -> list[str]:
+        return sorted(self._space(namespace).blocks)
+
+    async def coverage(self, namespace: str) -> Coverage:
+        space = self._space(namespace)
+        now = time.monotonic()
+        live = sum(1 for _, expiry in space.claims.values() if expiry > now)
+        return Coverage(
+            blocks=len(space.blocks),
+            claims=live,
+            bytes=sum(len(v) for v in space.blocks.values()),
+        )
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,227 @@
+"""The math of one turn, vectorized over rolls, keeps and guideposts at once.
+
+A *guidepost* is a turn-start state ``(filled boxes, upper total u, yahtzee-bonus flag y)``.
+Every function here works on a batch of B guideposts that share one set of filled boxes,
+laid out as ``(rolls or keeps, B)`` so that each size level of the keep lattice is a gather
+of whole contiguous rows. The block pass takes all ``n_upper x n_bonus`` guideposts of a
+block at once; advice for one state is the same code with B = 1.
+
+Values exclude points already banked and include every future bonus. The upper bonus is
+banked by the score that reaches the threshold, so a block whose upper total is already at
+the threshold no longer counts it, and the block with every box filled is all zeros.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from memo_solver.dice import (
+    CHILDREN,
+    DICE,
+    FACES,
+    KEEP_OF_ROLL,
+    N_KEEPS,
+    N_ROLLS,
+    PARENTS,
+    ROLL_COUNTS,
+    SIZE_OFFSETS,
+    YAHTZEE_ROLLS,
+)
+from memo_solver.rules import FloatArray, RuleSet
+
+IntArray = npt.NDArray[np.int64]
+_FACE_RANGE = np.arange(1, FACES + 1)
+_DICE_COUNTS = np.arange(DICE + 1)
+_IS_YAHTZEE_ROLL = np.zeros(N_ROLLS, dtype=bool)
+_IS_YAHTZEE_ROLL[YAHTZEE_ROLLS] = True
+
+
+@dataclass(frozen=True)
+class Guideposts:
+    """B turn-start states of one block: their upper levels (capped) and bonus flags."""
+
+    upper: IntArray
+    bonus: IntArray
+
+    @classmethod
+    def reachable(cls, rules: RuleSet, filled: int) -> Guideposts:
+        """The block's guideposts that some game reaches (51% of all under Hasbro rules).
+
+        The others (an upper total the filled boxes cannot make, a bonus flag while the
+        Yahtzee box is open) are never asked for: the state parser rejects them.
+        """
+        levels = rules.reachable_upper(filled)
+        yahtzee = rules.yahtzee_box
+        flags = rules.n_bonus_levels if yahtzee is not None and filled >> yahtzee & 1 else 1
+        return cls(upper=np.repeat(levels, flags), bonus=np.tile(np.arange(flags), levels.size))
+
+    @classmethod
+    def one(cls, upper: int, bonus: int) -> Guideposts:
+        return cls(upper=np.array([upper]), bonus=np.array([bonus]))
+
+
+def open_boxes(rules: RuleSet, filled: int) -> list[int]:
+    return [c for c in range(len(rules.categories)) if not filled >> c & 1]
+
+
+def points(rules: RuleSet, filled: int, boxes: list[int]) -> FloatArray:
+    """(len(boxes), 252): what scoring each roll in each open box gives, -inf where illegal.
+
+    Only the six five-of-a-kind rolls differ from the plain score tables, and only when the
+    Yahtzee box is filled and the rule set has a Joker.
+    """
+    table = rules.scores[boxes]
+    yahtzee = rules.yahtzee_box
+    if rules.joker == "none" or yahtzee is None or not filled >> yahtzee & 1:
+        return table
+    faces = rules.upper_faces[boxes]
+    joker = np.array([rules.categories[c].joker_points for c in boxes], dtype=np.float64)
+    upper_open = np.isin(_FACE_RANGE, faces)  # (6,): is the upper box of face g open?
+    plain = table[:, YAHTZEE_ROLLS]  # (C, 6): ordinary scores of the Yahtzee of face g
+    with_joker = np.where(joker[:, None] > 0, joker[:, None], plain)
+    if rules.joker == "forced":
+        is_upper = faces > 0
+        fallback = ~is_upper if (~is_upper).any() else is_upper
+        legal = np.where(
+            upper_open[None, :], faces[:, None] == _FACE_RANGE[None, :], fallback[:, None]
+        )
+        table[:, YAHTZEE_ROLLS] = np.where(legal, with_joker, -np.inf)
+    else:
+        table[:, YAHTZEE_ROLLS] = np.where(~upper_open[None, :], with_joker, plain)
+    return table
+
+
+def score_choices(
+    rules: RuleSet,
+    filled: int,
+    successor: Callable[[int], FloatArray],
+    guideposts: Guideposts,
+) -> tuple[list[int], FloatArray, FloatArray]:
+    """The value of scoring each roll in each open box: points, bonuses and what follows.
+
+    ``successor(c)`` is the block (n_upper, n_bonus) reached by filling box ``c``. Returns
+    the open boxes, their points (C_open, 252) and the values (C_open, 252, B), -inf where
+    the Joker forbids the box.
+    """
+    boxes = open_boxes(rules, filled)
+    table = points(rules, filled, boxes)
+    upper, bonus = guideposts.upper, guideposts.bonus
+    threshold = rules.upper_threshold
+    out = np.empty((len(boxes), N_ROLLS, upper.size))
+    for i, box in enumerate(boxes):
+        category = rules.categories[box]
+        nxt = successor(box)
+        face = category.upper_face
+        if face and rules.upper_bonus:
+            # j dice of this face add j * face points and move the upper total as much,
+            # banking the bonus on crossing the threshold: six shifted successor rows,
+            # then one gather by each roll's count of this face.
+            gain = face * _DICE_COUNTS[:, None]
+            raw = upper[None, :] + gain  # (6, B)
+            shifted = nxt[np.minimum(raw, threshold), bonus[None, :]]
+            shifted += np.where(
+                (upper[None, :] < threshold) & (raw >= threshold),
+                gain + rules.upper_bonus,
+                gain,
+            )
+            np.take(shifted, ROLL_COUNTS[:, face - 1], axis=0, out=out[i])
+        else:
+            np.add(rules.scores[box][:, None], nxt[upper, bonus][None, :], out=out[i])
+            if category.is_yahtzee and rules.yahtzee_bonus:
+                # Scoring 50 here sets the bonus flag for the rest of the game.
+                out[i, YAHTZEE_ROLLS] = category.scores[YAHTZEE_ROLLS][:, None] + nxt[upper, 1]
+    # The Joker and the +100 bonus touch only the six five-of-a-kind rolls.
+    adjust = table[:, YAHTZEE_ROLLS] - rules.scores[boxes][:, YAHTZEE_ROLLS]
+    yahtzee = rules.yahtzee_box
+    if rules.yahtzee_bonus and yahtzee is not None and filled >> yahtzee & 1:
+        extra = np.where(bonus == 1, float(rules.yahtzee_bonus), 0.0)
+        out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None] + extra[None, None, :]
+    elif rules.joker != "none":
+        out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None]
+    return boxes, table, out
+
+
+def keep_values(rolls: FloatArray) -> FloatArray:
+    """(462, B) the value of each keep, given the value (252, B) of each roll after it.
+
+    A keep of s dice is the average of its six children with one more die, so the whole
+    lattice costs 6 row-gathers per keep instead of a 252-wide expectation.
+    """
+    values = np.empty((N_KEEPS, rolls.shape[1]))
+    values[KEEP_OF_ROLL:] = rolls
+    for size in range(DICE - 1, -1, -1):
+        lo, hi = SIZE_OFFSETS[size], SIZE_OFFSETS[size + 1]
+        np.multiply(values[CHILDREN[size]].sum(axis=0), 1.0 / FACES, out=values[lo:hi])
+    return values
+
+
+def best_keep(keeps: FloatArray) -> FloatArray:
+    """(252, B) each roll's value with the best keep inside it.
+
+    The best sub-multiset of a keep is itself or the best of one of its parents, so a max
+    over at most five parents per keep, size by size, replaces a 32-way max per roll.
+    """
+    best = keeps.copy()
+    for size in range(1, DICE + 1):
+        lo, hi = SIZE_OFFSETS[size], SIZE_OFFSETS[size + 1]
+        np.maximum(best[lo:hi], best[PARENTS[size]].max(axis=0), out=best[lo:hi])
+    return best[KEEP_OF_ROLL:]
+
+
+@dataclass(frozen=True)
+class TurnTables:
+    """Every value inside one turn for B guideposts: the per-turn local memo."""
+
+    boxes: list[int]
+    points: FloatArray
+    """(C_open, 252): the points of each roll in each open box, -inf where illegal."""
+    scores: FloatArray
+    """(C_open, 252, B): the value of scoring each roll in each open box."""
+    rolls: list[FloatArray]
+    """rolls[n] (252, B): a roll's value with n rerolls left."""
+    keeps: list[FloatArray]
+    """keeps[n] (462, B): a keep's value when it is rerolled with n - 1 rerolls left after;
+    keeps[0] is unused (no keep decision without a reroll)."""
+
+    @property
+    def start(self) -> FloatArray:
+        """(B,) the value before the first roll."""
+        start: FloatArray = keep_values(self.rolls[-1])[0]
+        return start
+
+
+def turn_tables(
+    rules: RuleSet,
+    filled: int,
+    successor: Callable[[int], FloatArray],
+    guideposts: Guideposts,
+    rerolls: int,
+) -> TurnTables:
+    boxes, table, scores = score_choices(rules, filled, successor, guideposts)
+    rolls = [scores.max(axis=0)]
+    keeps: list[FloatArray] = [np.empty((0, 0))]
+    for _ in range(rerolls):
+        keeps.append(keep_values(rolls[-1]))
+        rolls.append(best_keep(keeps[-1]))
+    return TurnTables(boxes, table, scores, rolls, keeps)
+
+
+def solve_block(rules: RuleSet, filled: int, successors: Mapping[int, FloatArray]) -> FloatArray:
+    """The values (n_upper, n_bonus) of every guidepost with these boxes filled.
+
+    Unreachable guideposts hold NaN: nothing reads them, and NaN makes a bug loud.
+    """
+    block = np.full(rules.block_shape, np.nan)
+    guideposts = Guideposts.reachable(rules, filled)
+    if filled == rules.all_filled:
+        block[guideposts.upper, guideposts.bonus] = 0.0
+        return block
+    tables = turn_tables(
+        rules, filled, lambda box: successors[filled | 1 << box], guideposts, rules.rerolls
+    )
+    block[guideposts.upper, guideposts.bonus] = tables.start
+    return block

@@ -1,0 +1,58 @@
+"""A Yahtzee-family rule set seen as a :class:`~memo_solver.game.Game`.
+
+A block is every guidepost sharing one set of filled boxes; its key is the filled mask in
+hexadecimal, so keys are short and the same in every store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from memo_solver.game import Block
+from memo_solver.rules import RuleSet
+from memo_solver.turn import solve_block
+
+
+def block_key(filled: int) -> str:
+    return format(filled, "x")
+
+
+def filled_of(key: str) -> int:
+    return int(key, 16)
+
+
+class YahtzeeGame:
+    """Blocks keyed by filled mask, solved by :func:`memo_solver.turn.solve_block`."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+
+    @property
+    def name(self) -> str:
+        return self.rules.name
+
+    @property
+    def fingerprint(self) -> str:
+        return self.rules.fingerprint
+
+    @property
+    def block_count(self) -> int:
+        return 1 << len(self.rules.categories)
+
+    def root(self) -> str:
+        return block_key(0)
+
+    def block_shape(self, key: str) -> tuple[int, ...]:
+        return self.rules.block_shape
+
+    def successors(self, key: str) -> Sequence[str]:
+        filled = filled_of(key)
+        return [
+            block_key(filled | 1 << box)
+            for box in range(len(self.rules.categories))
+            if not filled >> box & 1
+        ]
+
+    def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
+        by_mask = {filled_of(k): v for k, v in successors.items()}
+        return solve_block(self.rules, filled_of(key), by_mask)
