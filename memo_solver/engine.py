@@ -88,6 +88,10 @@ class Engine:
         """The block ``key``, computing whatever is missing below it."""
         return await self._shared(key, fetch_first=True)
 
+    async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
+        """Several blocks at once: one store round trip for those already solved."""
+        return await self._gather(keys)
+
     def cached(self, key: str) -> Block | None:
         """The block if this process already holds it (no I/O)."""
         return self._memo.get(key)
@@ -272,11 +276,19 @@ async def open_engine(
 ) -> AsyncIterator[Engine]:
     """An engine whose claim renewal runs for as long as the context is open."""
     engine = Engine(game, store, lease_s=lease_s, compute_limiter=compute_limiter)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(engine._renew_forever)
-        tg.start_soon(engine._pipeline_forever)
-        tg.start_soon(engine._lookup_forever)
-        try:
-            yield engine
-        finally:
-            tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(engine._renew_forever)
+            tg.start_soon(engine._pipeline_forever)
+            tg.start_soon(engine._lookup_forever)
+            try:
+                yield engine
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # The background loops end only by cancellation, so a group holds one failure
+        # (the caller's, or a store error in a loop): raise it as itself, so that callers'
+        # except clauses work as written.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise

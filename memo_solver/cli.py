@@ -1,0 +1,336 @@
+"""The ``memo-solver`` command: player, analyst and operator commands on the embedded store.
+
+Heavy imports (numpy, anyio) wait until a command needs them, so ``--help`` and errors are
+instant and a warm ``advise`` stays well under a second as a whole process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from memo_solver.runtime import keep_freed_memory, pin_blas_threads
+
+if TYPE_CHECKING:
+    from memo_solver.engine import Engine
+    from memo_solver.rules import RuleSet
+    from memo_solver.store import Store
+
+PROG = "memo-solver"
+EXIT_USAGE = 2
+STORE_ENV = "MEMO_SOLVER_STORE"
+
+EXAMPLES = """examples:
+  memo-solver rules
+  memo-solver advise --rules yahtzee '- x x x x x x x x x x - x 62 False 2 1 2 2 2 6'
+  memo-solver advise --rules yahtzee 'open=ones,yahtzee upper=62 dice=12226 rerolls=2' --json
+  echo '{"filled": ["chance"], "dice": [6,6,6,6,6]}' | memo-solver advise --rules yahtzee -
+  memo-solver value --rules yatzy
+  memo-solver precompute --rules yahtzee
+  memo-solver play --rules yahtzee
+  memo-solver status --json
+
+states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_left": 2,
+"dice": [1,2,2,2,6]}), the reference Haskell line (- x x ... 62 False 2 1 2 2 2 6), or the
+short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
+The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
+choose another.
+"""
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+
+
+def default_store_path() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("memo-solver")) / "store.sqlite3"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Optimal strategy for Yahtzee-family dice games: advice for any "
+        "position, values, and a persistent, lazily filled cache.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--store", type=Path, help=f"SQLite store file (default: ${STORE_ENV} or the cache dir)"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--json", action="store_true", help="print JSON instead of words")
+        return sub
+
+    command("rules", "list the built-in rule sets")
+    advise = command("advise", "the best move and what every other move costs")
+    advise.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    advise.add_argument("state", help="the state, or - to read JSON states line by line")
+    value = command("value", "the expected future score of a state (default: the start)")
+    value.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
+    precompute = command("precompute", "solve a whole rule set into the store (resumable)")
+    precompute.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    play = command("play", "play a game with advice after every roll")
+    play.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    command("status", "what the store holds per rule set")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    pin_blas_threads()
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return _dispatch(args)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (the store keeps every finished block)", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from memo_solver.rules import UnknownRuleSetError
+    from memo_solver.state import StateError
+    from memo_solver.store import StoreUnavailableError
+
+    try:
+        if args.command == "rules":
+            return cmd_rules(args)
+        return _run_async(args)
+    except (StateError, UnknownRuleSetError, StoreUnavailableError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _run_async(args: argparse.Namespace) -> int:
+    import anyio
+
+    handlers: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
+        "advise": cmd_advise,
+        "value": cmd_value,
+        "precompute": cmd_precompute,
+        "play": cmd_play,
+        "status": cmd_status,
+    }
+    keep_freed_memory()
+    return anyio.run(handlers[args.command], args)
+
+
+def _rules(args: argparse.Namespace) -> RuleSet:
+    from memo_solver.rules import get_rule_set
+
+    return get_rule_set(args.rules)
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    from memo_solver.sqlite_store import SQLiteStore
+
+    path = args.store or os.environ.get(STORE_ENV) or default_store_path()
+    return SQLiteStore(Path(path))
+
+
+def _emit(args: argparse.Namespace, payload: object, text: str) -> None:
+    print(json.dumps(payload) if args.json else text)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from memo_solver.rules import RULE_SETS
+
+    rows = [
+        {
+            "name": r.name,
+            "description": r.description,
+            "boxes": [c.name for c in r.categories],
+            "start_value": r.start_value,
+            "fingerprint": r.fingerprint,
+        }
+        for r in RULE_SETS.values()
+    ]
+    width = max(len(r["name"]) for r in rows)  # type: ignore[arg-type]
+    text = "\n".join(
+        f"{r['name']:<{width}}  {r['start_value']:>14.10f}  {r['description']}" for r in rows
+    )
+    _emit(args, rows, text)
+    return 0
+
+
+async def _with_engine(
+    args: argparse.Namespace, work: Callable[[Engine, RuleSet], Coroutine[Any, Any, int]]
+) -> int:
+    from memo_solver.engine import open_engine
+    from memo_solver.yahtzee import YahtzeeGame
+
+    rules = _rules(args)
+    store = open_store(args)
+    try:
+        async with open_engine(YahtzeeGame(rules), store) as engine:
+            return await work(engine, rules)
+    finally:
+        await store.aclose()
+
+
+async def cmd_advise(args: argparse.Namespace) -> int:
+    from memo_solver.advice import advise
+    from memo_solver.state import StateError, parse_state
+
+    async def work(engine: Engine, rules: RuleSet) -> int:
+        if args.state != "-":
+            advice = await advise(engine, rules, parse_state(args.state, rules))
+            _emit(args, advice.to_json(), _advice_text(advice))
+            return 0
+        bad = 0
+        for number, line in enumerate(sys.stdin, start=1):
+            if not line.strip():
+                continue
+            try:
+                answer = (await advise(engine, rules, parse_state(line, rules))).to_json()
+            except StateError as exc:
+                bad += 1
+                answer = {"error": {"line": number, "field": exc.field, "message": exc.message}}
+            print(json.dumps(answer), flush=True)
+        return EXIT_USAGE if bad else 0
+
+    return await _with_engine(args, work)
+
+
+def _advice_text(advice: Any) -> str:
+    if not advice.actions:
+        return f"Roll the dice. Expected final score from here: {advice.value:.4f} more points."
+    best = advice.actions[0]
+    lines = [
+        f"Best: {best.words()}  (expect {best.value:.4f} more points)",
+        f"Turn-start value of this scorecard: {advice.turn_start_value:.4f}",
+        "",
+        f"{'action':<40} {'value':>10} {'loss':>9}",
+    ]
+    lines += [f"{a.words():<40} {a.value:>10.4f} {a.loss:>9.4f}" for a in advice.actions]
+    return "\n".join(lines)
+
+
+async def cmd_value(args: argparse.Namespace) -> int:
+    from memo_solver.advice import advise
+    from memo_solver.state import parse_state
+
+    async def work(engine: Engine, rules: RuleSet) -> int:
+        advice = await advise(engine, rules, parse_state(args.state, rules))
+        payload = {
+            "rules": rules.name,
+            "value": advice.value,
+            "turn_start_value": advice.turn_start_value,
+        }
+        _emit(args, payload, f"{advice.value:.10f}")
+        return 0
+
+    return await _with_engine(args, work)
+
+
+async def cmd_precompute(args: argparse.Namespace) -> int:
+    import time
+
+    import anyio
+    from tqdm import tqdm
+
+    async def work(engine: Engine, rules: RuleSet) -> int:
+        total = engine.game.block_count
+        before = (await engine.store.coverage(engine.namespace)).blocks
+        started = time.monotonic()
+        with tqdm(
+            total=total,
+            initial=before,
+            unit="block",
+            desc=f"{rules.name}",
+            disable=None,
+            file=sys.stderr,
+        ) as bar:
+
+            async def follow() -> None:
+                while True:
+                    await anyio.sleep(0.2)
+                    bar.update(before + engine.counters.computed - bar.n)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(follow)
+                root = await engine.block(engine.game.root())
+                tg.cancel_scope.cancel()
+            bar.update(before + engine.counters.computed - bar.n)
+        payload = {
+            "rules": rules.name,
+            "value": float(root[0, 0]),
+            "blocks_total": total,
+            "blocks_computed": engine.counters.computed,
+            "blocks_already_stored": before,
+            "seconds": round(time.monotonic() - started, 3),
+            "store": engine.store.description,
+        }
+        text = (
+            f"{rules.name}: solved, start value {payload['value']:.10f}; computed "
+            f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
+            f"({before} were already stored) into {payload['store']}"
+        )
+        _emit(args, payload, text)
+        return 0
+
+    return await _with_engine(args, work)
+
+
+async def cmd_status(args: argparse.Namespace) -> int:
+    from memo_solver.engine import namespace
+    from memo_solver.rules import RULE_SETS
+    from memo_solver.yahtzee import YahtzeeGame
+
+    store = open_store(args)
+    try:
+        rule_sets: dict[str, dict[str, int]] = {}
+        for name, rules in RULE_SETS.items():
+            game = YahtzeeGame(rules)
+            coverage = await store.coverage(namespace(game))
+            rule_sets[name] = {
+                "blocks_total": game.block_count,
+                "blocks_done": coverage.blocks,
+                "claims_held": coverage.claims,
+                "bytes": coverage.bytes,
+            }
+    finally:
+        await store.aclose()
+    path = Path(store.description)
+    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+    payload = {"store": store.description, "size_bytes": size, "rule_sets": rule_sets}
+    lines = [f"store: {store.description} ({size / 1e6:.1f} MB on disk)"]
+    for name, row in rule_sets.items():
+        share = row["blocks_done"] / row["blocks_total"]
+        lines.append(
+            f"  {name:<26} {row['blocks_done']:>6} of {row['blocks_total']:>6} blocks "
+            f"({share:6.1%}), {row['claims_held']} claims held"
+        )
+    _emit(args, payload, "\n".join(lines))
+    return 0
+
+
+async def cmd_play(args: argparse.Namespace) -> int:
+    from memo_solver.play import play_game
+
+    async def work(engine: Engine, rules: RuleSet) -> int:
+        return await play_game(engine, rules, sys.stdin, sys.stdout, as_json=args.json)
+
+    return await _with_engine(args, work)

@@ -1,0 +1,270 @@
+"""The store contract: every store behaves the same, whatever holds its bytes.
+
+Each case runs against every store of the ``store`` fixture; the SQLite-only cases at the
+end check what a file shared between processes adds.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from memo_solver.sqlite_store import SQLiteStore
+from memo_solver.store import Claim, Coverage, Store
+
+NS = "1:contract"
+OTHER_NS = "1:elsewhere"
+KEYS = ["a", "b", "c"]
+A, B = "token-a", "token-b"
+LONG_LEASE = 30.0
+
+
+async def test_get_many_of_missing_keys_is_empty(store: Store) -> None:
+    assert await store.get_many(NS, KEYS) == {}
+    assert await store.get_many(NS, []) == {}
+
+
+async def test_commit_then_get_many_returns_the_bytes(store: Store) -> None:
+    await store.commit(NS, {"a": b"alpha", "b": b"\x00\xffbeta"}, None)
+    assert await store.get_many(NS, KEYS) == {"a": b"alpha", "b": b"\x00\xffbeta"}
+    assert await store.get_many(NS, ["b"]) == {"b": b"\x00\xffbeta"}
+
+
+async def test_commit_overwrites_a_block(store: Store) -> None:
+    await store.commit(NS, {"a": b"old"}, None)
+    await store.commit(NS, {"a": b"new"}, None)
+    assert await store.get_many(NS, ["a"]) == {"a": b"new"}
+
+
+async def test_claim_lifecycle(store: Store) -> None:
+    assert await store.try_claim(NS, KEYS, A, LONG_LEASE) == dict.fromkeys(KEYS, Claim.CLAIMED)
+    assert await store.try_claim(NS, KEYS, B, LONG_LEASE) == dict.fromkeys(KEYS, Claim.BUSY)
+    # The holder may claim its own keys again.
+    assert await store.try_claim(NS, KEYS, A, LONG_LEASE) == dict.fromkeys(KEYS, Claim.CLAIMED)
+    await store.commit(NS, dict.fromkeys(KEYS, b"x"), A)
+    assert await store.try_claim(NS, KEYS, B, LONG_LEASE) == dict.fromkeys(KEYS, Claim.DONE)
+    assert await store.try_claim(NS, KEYS, A, LONG_LEASE) == dict.fromkeys(KEYS, Claim.DONE)
+
+
+async def test_claim_answers_per_key(store: Store) -> None:
+    await store.commit(NS, {"a": b"x"}, None)
+    await store.try_claim(NS, ["b"], A, LONG_LEASE)
+    assert await store.try_claim(NS, KEYS, B, LONG_LEASE) == {
+        "a": Claim.DONE,
+        "b": Claim.BUSY,
+        "c": Claim.CLAIMED,
+    }
+
+
+async def test_an_expired_lease_can_be_claimed_by_another_token(store: Store) -> None:
+    assert await store.try_claim(NS, ["a"], A, 0.05) == {"a": Claim.CLAIMED}
+    await anyio.sleep(0.1)
+    assert await store.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.CLAIMED}
+    assert await store.try_claim(NS, ["a"], A, LONG_LEASE) == {"a": Claim.BUSY}
+
+
+async def test_release_lets_another_token_claim_at_once(store: Store) -> None:
+    await store.try_claim(NS, KEYS, A, LONG_LEASE)
+    await store.release(NS, ["a", "b"], A)
+    assert await store.try_claim(NS, KEYS, B, LONG_LEASE) == {
+        "a": Claim.CLAIMED,
+        "b": Claim.CLAIMED,
+        "c": Claim.BUSY,
+    }
+
+
+async def test_release_leaves_other_tokens_claims_alone(store: Store) -> None:
+    await store.try_claim(NS, ["a"], A, LONG_LEASE)
+    await store.release(NS, ["a"], B)
+    assert await store.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.BUSY}
+
+
+async def test_commit_with_a_token_drops_its_claims(store: Store) -> None:
+    await store.try_claim(NS, KEYS, A, LONG_LEASE)
+    assert (await store.coverage(NS)).claims == 3
+    await store.commit(NS, {"a": b"x", "b": b"y"}, A)
+    assert (await store.coverage(NS)).claims == 1
+    await store.commit(NS, {"c": b"z"}, A)
+    assert (await store.coverage(NS)).claims == 0
+
+
+async def test_commit_leaves_other_tokens_claims_alone(store: Store) -> None:
+    await store.try_claim(NS, ["a", "b"], A, LONG_LEASE)
+    await store.commit(NS, {"a": b"x"}, B)
+    assert (await store.coverage(NS)).claims == 2
+    assert await store.try_claim(NS, ["a", "b"], B, LONG_LEASE) == {
+        "a": Claim.DONE,
+        "b": Claim.BUSY,
+    }
+
+
+async def test_renew_extends_a_lease(store: Store) -> None:
+    start = time.monotonic()
+    await store.try_claim(NS, ["a"], A, 0.2)
+    await anyio.sleep(0.1)
+    await store.renew(NS, ["a"], A, 5.0)
+    await anyio.sleep(max(0.0, start + 0.3 - time.monotonic()))
+    assert await store.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.BUSY}
+
+
+async def test_renew_by_another_token_does_not_extend(store: Store) -> None:
+    await store.try_claim(NS, ["a"], A, 0.05)
+    await store.renew(NS, ["a"], B, 5.0)
+    await anyio.sleep(0.1)
+    assert await store.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.CLAIMED}
+
+
+async def test_wait_returns_promptly_when_another_task_commits(store: Store) -> None:
+    await store.try_claim(NS, ["a"], A, LONG_LEASE)
+
+    async def commit_soon() -> None:
+        await anyio.sleep(0.05)
+        await store.commit(NS, {"a": b"x"}, A)
+
+    start = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(commit_soon)
+        await store.wait(NS, "a", 10.0)
+        elapsed = time.monotonic() - start
+    assert elapsed < 0.5
+    assert await store.get_many(NS, ["a"]) == {"a": b"x"}
+
+
+async def test_wait_returns_promptly_when_the_holder_releases(store: Store) -> None:
+    await store.try_claim(NS, ["a"], A, LONG_LEASE)
+
+    async def release_soon() -> None:
+        await anyio.sleep(0.05)
+        await store.release(NS, ["a"], A)
+
+    start = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(release_soon)
+        await store.wait(NS, "a", 10.0)
+        elapsed = time.monotonic() - start
+    assert elapsed < 0.5
+
+
+async def test_wait_returns_at_once_for_a_stored_block(store: Store) -> None:
+    await store.commit(NS, {"a": b"x"}, None)
+    start = time.monotonic()
+    await store.wait(NS, "a", 10.0)
+    assert time.monotonic() - start < 0.5
+
+
+async def test_wait_times_out_while_a_live_claim_holds(store: Store) -> None:
+    await store.try_claim(NS, ["a"], A, LONG_LEASE)
+    start = time.monotonic()
+    await store.wait(NS, "a", 0.2)
+    elapsed = time.monotonic() - start
+    assert 0.15 <= elapsed < 1.0
+
+
+async def test_keys_lists_committed_keys(store: Store) -> None:
+    assert await store.keys(NS) == []
+    await store.try_claim(NS, ["z"], A, LONG_LEASE)  # a claim is not a block
+    await store.commit(NS, {"b": b"1", "a": b"2"}, None)
+    await store.commit(NS, {"c": b"3"}, None)
+    assert sorted(await store.keys(NS)) == ["a", "b", "c"]
+
+
+async def test_coverage_counts_blocks_live_claims_and_bytes(store: Store) -> None:
+    assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+    await store.commit(NS, {"a": b"12345", "b": b"123"}, None)
+    await store.try_claim(NS, ["c", "d"], A, LONG_LEASE)
+    await store.try_claim(NS, ["e"], B, 0.05)
+    assert await store.coverage(NS) == Coverage(blocks=2, claims=3, bytes=8)
+    await anyio.sleep(0.1)  # the short lease lapses: no longer counted
+    assert await store.coverage(NS) == Coverage(blocks=2, claims=2, bytes=8)
+    await store.commit(NS, {"a": b"1"}, None)  # overwriting replaces the bytes
+    assert await store.coverage(NS) == Coverage(blocks=2, claims=2, bytes=4)
+
+
+async def test_namespaces_are_isolated(store: Store) -> None:
+    await store.commit(NS, {"a": b"x"}, None)
+    await store.try_claim(NS, ["b"], A, LONG_LEASE)
+    assert await store.get_many(OTHER_NS, ["a", "b"]) == {}
+    assert await store.keys(OTHER_NS) == []
+    assert await store.coverage(OTHER_NS) == Coverage(blocks=0, claims=0, bytes=0)
+    assert await store.try_claim(OTHER_NS, ["a", "b"], B, LONG_LEASE) == {
+        "a": Claim.CLAIMED,
+        "b": Claim.CLAIMED,
+    }
+    await store.commit(OTHER_NS, {"a": b"other"}, B)
+    assert await store.get_many(NS, ["a"]) == {"a": b"x"}
+    assert await store.get_many(OTHER_NS, ["a"]) == {"a": b"other"}
+    assert (await store.coverage(NS)).claims == 1
+
+
+# --- SQLite only: one file shared by several store objects (as by several processes) --------
+
+
+async def test_sqlite_stores_on_one_file_share_blocks_and_claims(tmp_path: Path) -> None:
+    first, second = SQLiteStore(tmp_path / "shared.sqlite"), SQLiteStore(tmp_path / "shared.sqlite")
+    try:
+        assert await first.try_claim(NS, ["a", "b"], A, LONG_LEASE) == {
+            "a": Claim.CLAIMED,
+            "b": Claim.CLAIMED,
+        }
+        assert await second.try_claim(NS, ["a", "b"], B, LONG_LEASE) == {
+            "a": Claim.BUSY,
+            "b": Claim.BUSY,
+        }
+        await first.commit(NS, {"a": b"from first"}, A)
+        assert await second.get_many(NS, ["a", "b"]) == {"a": b"from first"}
+        assert await second.coverage(NS) == Coverage(blocks=1, claims=1, bytes=10)
+
+        start = time.monotonic()
+        async with anyio.create_task_group() as tg:
+
+            async def commit_soon() -> None:
+                await anyio.sleep(0.05)
+                await first.commit(NS, {"b": b"later"}, A)
+
+            tg.start_soon(commit_soon)
+            await second.wait(NS, "b", 10.0)
+            assert time.monotonic() - start < 0.5
+        assert await second.get_many(NS, ["b"]) == {"b": b"later"}
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_sqlite_blocks_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "folder" / "memo.sqlite"
+    store = SQLiteStore(path)
+    try:
+        await store.commit(NS, {"a": b"kept", "b": b"too"}, None)
+    finally:
+        await store.aclose()
+    reopened = SQLiteStore(path)
+    try:
+        assert await reopened.get_many(NS, ["a", "b"]) == {"a": b"kept", "b": b"too"}
+        assert sorted(await reopened.keys(NS)) == ["a", "b"]
+        assert await reopened.try_claim(NS, ["a"], A, LONG_LEASE) == {"a": Claim.DONE}
+    finally:
+        await reopened.aclose()
+
+
+async def test_sqlite_claims_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "memo.sqlite"
+    store = SQLiteStore(path)
+    try:
+        await store.try_claim(NS, ["a"], A, LONG_LEASE)
+    finally:
+        await store.aclose()
+    reopened = SQLiteStore(path)
+    try:
+        assert await reopened.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.BUSY}
+    finally:
+        await reopened.aclose()
+
+
+@pytest.mark.parametrize("many", [1, 499, 500, 501, 1200])
+async def test_get_many_of_many_keys(store: Store, many: int) -> None:
+    blocks = {f"{i:x}": i.to_bytes(4, "little") for i in range(many)}
+    await store.commit(NS, blocks, None)
+    assert await store.get_many(NS, [*blocks, "missing"]) == blocks
