@@ -166,7 +166,9 @@ async def play_game(
             turn += 1
     except InputEndedError:
         table.say("")
-        raise StateError("input", f"ended before the game did (turn {turn}, score {total})")
+        raise StateError(
+            "input", f"ended before the game did (turn {turn}, score {total})"
+        ) from None
     table.say(f"\nGame over: final score {total}")
     table.emit({"final_score": total, "turns": turn - 1})
     return 0
