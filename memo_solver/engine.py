@@ -29,7 +29,9 @@ from memo_solver.game import Block, Game
 from memo_solver.store import Claim, Store
 
 log = logging.getLogger(__name__)
-DEFAULT_LEASE_S = 30.0
+DEFAULT_LEASE_S = 10.0
+"""Long enough for a batch (256 blocks take about 0.15 s), short enough that the claims of
+a killed process hold others up for seconds, not minutes; renewed every third of it."""
 _MAX_BATCH = 256
 
 
@@ -189,6 +191,7 @@ class Engine:
                 return job.value
             # Another worker holds the claim: wait for its commit, or for its lease to lapse.
             self.counters.waited += 1
+            log.info("block %s is claimed by another worker; waiting for it", key)
             await self.store.wait(self.namespace, key, self.lease_s)
             found = await self._fetch([key])
             if key in found:
@@ -239,10 +242,19 @@ class Engine:
         for key, (value, _) in solved.items():
             self._memo[key] = value
         self.counters.computed += len(solved)
+        busy = 0
         for job in batch:
-            job.value = found.get(job.key) if job.key in found else self._memo.get(job.key)
             if claims[job.key] is Claim.BUSY:
-                job.value = None
+                busy += 1
+            else:
+                job.value = self._memo[job.key]
+        log.debug(
+            "batch of %d: %d computed, %d found stored, %d held by other workers",
+            len(batch),
+            len(solved),
+            len(found),
+            busy,
+        )
 
     def _solve(self, jobs: list[_Job]) -> dict[str, tuple[Block, bytes]]:
         """Runs in a worker thread: pure numpy and encoding, no I/O."""
