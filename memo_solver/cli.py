@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pin_blas_threads()
     args = build_parser().parse_args(argv)
     logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
+        level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
@@ -108,9 +108,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (the store keeps every finished block)", file=sys.stderr)
         return 130
+    except OSError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        logging.getLogger(PROG).debug("internal error", exc_info=True)
+        print(
+            f"{PROG}: internal error: {exc!r} (run with -v to see where; please report it)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    import sqlite3
+
     from memo_solver.rules import UnknownRuleSetError
     from memo_solver.state import StateError
     from memo_solver.store import StoreUnavailableError
@@ -121,6 +133,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _run_async(args)
     except (StateError, UnknownRuleSetError, StoreUnavailableError) as exc:
         raise UsageError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise UsageError(f"the store failed: {exc} (check the file, or use --store)") from None
 
 
 def _run_async(args: argparse.Namespace) -> int:
