@@ -92,7 +92,7 @@ class Engine:
 
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
         """Several blocks at once: one store round trip for those already solved."""
-        return await self._gather(keys)
+        return await self._gather(list(dict.fromkeys(keys)))
 
     def cached(self, key: str) -> Block | None:
         """The block if this process already holds it (no I/O)."""

@@ -37,6 +37,10 @@ class Game(Protocol):
         """The block holding the start of the game."""
         ...
 
+    def is_key(self, key: str) -> bool:
+        """Whether ``key`` names a block of this game (keys also arrive from outside)."""
+        ...
+
     def block_shape(self, key: str) -> tuple[int, ...]:
         """The shape of ``key``'s block, checked when a stored block is decoded."""
         ...

@@ -157,8 +157,12 @@ class MemoryStore:
         space = self._space(namespace)
         if key in space.blocks:
             return
+        holder = space.claims.get(key)
+        now = time.monotonic()
+        if holder is None or holder[1] <= now:
+            return  # released or lapsed: the caller may claim it now
         event = space.events.setdefault(key, anyio.Event())
-        with anyio.move_on_after(timeout_s):
+        with anyio.move_on_after(min(timeout_s, holder[1] - now)):
             await event.wait()
 
     async def keys(self, namespace: str) -> list[str]:

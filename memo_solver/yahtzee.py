@@ -42,6 +42,12 @@ class YahtzeeGame:
     def root(self) -> str:
         return block_key(0)
 
+    def is_key(self, key: str) -> bool:
+        try:
+            return 0 <= filled_of(key) <= self.rules.all_filled and block_key(filled_of(key)) == key
+        except ValueError:
+            return False
+
     def block_shape(self, key: str) -> tuple[int, ...]:
         return self.rules.block_shape
 

@@ -148,6 +148,21 @@ async def test_wait_returns_promptly_when_the_holder_releases(store: Store) -> N
     assert elapsed < 0.5
 
 
+@pytest.mark.parametrize("before", ["never-claimed", "released", "lapsed"])
+async def test_wait_returns_promptly_when_no_live_claim_holds(store: Store, before: str) -> None:
+    """Nothing to wait for: the caller may claim the block now. (A waiter that missed the
+    release, or whose holder died, must not sit out its whole timeout.)"""
+    if before == "released":
+        await store.try_claim(NS, ["a"], A, LONG_LEASE)
+        await store.release(NS, ["a"], A)
+    elif before == "lapsed":
+        await store.try_claim(NS, ["a"], A, 0.05)
+        await anyio.sleep(0.1)
+    start = time.monotonic()
+    await store.wait(NS, "a", 0.6)
+    assert time.monotonic() - start < 0.3
+
+
 async def test_wait_returns_at_once_for_a_stored_block(store: Store) -> None:
     await store.commit(NS, {"a": b"x"}, None)
     start = time.monotonic()

@@ -1,0 +1,153 @@
+"""Background jobs: what the CLI and the API enqueue and the workers run.
+
+A job is content-addressed: its id is a hash of its kind, rule set and state, so asking
+twice for the same precompute merges into one job instead of doing the work twice. Jobs
+travel on a Redis stream read by a consumer group (at-least-once: a job a dead worker
+took stays pending until another worker claims it); each job also has a record (a hash)
+that says where it stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+from redis.typing import EncodableT, FieldT
+
+from memo_solver import redis_keys
+from memo_solver.rules import get_rule_set
+from memo_solver.state import parse_state, state_to_json
+from memo_solver.yahtzee import YahtzeeGame
+
+JobKind = Literal["precompute", "warm", "block"]
+KINDS: Final = ("precompute", "warm", "block")
+
+
+class JobError(ValueError):
+    """A job message that cannot be run (malformed, unknown rule set, bad state)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    kind: JobKind
+    rules: str
+    state: str = ""
+    """For ``warm``: the state as canonical JSON text; for ``block``: the block key (the
+    pieces a precompute fans out into, so that every idle worker joins it)."""
+
+    @property
+    def id(self) -> str:
+        content = json.dumps([self.kind, self.rules, self.state], separators=(",", ":"))
+        return hashlib.sha256(content.encode()).hexdigest()[:16]
+
+    def fields(self) -> Fields:
+        return {"id": self.id, "kind": self.kind, "rules": self.rules, "state": self.state}
+
+    @classmethod
+    def precompute(cls, rules: str) -> Job:
+        return cls.parse({"kind": "precompute", "rules": rules})
+
+    @classmethod
+    def warm(cls, rules: str, state_text: str) -> Job:
+        return cls.parse({"kind": "warm", "rules": rules, "state": state_text})
+
+    @classmethod
+    def block(cls, rules: str, key: str) -> Job:
+        return cls.parse({"kind": "block", "rules": rules, "state": key})
+
+    @classmethod
+    def parse(cls, fields: dict[str, str]) -> Job:
+        """Validate a job's fields (from the stream or a user) into a canonical job."""
+        kind = fields.get("kind", "")
+        if kind not in KINDS:
+            raise JobError(f"unknown job kind {kind!r} (kinds: {', '.join(KINDS)})")
+        try:
+            rules = get_rule_set(fields.get("rules", ""))
+        except ValueError as exc:
+            raise JobError(str(exc)) from None
+        if kind == "precompute":
+            return cls("precompute", rules.name)
+        if kind == "block":
+            key = fields.get("state", "")
+            game = YahtzeeGame(rules)
+            if not game.is_key(key):
+                raise JobError(f"bad block key {key!r} for rule set {rules.name}")
+            return cls("block", rules.name, key)
+        try:
+            state = parse_state(fields.get("state", ""), rules)
+        except ValueError as exc:
+            raise JobError(f"bad state: {exc}") from None
+        canonical = json.dumps(state_to_json(state, rules), sort_keys=True)
+        return cls("warm", rules.name, canonical)
+
+
+Fields = dict[FieldT, EncodableT]
+
+
+def text(value: object) -> str:
+    """A Redis reply item as text (replies are bytes; this client does not decode)."""
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _text(raw: Mapping[Any, Any]) -> dict[str, str]:
+    return {text(k): text(v) for k, v in raw.items()}
+
+
+async def enqueue(redis: aioredis.Redis, job: Job) -> tuple[str, bool]:
+    """Add the job unless the same job is already queued, running or done.
+
+    Returns the id and whether it was newly queued. A failed or interrupted job is queued
+    again.
+    """
+    record = redis_keys.job(job.id)
+    status = await redis.hget(record, "status")
+    if status in (b"queued", b"running", b"done"):
+        return job.id, False
+    fields: Fields = {**job.fields(), "status": "queued", "queued_at": f"{time.time():.3f}"}
+    await redis.hset(record, mapping=fields)
+    await redis.hdel(record, "error", "finished_at")
+    await redis.xadd(redis_keys.JOB_STREAM, job.fields())
+    return job.id, True
+
+
+async def ensure_group(redis: aioredis.Redis) -> None:
+    """Create the stream and the workers' group, reading jobs queued before it existed."""
+    try:
+        await redis.xgroup_create(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "0", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+async def job_record(redis: aioredis.Redis, job_id: str) -> dict[str, str] | None:
+    raw = await redis.hgetall(redis_keys.job(job_id))
+    return _text(raw) if raw else None
+
+
+async def update(redis: aioredis.Redis, job_id: str, **fields: str | int | float) -> None:
+    mapping: Fields = {k: str(v) for k, v in fields.items()}
+    await redis.hset(redis_keys.job(job_id), mapping=mapping)
+
+
+async def all_jobs(redis: aioredis.Redis) -> list[dict[str, str]]:
+    jobs = []
+    async for key in redis.scan_iter(match=f"{redis_keys.JOB_PREFIX}*"):
+        raw = await redis.hgetall(key)
+        if raw:
+            jobs.append(_text(raw))
+    return sorted(jobs, key=lambda j: j.get("queued_at", ""))
+
+
+async def live_workers(redis: aioredis.Redis, pattern: str = "*") -> list[dict[str, str]]:
+    workers = []
+    async for key in redis.scan_iter(match=f"{redis_keys.WORKER_PREFIX}{pattern}"):
+        raw = await redis.hgetall(key)
+        if raw:
+            workers.append(_text(raw))
+    return sorted(workers, key=lambda w: w.get("id", ""))

@@ -1,0 +1,213 @@
+"""The shared store: one Redis for every worker, CLI and server on every machine.
+
+Each batch operation is one round trip: ``HMGET`` for lookups, one Lua script for a batch
+of claims, one for a batch of commits (write the blocks, drop the caller's claims, publish
+on each block's channel, atomically). Waiters subscribe to the block's channel *before*
+they look, so a commit between the look and the subscription is never missed, and they
+re-check the claim every second, so a lost message or a dead holder costs at most one
+lease.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from memo_solver import redis_keys
+from memo_solver.store import Claim, Coverage, StoreUnavailableError
+
+_RECHECK_S: Final = 1.0
+
+# KEYS: blocks hash, then one claim key per block. ARGV: token, lease ms, then block keys.
+_CLAIM = """
+local out = {}
+for i = 2, #KEYS do
+  local field = ARGV[i + 1]
+  if redis.call('HEXISTS', KEYS[1], field) == 1 then
+    out[#out + 1] = 'done'
+  elseif redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    out[#out + 1] = 'claimed'
+  elseif redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    out[#out + 1] = 'claimed'
+  else
+    out[#out + 1] = 'busy'
+  end
+end
+return out
+"""
+
+# KEYS: claim keys. ARGV: token, lease ms.
+_RENEW = """
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  end
+end
+return 0
+"""
+
+# KEYS: claim keys. ARGV: token, then one channel per claim.
+_RELEASE = """
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    redis.call('PUBLISH', ARGV[i + 1], 'released')
+  end
+end
+return 0
+"""
+
+# KEYS: blocks hash, then one claim key per block. ARGV: token ('' for none), then
+# (block key, data, channel) triples.
+_COMMIT = """
+for i = 2, #KEYS do
+  local at = 2 + (i - 2) * 3
+  redis.call('HSET', KEYS[1], ARGV[at], ARGV[at + 1])
+  if ARGV[1] ~= '' and redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+  end
+  redis.call('PUBLISH', ARGV[at + 2], 'committed')
+end
+return 0
+"""
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class RedisStore:
+    """Blocks and claims in Redis, shared by every process that points at the same URL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            self.redis: aioredis.Redis = aioredis.from_url(url, socket_connect_timeout=5)
+        except ValueError as exc:
+            raise StoreUnavailableError(f"bad Redis URL {redacted(url)}: {exc}") from exc
+        self._claim = self.redis.register_script(_CLAIM)
+        self._renew = self.redis.register_script(_RENEW)
+        self._release = self.redis.register_script(_RELEASE)
+        self._commit = self.redis.register_script(_COMMIT)
+
+    @property
+    def description(self) -> str:
+        return redacted(self.url)
+
+    @asynccontextmanager
+    async def _reachable(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailableError(
+                f"cannot reach Redis at {self.description}: {exc} "
+                "(is redis-server running? check --redis or $MEMO_SOLVER_REDIS_URL)"
+            ) from exc
+
+    async def ping(self) -> None:
+        async with self._reachable():
+            await self.redis.ping()
+
+    async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        if not keys:
+            return {}
+        async with self._reachable():
+            values = await self.redis.hmget(redis_keys.blocks(namespace), list(keys))
+        return {k: v for k, v in zip(keys, values, strict=True) if isinstance(v, bytes)}
+
+    async def try_claim(
+        self, namespace: str, keys: Sequence[str], token: str, lease_s: float
+    ) -> dict[str, Claim]:
+        if not keys:
+            return {}
+        script_keys = [redis_keys.blocks(namespace)]
+        script_keys += [redis_keys.claim(namespace, k) for k in keys]
+        async with self._reachable():
+            answers = await self._claim(keys=script_keys, args=[token, _ms(lease_s), *keys])
+        return {k: Claim(a.decode()) for k, a in zip(keys, answers, strict=True)}
+
+    async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
+        if keys:
+            async with self._reachable():
+                await self._renew(
+                    keys=[redis_keys.claim(namespace, k) for k in keys],
+                    args=[token, _ms(lease_s)],
+                )
+
+    async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
+        if keys:
+            async with self._reachable():
+                await self._release(
+                    keys=[redis_keys.claim(namespace, k) for k in keys],
+                    args=[token, *(redis_keys.done_channel(namespace, k) for k in keys)],
+                )
+
+    async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
+        if not blocks:
+            return
+        script_keys = [redis_keys.blocks(namespace)]
+        script_keys += [redis_keys.claim(namespace, k) for k in blocks]
+        args: list[Any] = [token or ""]
+        for key, data in blocks.items():
+            args += [key, data, redis_keys.done_channel(namespace, key)]
+        async with self._reachable():
+            await self._commit(keys=script_keys, args=args)
+
+    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        claim_key = redis_keys.claim(namespace, key)
+        async with self._reachable():
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(redis_keys.done_channel(namespace, key))
+                while True:
+                    if await self.redis.hexists(redis_keys.blocks(namespace), key):
+                        return
+                    if not await self.redis.exists(claim_key):
+                        return  # released or lapsed: the caller may claim it now
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    message = await pubsub.get_message(
+                        ignore_subscribe_messages=True, timeout=min(left, _RECHECK_S)
+                    )
+                    if message is not None:
+                        return
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def keys(self, namespace: str) -> list[str]:
+        async with self._reachable():
+            fields = await self.redis.hkeys(redis_keys.blocks(namespace))
+        return sorted(f.decode() if isinstance(f, bytes) else f for f in fields)
+
+    async def coverage(self, namespace: str) -> Coverage:
+        async with self._reachable():
+            blocks = await self.redis.hlen(redis_keys.blocks(namespace))
+            size = await self.redis.memory_usage(redis_keys.blocks(namespace)) or 0
+            claims = 0
+            async for _ in self.redis.scan_iter(match=redis_keys.claim_pattern(namespace)):
+                claims += 1
+        return Coverage(blocks=blocks, claims=claims, bytes=size)
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))

@@ -1,0 +1,412 @@
+"""The lazy engine: pinned values end to end, laziness, the memo hierarchy, claims, resume.
+
+Every test starts from a fresh store. The whole-game pins of the 13- and 15-box rule sets
+take seconds each and are marked slow (as is any rule set not listed in QUICK); everything
+else uses small rule sets or late blocks and runs in well under a second.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from memo_solver.codec import decode_block
+from memo_solver.engine import Counters, open_engine
+from memo_solver.engine import namespace as namespace_of
+from memo_solver.game import Block
+from memo_solver.rules import RULE_SETS
+from memo_solver.sqlite_store import SQLiteStore
+from memo_solver.store import Claim, MemoryStore, Store
+from memo_solver.yahtzee import YahtzeeGame, block_key
+
+QUICK = {"yahtzee-upper", "yahtzee-upper-no-bonus", "yahtzee-lower", "yazy"}
+LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])  # 7 boxes: 128 blocks of one value each
+LOWER_PIN = RULE_SETS["yahtzee-lower"].start_value
+HASBRO = YahtzeeGame(RULE_SETS["yahtzee"])
+
+
+class Spy:
+    """A store proxy that counts calls by method and can react to each commit."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.calls: Counter[str] = Counter()
+        self.on_commit: Callable[[dict[str, bytes]], None] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            result = await cast(Callable[..., Awaitable[Any]], attr)(*args, **kwargs)
+            if name == "commit" and self.on_commit is not None:
+                self.on_commit(args[1])
+            return result
+
+        return call
+
+    def store(self) -> Store:
+        return cast(Store, self)
+
+
+def below(game: YahtzeeGame, key: str) -> set[str]:
+    """Every block ``key`` depends on, itself included."""
+    seen, todo = set(), [key]
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo.extend(game.successors(k))
+    return seen
+
+
+def mask_with_open(game: YahtzeeGame, *names: str) -> int:
+    rules = game.rules
+    open_bits = sum(1 << rules.category_index(name) for name in names)
+    return rules.all_filled & ~open_bits
+
+
+async def solve(game: YahtzeeGame, store: Store, key: str, **kwargs: Any) -> tuple[Block, Counters]:
+    async with open_engine(game, store, **kwargs) as engine:
+        value = await engine.block(key)
+    return value, engine.counters
+
+
+# --- the pins, end to end --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(name, marks=[] if name in QUICK else [pytest.mark.slow]) for name in RULE_SETS],
+)
+async def test_start_value_matches_the_pin(name: str) -> None:
+    rules = RULE_SETS[name]
+    game = YahtzeeGame(rules)
+    store = MemoryStore()
+    block, counters = await solve(game, store, game.root())
+    assert block.shape == rules.block_shape
+    assert block[0, 0] == pytest.approx(rules.start_value, abs=1e-9)
+    assert counters.computed == game.block_count
+    assert counters.waited == 0
+    assert (await store.coverage(namespace_of(game))).blocks == game.block_count
+
+
+def test_quick_rule_sets_exist() -> None:
+    assert QUICK <= set(RULE_SETS)
+
+
+# --- laziness --------------------------------------------------------------------------------
+
+
+async def test_a_late_block_computes_only_what_it_needs() -> None:
+    mask = mask_with_open(HASBRO, "sixes", "yahtzee", "chance")
+    key = block_key(mask)
+    store = MemoryStore()
+    async with open_engine(HASBRO, store) as engine:
+        await engine.block(key)
+        # Hand-checkable end games (pins.md), read from the blocks solved on the way.
+        only = {
+            box: engine.cached(block_key(mask_with_open(HASBRO, box)))
+            for box in ("chance", "yahtzee", "sixes")
+        }
+    assert engine.counters == Counters(computed=8, fetched=0, waited=0)
+    expected = {block_key(mask | sub) for sub in range(1 << 13) if sub & mask == 0}
+    assert len(expected) == 8
+    assert set(await store.keys(namespace_of(HASBRO))) == expected
+    assert only["chance"] is not None
+    assert only["chance"][0, 0] == pytest.approx(70 / 3, abs=1e-9)
+    assert only["yahtzee"] is not None
+    assert only["yahtzee"][0, 0] == pytest.approx(2.3014321263, abs=1e-9)
+    assert only["sixes"] is not None  # upper total at 63: the bonus is already secured
+    assert only["sixes"][63, 0] == pytest.approx(30 * (1 - (5 / 6) ** 3), abs=1e-9)
+
+
+# --- the memo hierarchy ----------------------------------------------------------------------
+
+
+async def test_a_second_ask_does_no_store_io() -> None:
+    spy = Spy(MemoryStore())
+    async with open_engine(LOWER, spy.store()) as engine:
+        first = await engine.block(LOWER.root())
+        calls, counters = Counter(spy.calls), Counters(**vars(engine.counters))
+        again = await engine.block(LOWER.root())
+        later = await engine.block(block_key(0b1010101))
+        assert spy.calls == calls
+        assert engine.counters == counters
+    assert again is first
+    assert later is engine.cached(block_key(0b1010101))
+
+
+async def test_a_fresh_engine_fetches_instead_of_computing() -> None:
+    store = MemoryStore()
+    _, cold = await solve(LOWER, store, LOWER.root())
+    assert cold.computed == 128
+    value, warm = await solve(LOWER, store, LOWER.root())
+    assert warm.computed == 0
+    assert warm.fetched >= 1
+    assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+
+
+async def test_a_fresh_engine_fetches_only_what_is_missing_below() -> None:
+    store = MemoryStore()
+    inner = block_key(0b0000111)
+    _, first = await solve(LOWER, store, inner)
+    assert first.computed == len(below(LOWER, inner)) == 16
+    _, second = await solve(LOWER, store, LOWER.root())
+    assert second.computed == 128 - 16
+
+
+# --- sharing work ----------------------------------------------------------------------------
+
+
+async def test_concurrent_asks_share_the_work() -> None:
+    store = MemoryStore()
+    results: list[Block] = []
+    async with open_engine(LOWER, store) as engine:
+
+        async def ask() -> None:
+            results.append(await engine.block(LOWER.root()))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(20):
+                tg.start_soon(ask)
+    assert engine.counters.computed == len(below(LOWER, LOWER.root())) == 128
+    assert len(results) == 20
+    assert all(r is results[0] for r in results)
+    assert results[0][0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+
+
+async def test_concurrent_asks_for_overlapping_blocks_compute_each_once() -> None:
+    store = MemoryStore()
+    keys = [block_key(m) for m in (0, 0b1, 0b11, 0b1000000, 0b1110000, 0b0101010)]
+    async with open_engine(LOWER, store) as engine:
+        async with anyio.create_task_group() as tg:
+            for key in keys * 3:
+                tg.start_soon(engine.block, key)
+        blocks = await engine.blocks(keys)
+    assert engine.counters.computed == 128
+    assert set(blocks) == set(keys)
+
+
+async def test_two_engines_on_one_store_never_compute_a_block_twice(store: Store) -> None:
+    values: list[Block] = []
+    counters: list[Counters] = []
+
+    async def run() -> None:
+        value, done = await solve(LOWER, store, LOWER.root())
+        values.append(value)
+        counters.append(done)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        tg.start_soon(run)
+    assert [v[0, 0] for v in values] == pytest.approx([LOWER_PIN] * 2, abs=1e-9)
+    assert sum(c.computed for c in counters) == 128
+    assert (await store.coverage(namespace_of(LOWER))).blocks == 128
+    assert (await store.coverage(namespace_of(LOWER))).claims == 0
+
+
+# --- failure and recovery --------------------------------------------------------------------
+
+
+async def test_a_cancelled_solve_resumes_where_it_stopped(tmp_path: Path) -> None:
+    path = tmp_path / "memo.sqlite"
+    ns = namespace_of(LOWER)
+    sqlite = SQLiteStore(path)
+    spy = Spy(sqlite)
+    stop = anyio.CancelScope()
+    committed = 0
+
+    def cancel_after_20(blocks: dict[str, bytes]) -> None:
+        nonlocal committed
+        committed += len(blocks)
+        if committed > 20:
+            stop.cancel()
+
+    spy.on_commit = cancel_after_20
+    try:
+        async with open_engine(LOWER, spy.store()) as first:
+            with stop:
+                await first.block(LOWER.root())
+        assert stop.cancelled_caught
+        assert 20 < first.counters.computed < 128
+        coverage = await sqlite.coverage(ns)
+        assert coverage.blocks == first.counters.computed
+        assert coverage.claims == 0  # the cancelled engine released what it held
+    finally:
+        await sqlite.aclose()
+
+    reopened = SQLiteStore(path)
+    try:
+        value, second = await solve(LOWER, reopened, LOWER.root())
+        assert (await reopened.coverage(ns)).blocks == 128
+    finally:
+        await reopened.aclose()
+    assert first.counters.computed + second.computed == 128
+    assert second.waited == 0
+    assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+
+
+async def test_a_corrupt_block_is_recomputed_never_served(store: Store) -> None:
+    ns = namespace_of(LOWER)
+    root, child = LOWER.root(), block_key(0b0100000)  # child: the Yahtzee box filled
+    good, _ = await solve(LOWER, store, root)
+    good_child = (await store.get_many(ns, [child]))[child]
+    # Junk in the root and one of its successors: asking for the root must recompute both.
+    await store.commit(ns, {root: b"junk", child: b"junk"}, None)
+
+    value, counters = await solve(LOWER, store, root)
+    assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert value.tobytes() == good.tobytes()
+    assert counters.computed == 2
+    stored = await store.get_many(ns, [root, child])
+    for key in (root, child):
+        decoded = decode_block(
+            stored[key], fingerprint=LOWER.fingerprint, key=key, shape=LOWER.block_shape(key)
+        )
+        assert decoded is not None
+    assert stored[child] == good_child
+
+
+async def test_a_block_filed_under_another_key_is_not_served(store: Store) -> None:
+    """A valid block stored under the wrong key (a misfiled copy) counts as corrupt."""
+    ns = namespace_of(LOWER)
+    await solve(LOWER, store, LOWER.root())
+    a, b = block_key(0b0000001), block_key(0b1000000)
+    blocks = await store.get_many(ns, [a, b])
+    await store.commit(ns, {a: blocks[b]}, None)
+    async with open_engine(LOWER, store) as engine:
+        value = await engine.block(a)
+        other = await engine.block(b)
+    assert engine.counters.computed == 1
+    assert value[0, 0] != other[0, 0]
+    assert (await store.get_many(ns, [a])) == {a: blocks[a]}
+
+
+async def test_a_dead_holders_claim_delays_but_does_not_block(store: Store) -> None:
+    ns = namespace_of(LOWER)
+    root = LOWER.root()
+    assert await store.try_claim(ns, [root], "dead-worker", 0.3) == {root: Claim.CLAIMED}
+    start = time.monotonic()
+    with anyio.fail_after(10):
+        value, counters = await solve(LOWER, store, root, lease_s=0.3)
+    elapsed = time.monotonic() - start
+    assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert counters.waited >= 1
+    assert counters.computed == 128
+    assert 0.2 <= elapsed < 5.0
+    assert (await store.coverage(ns)).claims == 0
+
+
+async def test_a_live_holders_commit_is_fetched_not_recomputed(store: Store) -> None:
+    """Another worker holding the root claim and committing it: the engine takes its block."""
+    ns = namespace_of(LOWER)
+    root = LOWER.root()
+    helper = MemoryStore()
+    good, _ = await solve(LOWER, helper, root)
+    good_bytes = (await helper.get_many(ns, [root]))[root]
+    await store.try_claim(ns, [root], "other-worker", 30.0)
+
+    async def other_worker_commits() -> None:
+        await anyio.sleep(0.2)
+        await store.commit(ns, {root: good_bytes}, "other-worker")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other_worker_commits)
+        with anyio.fail_after(10):
+            value, counters = await solve(LOWER, store, root)
+    assert counters.computed == 127
+    assert counters.waited >= 1
+    assert value.tobytes() == good.tobytes()
+
+
+async def test_a_released_claim_lets_the_engine_go_on_at_once(store: Store) -> None:
+    """A peer that gives up its claim (cancelled, failed) does not cost a whole lease."""
+    ns = namespace_of(LOWER)
+    root = LOWER.root()
+    await store.try_claim(ns, [root], "peer", 30.0)
+
+    async def peer_gives_up() -> None:
+        await anyio.sleep(0.2)
+        await store.release(ns, [root], "peer")
+
+    start = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(peer_gives_up)
+        with anyio.fail_after(10):
+            value, counters = await solve(LOWER, store, root)
+    assert time.monotonic() - start < 2.0
+    assert counters.computed == 128
+    assert counters.waited >= 1
+    assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+
+
+async def test_a_cancelled_asker_leaves_the_work_to_the_others() -> None:
+    spy = Spy(MemoryStore())
+    impatient = anyio.CancelScope()
+    spy.on_commit = lambda blocks: impatient.cancel()
+    results: list[Block] = []
+    async with open_engine(LOWER, spy.store()) as engine:
+
+        async def ask_impatiently() -> None:
+            with impatient:
+                await engine.block(LOWER.root())
+
+        async def ask() -> None:
+            await anyio.lowlevel.checkpoint()  # the impatient one owns the work first
+            results.append(await engine.block(LOWER.root()))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask_impatiently)
+                tg.start_soon(ask)
+    assert impatient.cancelled_caught
+    assert results[0][0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert engine.counters.computed == 128
+
+
+async def test_a_store_failure_surfaces_instead_of_hanging() -> None:
+    class FullDisk(MemoryStore):
+        async def commit(self, namespace: str, blocks: Any, token: str | None) -> None:
+            raise OSError("disk full")
+
+    with anyio.fail_after(10), pytest.raises(OSError, match="disk full"):
+        await solve(LOWER, FullDisk(), LOWER.root())
+
+
+async def test_blocks_accepts_a_repeated_key() -> None:
+    async with open_engine(LOWER, MemoryStore()) as engine:
+        blocks = await engine.blocks([LOWER.root(), LOWER.root()])
+    assert blocks[LOWER.root()][0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert engine.counters.computed == 128
+
+
+async def test_two_engines_on_two_handles_of_one_file(tmp_path: Path) -> None:
+    """As two processes sharing the embedded store: one SQLiteStore object each."""
+    path = tmp_path / "memo.sqlite"
+    handles = [SQLiteStore(path), SQLiteStore(path)]
+    results: list[tuple[Block, Counters]] = []
+
+    async def run(handle: Store) -> None:
+        results.append(await solve(LOWER, handle, LOWER.root()))
+
+    try:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                for handle in handles:
+                    tg.start_soon(run, handle)
+        assert (await handles[0].coverage(namespace_of(LOWER))).blocks == 128
+    finally:
+        for handle in handles:
+            await handle.aclose()
+    assert [value[0, 0] for value, _ in results] == pytest.approx([LOWER_PIN] * 2, abs=1e-9)
+    assert sum(counters.computed for _, counters in results) == 128

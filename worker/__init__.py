@@ -1,0 +1,1 @@
+"""The memo-solver worker: serves background jobs from the shared Redis memo."""

@@ -1,0 +1,70 @@
+"""``python -m worker`` and ``memo-solver worker``: start a worker, or check one is alive.
+
+An unreachable Redis is not a crash: the worker logs one line naming the URL and tries
+again with a growing pause (1 s doubling to 30 s), so a container restart loop never
+starts and the worker comes back by itself when Redis does.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+import time
+from collections.abc import Sequence
+
+import anyio
+
+from memo_solver.jobs import live_workers
+from memo_solver.redis_store import RedisStore
+from memo_solver.runtime import keep_freed_memory, pin_blas_threads
+from memo_solver.store import StoreUnavailableError
+from worker.settings import WorkerSettings, settings_from
+
+log = logging.getLogger("worker")
+_MAX_BACKOFF_S = 30.0
+
+
+async def check(settings: WorkerSettings, explicit_id: bool) -> int:
+    """0 if this worker (or, without an id, any worker of this host) has a live heartbeat."""
+    store = RedisStore(settings.redis_url)
+    try:
+        pattern = settings.worker_id if explicit_id else f"{socket.gethostname()}:*"
+        workers = await live_workers(store.redis, pattern)
+    except Exception as exc:
+        print(f"worker check: cannot reach Redis at {store.description}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await store.aclose()
+    if not workers:
+        print(f"worker check: no live worker matching {pattern!r}", file=sys.stderr)
+        return 1
+    print(f"worker check: {len(workers)} live ({', '.join(w['id'] for w in workers)})")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m worker") -> int:
+    pin_blas_threads()
+    args = list(sys.argv[1:] if argv is None else argv)
+    settings = settings_from(args, prog)
+    logging.basicConfig(
+        level=logging.DEBUG if settings.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if settings.check:
+        explicit = "--id" in args or any(a.startswith("--id=") for a in args)
+        return anyio.run(check, settings, explicit)
+    keep_freed_memory()
+    from worker.worker import Worker
+
+    backoff = 1.0
+    while True:
+        try:
+            anyio.run(Worker(settings).run)
+            return 0
+        except StoreUnavailableError as exc:
+            log.warning("%s; retrying in %.0f s", exc, backoff)
+        except KeyboardInterrupt:
+            return 130
+        time.sleep(backoff)
+        backoff = min(backoff * 2, _MAX_BACKOFF_S)

@@ -1,0 +1,236 @@
+"""The worker loop: jobs from a Redis stream, solved on the shared memo, acknowledged once done.
+
+Delivery is at least once: a job is acknowledged only after its work is committed, and a
+job that a silent worker left pending for ``stale_job_s`` is claimed by another. While a
+worker runs a job it touches the job's pending entry at every heartbeat, so a long
+precompute is never taken from a live worker.
+
+A precompute fans out: besides solving the root itself, the worker queues one ``block``
+job per successor of the root, so every idle worker joins in; block claims keep any two
+of them from computing the same block.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import time
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+
+from memo_solver import redis_keys
+from memo_solver.advice import advise
+from memo_solver.engine import Engine, open_engine
+from memo_solver.jobs import Fields, Job, JobError, enqueue, ensure_group, text, update
+from memo_solver.redis_store import RedisStore
+from memo_solver.rules import RULE_SETS, get_rule_set
+from memo_solver.state import parse_state
+from memo_solver.store import StoreUnavailableError
+from memo_solver.yahtzee import YahtzeeGame
+from worker.settings import WorkerSettings
+
+log = logging.getLogger("worker")
+_READ_BLOCK_MS = 1000
+_PROGRESS_S = 0.5
+
+
+class Worker:
+    def __init__(self, settings: WorkerSettings) -> None:
+        self.settings = settings
+        self.store = RedisStore(settings.redis_url)
+        self.redis = self.store.redis
+        self.engines: dict[str, Engine] = {}
+        self.jobs_done = 0
+        self.running: dict[str, str] = {}
+        """Stream entry id -> job id, for the jobs being served now."""
+        self.started_at = time.time()
+        self._stopping = False
+        self._limiter = anyio.CapacityLimiter(settings.concurrency)
+
+    async def run(self) -> None:
+        """Serve jobs until SIGTERM or SIGINT; raise StoreUnavailableError if Redis goes."""
+        await self.store.ping()
+        await ensure_group(self.redis)
+        log.info(
+            "worker %s serving %s (concurrency %d, lease %.1f s)",
+            self.settings.worker_id,
+            self.store.description,
+            self.settings.concurrency,
+            self.settings.lease_s,
+        )
+        try:
+            async with AsyncExitStack() as stack:
+                for name, rules in RULE_SETS.items():
+                    self.engines[name] = await stack.enter_async_context(
+                        open_engine(
+                            YahtzeeGame(rules),
+                            self.store,
+                            lease_s=self.settings.lease_s,
+                            compute_limiter=self._limiter,
+                        )
+                    )
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._heartbeat_forever)
+                    async with anyio.create_task_group() as serving:
+                        tg.start_soon(self._stop_on_signal, serving.cancel_scope)
+                        for slot in range(self.settings.concurrency):
+                            serving.start_soon(self._serve, f"{self.settings.worker_id}/{slot}")
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                await self.redis.delete(redis_keys.worker(self.settings.worker_id))
+                await self.store.aclose()
+        log.info("worker %s stopped after %d jobs", self.settings.worker_id, self.jobs_done)
+
+    async def _stop_on_signal(self, serving: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                log.info(
+                    "%s: taking no new jobs; work in progress is cancelled and its claims "
+                    "released (unacknowledged jobs go to another worker)",
+                    signal.Signals(signum).name,
+                )
+                self._stopping = True
+                serving.cancel()
+                return
+
+    def counters(self) -> dict[str, int]:
+        engines = self.engines.values()
+        return {
+            "blocks_computed": sum(e.counters.computed for e in engines),
+            "blocks_waited": sum(e.counters.waited for e in engines),
+            "blocks_fetched": sum(e.counters.fetched for e in engines),
+            "jobs_done": self.jobs_done,
+        }
+
+    async def _heartbeat_forever(self) -> None:
+        key = redis_keys.worker(self.settings.worker_id)
+        while True:
+            fields: Fields = {
+                "id": self.settings.worker_id,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "started_at": f"{self.started_at:.3f}",
+                "beat_at": f"{time.time():.3f}",
+                "running": ",".join(self.running.values()),
+                **{name: str(count) for name, count in self.counters().items()},
+            }
+            await self.redis.hset(key, mapping=fields)
+            await self.redis.pexpire(key, round(self.settings.heartbeat_ttl_s * 1000))
+            if self.running:
+                # Touching our pending entries keeps them from looking abandoned.
+                await self.redis.xclaim(
+                    redis_keys.JOB_STREAM,
+                    redis_keys.JOB_GROUP,
+                    self.settings.worker_id,
+                    min_idle_time=0,
+                    message_ids=list(self.running),
+                    justid=True,
+                )
+            await anyio.sleep(self.settings.heartbeat_s)
+
+    async def _next(self, consumer: str) -> tuple[str, dict[str, str]] | None:
+        stale_ms = round(self.settings.stale_job_s * 1000)
+        claimed: Any = await self.redis.xautoclaim(
+            redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, consumer, stale_ms, "0-0", count=1
+        )
+        entries: Any = claimed[1]
+        if entries:
+            log.info("taking over job entry %s from a silent worker", text(entries[0][0]))
+        else:
+            read: Any = await self.redis.xreadgroup(
+                redis_keys.JOB_GROUP,
+                consumer,
+                {redis_keys.JOB_STREAM: ">"},
+                count=1,
+                block=_READ_BLOCK_MS,
+            )
+            entries = read[0][1] if read else []
+        for entry_id, raw in entries:
+            if raw is None:
+                continue  # deleted from the stream meanwhile
+            return text(entry_id), {text(k): text(v) for k, v in raw.items()}
+        return None
+
+    async def _serve(self, consumer: str) -> None:
+        while not self._stopping:
+            entry = await self._next(consumer)
+            if entry is not None:
+                await self._handle(*entry)
+
+    async def _ack(self, entry_id: str) -> None:
+        await self.redis.xack(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id)
+
+    async def _handle(self, entry_id: str, fields: dict[str, str]) -> None:
+        try:
+            job = Job.parse(fields)
+        except JobError as exc:
+            log.error("job entry %s is malformed (%s): acknowledged and dropped", entry_id, exc)
+            if fields.get("id"):
+                await update(self.redis, fields["id"], status="failed", error=str(exc))
+            await self._ack(entry_id)
+            return
+        self.running[entry_id] = job.id
+        log.info("job %s: %s %s %s", job.id, job.kind, job.rules, job.state)
+        await update(
+            self.redis,
+            job.id,
+            status="running",
+            worker=self.settings.worker_id,
+            started_at=f"{time.time():.3f}",
+        )
+        try:
+            await self._run(job)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                await update(self.redis, job.id, status="queued", worker="")
+            raise
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:
+            log.exception("job %s failed", job.id)
+            await update(self.redis, job.id, status="failed", error=repr(exc))
+            await self._ack(entry_id)
+            return
+        finally:
+            self.running.pop(entry_id, None)
+        await update(self.redis, job.id, status="done", finished_at=f"{time.time():.3f}")
+        await self._ack(entry_id)
+        self.jobs_done += 1
+        log.info("job %s done", job.id)
+
+    async def _run(self, job: Job) -> None:
+        engine = self.engines[job.rules]
+        if job.kind == "warm":
+            rules = get_rule_set(job.rules)
+            await advise(engine, rules, parse_state(job.state, rules))
+            return
+        if job.kind == "block":
+            await engine.block(job.state)
+            return
+        game = engine.game
+        for key in game.successors(game.root()):
+            await enqueue(self.redis, Job.block(job.rules, key))
+        async with anyio.create_task_group() as tg:
+
+            async def report() -> None:
+                while True:
+                    coverage = await self.store.coverage(engine.namespace)
+                    await update(
+                        self.redis,
+                        job.id,
+                        blocks_done=coverage.blocks,
+                        blocks_total=game.block_count,
+                    )
+                    await anyio.sleep(_PROGRESS_S)
+
+            tg.start_soon(report)
+            root = await engine.block(game.root())
+            tg.cancel_scope.cancel()
+        await update(
+            self.redis, job.id, blocks_done=game.block_count, value=repr(float(root.flat[0]))
+        )
