@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 PROG = "memo-solver"
 EXIT_USAGE = 2
 STORE_ENV = "MEMO_SOLVER_STORE"
+REDIS_ENV = "MEMO_SOLVER_REDIS_URL"
 
 EXAMPLES = """examples:
   memo-solver rules
@@ -33,6 +34,11 @@ EXAMPLES = """examples:
   echo '{"filled": ["chance"], "dice": [6,6,6,6,6]}' | memo-solver advise --rules yahtzee -
   memo-solver value --rules yatzy
   memo-solver precompute --rules yahtzee
+  memo-solver --redis redis://127.0.0.1:6379/0 precompute --rules yahtzee --wait
+  memo-solver --redis redis://127.0.0.1:6379/0 status
+  memo-solver export --rules yahtzee --to yahtzee.msgpack
+  memo-solver --redis redis://127.0.0.1:6379/0 import --rules yahtzee --from yahtzee.msgpack
+  memo-solver worker --redis redis://127.0.0.1:6379/0
   memo-solver play --rules yahtzee
   memo-solver status --json
 
@@ -40,7 +46,7 @@ states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_le
 "dice": [1,2,2,2,6]}), the reference Haskell line (- x x ... 62 False 2 1 2 2 2 6), or the
 short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
 The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
-choose another.
+choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
 """
 
 
@@ -70,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--store", type=Path, help=f"SQLite store file (default: ${STORE_ENV} or the cache dir)"
     )
+    parser.add_argument(
+        "--redis", metavar="URL", help=f"shared Redis store (default: ${REDIS_ENV}, if set)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -85,17 +94,55 @@ def build_parser() -> argparse.ArgumentParser:
     value = command("value", "the expected future score of a state (default: the start)")
     value.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
-    precompute = command("precompute", "solve a whole rule set into the store (resumable)")
+    precompute = command(
+        "precompute",
+        "solve a whole rule set into the store (resumable); with --redis, queue it for the "
+        "workers and print the job id",
+    )
     precompute.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    precompute.add_argument(
+        "--wait", action="store_true", help="with --redis: follow the job until it is done"
+    )
+    precompute.add_argument(
+        "--here", action="store_true", help="with --redis: solve in this process, not a job"
+    )
     play = command("play", "play a game with advice after every roll")
     play.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
-    command("status", "what the store holds per rule set")
+    command("status", "what the store holds per rule set (with --redis: workers and jobs too)")
+    export = command("export", "copy a rule set's verified blocks from the store elsewhere")
+    export.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    export.add_argument(
+        "--to", required=True, help="a .msgpack file, an SQLite file or a redis:// URL"
+    )
+    import_ = command("import", "copy a rule set's verified blocks into the store")
+    import_.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    import_.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        help="a .msgpack file, an SQLite file or a redis:// URL",
+    )
+    worker = commands.add_parser(
+        "worker",
+        help="run a background worker (see 'memo-solver worker --help')",
+        add_help=False,
+    )
+    worker.add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     pin_blas_threads()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["worker"]:
+        from worker.cli import main as worker_main
+
+        return worker_main(argv[1:], prog=f"{PROG} worker")
     args = build_parser().parse_args(argv)
+    if args.command == "worker":
+        from worker.cli import main as worker_main
+
+        return worker_main(args.args, prog=f"{PROG} worker")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -126,12 +173,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     from memo_solver.rules import UnknownRuleSetError
     from memo_solver.state import StateError
     from memo_solver.store import StoreUnavailableError
+    from memo_solver.transfer import TransferError
 
     try:
         if args.command == "rules":
             return cmd_rules(args)
         return _run_async(args)
-    except (StateError, UnknownRuleSetError, StoreUnavailableError) as exc:
+    except (StateError, UnknownRuleSetError, StoreUnavailableError, TransferError) as exc:
         raise UsageError(str(exc)) from None
     except sqlite3.Error as exc:
         raise UsageError(f"the store failed: {exc} (check the file, or use --store)") from None
@@ -143,9 +191,11 @@ def _run_async(args: argparse.Namespace) -> int:
     handlers: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
         "advise": cmd_advise,
         "value": cmd_value,
-        "precompute": cmd_precompute,
+        "precompute": _operate,
         "play": cmd_play,
-        "status": cmd_status,
+        "status": _operate,
+        "export": _operate,
+        "import": _operate,
     }
     keep_freed_memory()
     return anyio.run(handlers[args.command], args)
@@ -158,13 +208,19 @@ def _rules(args: argparse.Namespace) -> RuleSet:
 
 
 def open_store(args: argparse.Namespace) -> Store:
+    """Redis when a URL is given (``--redis`` or the environment), else the SQLite file."""
+    url = args.redis or os.environ.get(REDIS_ENV)
+    if url and not args.store:
+        from memo_solver.redis_store import RedisStore
+
+        return RedisStore(url)
     from memo_solver.sqlite_store import SQLiteStore
 
     path = args.store or os.environ.get(STORE_ENV) or default_store_path()
     return SQLiteStore(Path(path))
 
 
-def _emit(args: argparse.Namespace, payload: object, text: str) -> None:
+def emit(args: argparse.Namespace, payload: object, text: str) -> None:
     print(json.dumps(payload) if args.json else text)
 
 
@@ -185,7 +241,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     text = "\n".join(
         f"{r['name']:<{width}}  {r['start_value']:>14.10f}  {r['description']}" for r in rows
     )
-    _emit(args, rows, text)
+    emit(args, rows, text)
     return 0
 
 
@@ -196,12 +252,8 @@ async def _with_engine(
     from memo_solver.yahtzee import YahtzeeGame
 
     rules = _rules(args)
-    store = open_store(args)
-    try:
-        async with open_engine(YahtzeeGame(rules), store) as engine:
-            return await work(engine, rules)
-    finally:
-        await store.aclose()
+    async with open_store(args) as store, open_engine(YahtzeeGame(rules), store) as engine:
+        return await work(engine, rules)
 
 
 async def cmd_advise(args: argparse.Namespace) -> int:
@@ -211,7 +263,7 @@ async def cmd_advise(args: argparse.Namespace) -> int:
     async def work(engine: Engine, rules: RuleSet) -> int:
         if args.state != "-":
             advice = await advise(engine, rules, parse_state(args.state, rules))
-            _emit(args, advice.to_json(), _advice_text(advice))
+            emit(args, advice.to_json(), _advice_text(advice))
             return 0
         bad = 0
         for number, line in enumerate(sys.stdin, start=1):
@@ -253,92 +305,23 @@ async def cmd_value(args: argparse.Namespace) -> int:
             "value": advice.value,
             "turn_start_value": advice.turn_start_value,
         }
-        _emit(args, payload, f"{advice.value:.10f}")
+        emit(args, payload, f"{advice.value:.10f}")
         return 0
 
     return await _with_engine(args, work)
 
 
-async def cmd_precompute(args: argparse.Namespace) -> int:
-    import time
+async def _operate(args: argparse.Namespace) -> int:
+    from memo_solver import ops
 
-    import anyio
-    from tqdm import tqdm
-
-    async def work(engine: Engine, rules: RuleSet) -> int:
-        total = engine.game.block_count
-        before = (await engine.store.coverage(engine.namespace)).blocks
-        started = time.monotonic()
-        with tqdm(
-            total=total,
-            initial=before,
-            unit="block",
-            desc=f"{rules.name}",
-            disable=None,
-            file=sys.stderr,
-        ) as bar:
-
-            async def follow() -> None:
-                while True:
-                    await anyio.sleep(0.2)
-                    bar.update(before + engine.counters.computed - bar.n)
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(follow)
-                root = await engine.block(engine.game.root())
-                tg.cancel_scope.cancel()
-            bar.update(before + engine.counters.computed - bar.n)
-        payload = {
-            "rules": rules.name,
-            "value": float(root[0, 0]),
-            "blocks_total": total,
-            "blocks_computed": engine.counters.computed,
-            "blocks_already_stored": before,
-            "seconds": round(time.monotonic() - started, 3),
-            "store": engine.store.description,
-        }
-        text = (
-            f"{rules.name}: solved, start value {payload['value']:.10f}; computed "
-            f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
-            f"({before} were already stored) into {payload['store']}"
-        )
-        _emit(args, payload, text)
-        return 0
-
-    return await _with_engine(args, work)
-
-
-async def cmd_status(args: argparse.Namespace) -> int:
-    from memo_solver.engine import namespace
-    from memo_solver.rules import RULE_SETS
-    from memo_solver.yahtzee import YahtzeeGame
-
-    store = open_store(args)
-    try:
-        rule_sets: dict[str, dict[str, int]] = {}
-        for name, rules in RULE_SETS.items():
-            game = YahtzeeGame(rules)
-            coverage = await store.coverage(namespace(game))
-            rule_sets[name] = {
-                "blocks_total": game.block_count,
-                "blocks_done": coverage.blocks,
-                "claims_held": coverage.claims,
-                "bytes": coverage.bytes,
-            }
-    finally:
-        await store.aclose()
-    path = Path(store.description)
-    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-    payload = {"store": store.description, "size_bytes": size, "rule_sets": rule_sets}
-    lines = [f"store: {store.description} ({size / 1e6:.1f} MB on disk)"]
-    for name, row in rule_sets.items():
-        share = row["blocks_done"] / row["blocks_total"]
-        lines.append(
-            f"  {name:<26} {row['blocks_done']:>6} of {row['blocks_total']:>6} blocks "
-            f"({share:6.1%}), {row['claims_held']} claims held"
-        )
-    _emit(args, payload, "\n".join(lines))
-    return 0
+    handlers = {
+        "precompute": ops.precompute,
+        "status": ops.status,
+        "export": ops.transfer,
+        "import": ops.transfer,
+    }
+    async with open_store(args) as store:
+        return await handlers[args.command](args, store)
 
 
 async def cmd_play(args: argparse.Namespace) -> int:
@@ -348,3 +331,7 @@ async def cmd_play(args: argparse.Namespace) -> int:
         return await play_game(engine, rules, sys.stdin, sys.stdout, as_json=args.json)
 
     return await _with_engine(args, work)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,7 +15,9 @@ Nothing here knows which game it solves: see :class:`memo_solver.game.Game`.
 from __future__ import annotations
 
 import logging
+import os
 import random
+import socket
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -75,7 +77,8 @@ class Engine:
         self.store = store
         self.lease_s = lease_s
         self.namespace = namespace(game)
-        self.token = uuid.uuid4().hex
+        # host/pid/random: lets a store on this host see that a claim's holder has died.
+        self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
         self.counters = Counters()
         self._limiter = compute_limiter or anyio.CapacityLimiter(1)
         self._memo: dict[str, Block] = {}
@@ -172,12 +175,15 @@ class Engine:
             async def own(key: str) -> None:
                 result[key] = await self._fly(key, flights[key], fetch_first=False)
 
-            async with anyio.create_task_group() as tg:
-                for key in unowned:
-                    tg.start_soon(own, key)
-                for key in missing:
-                    if key not in result and key not in flights:
-                        result[key] = await self._shared(key, fetch_first=False)
+            try:
+                async with anyio.create_task_group() as tg:
+                    for key in unowned:
+                        tg.start_soon(own, key)
+                    for key in missing:
+                        if key not in result and key not in flights:
+                            result[key] = await self._shared(key, fetch_first=False)
+            except BaseExceptionGroup as group:
+                raise first_failure(group) from None
         return result
 
     async def _compute(self, key: str) -> Block:
@@ -298,9 +304,22 @@ async def open_engine(
             finally:
                 tg.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        # The background loops end only by cancellation, so a group holds one failure
-        # (the caller's, or a store error in a loop): raise it as itself, so that callers'
-        # except clauses work as written.
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
+        raise first_failure(group) from None
+
+
+def first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The failure to report from a task group: the first one that is not a cancellation.
+
+    Concurrent parts of one solve fail for one reason (a store gone, the caller's own
+    error), so callers' ``except`` clauses should see that error as itself, not wrapped
+    in as many groups as the recursion was deep.
+    """
+    cancelled = anyio.get_cancelled_exc_class()
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop(0)
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        elif not isinstance(exc, cancelled):
+            return exc
+    return group

@@ -22,6 +22,8 @@ JOB_STREAM: Final = f"{PREFIX}:jobs"
 JOB_GROUP: Final = f"{PREFIX}:workers"
 WORKER_PREFIX: Final = f"{PREFIX}:worker:"
 JOB_PREFIX: Final = f"{PREFIX}:job:"
+DONE_PATTERN: Final = f"{PREFIX}:*:done:*"
+"""What a process subscribes to once, to hear of every commit and release."""
 
 
 def blocks(namespace: str) -> str:

@@ -2,17 +2,18 @@
 
 Each batch operation is one round trip: ``HMGET`` for lookups, one Lua script for a batch
 of claims, one for a batch of commits (write the blocks, drop the caller's claims, publish
-on each block's channel, atomically). Waiters subscribe to the block's channel *before*
-they look, so a commit between the look and the subscription is never missed, and they
-re-check the claim every second, so a lost message or a dead holder costs at most one
-lease.
+on each block's channel, atomically). One pattern subscription per process (started by
+``async with store``) wakes every waiter; a waiter registers *before* it looks, so a
+commit between the look and the wait is never missed, and it re-checks the claim every
+second, so a lost message or a dead holder costs at most one lease.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,6 +25,8 @@ from memo_solver import redis_keys
 from memo_solver.store import Claim, Coverage, StoreUnavailableError
 
 _RECHECK_S: Final = 1.0
+_MAX_CONNECTIONS: Final = 32
+log = logging.getLogger(__name__)
 
 # KEYS: blocks hash, then one claim key per block. ARGV: token, lease ms, then block keys.
 _CLAIM = """
@@ -96,13 +99,20 @@ class RedisStore:
     def __init__(self, url: str) -> None:
         self.url = url
         try:
-            self.redis: aioredis.Redis = aioredis.from_url(url, socket_connect_timeout=5)
+            # A blocking pool: hundreds of concurrent waits queue for a connection instead
+            # of failing with "Too many connections".
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url, max_connections=_MAX_CONNECTIONS, timeout=None, socket_connect_timeout=5
+            )
+            self.redis: aioredis.Redis = aioredis.Redis(connection_pool=pool)
         except ValueError as exc:
             raise StoreUnavailableError(f"bad Redis URL {redacted(url)}: {exc}") from exc
         self._claim = self.redis.register_script(_CLAIM)
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
         self._commit = self.redis.register_script(_COMMIT)
+        self._waiters: dict[str, set[anyio.Event]] = {}
+        self._stack = AsyncExitStack()
 
     @property
     def description(self) -> str:
@@ -167,29 +177,66 @@ class RedisStore:
         async with self._reachable():
             await self._commit(keys=script_keys, args=args)
 
-    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        claim_key = redis_keys.claim(namespace, key)
-        async with self._reachable():
+    async def __aenter__(self) -> RedisStore:
+        """Start the one subscription that wakes every waiter of this process."""
+        self._stack = AsyncExitStack()
+        tg = await self._stack.enter_async_context(anyio.create_task_group())
+        self._stack.callback(tg.cancel_scope.cancel)
+        tg.start_soon(self._listen_forever)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._stack.aclose()
+        await self.aclose()
+
+    async def _listen_forever(self) -> None:
+        """Dispatch commit and release messages to the waiters of this process.
+
+        A lost connection only costs latency (waiters re-check every second), so it is
+        logged and retried, never raised.
+        """
+        while True:
             pubsub = self.redis.pubsub()
             try:
-                await pubsub.subscribe(redis_keys.done_channel(namespace, key))
-                while True:
+                await pubsub.psubscribe(redis_keys.DONE_PATTERN)
+                async for message in pubsub.listen():
+                    if message.get("type") == "pmessage":
+                        channel = message["channel"]
+                        name = channel.decode() if isinstance(channel, bytes) else str(channel)
+                        for event in self._waiters.get(name, ()):
+                            event.set()
+            except (RedisError, OSError) as exc:
+                log.warning("notifications from %s lost (%s); retrying", self.description, exc)
+                await anyio.sleep(1.0)
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        channel = redis_keys.done_channel(namespace, key)
+        claim_key = redis_keys.claim(namespace, key)
+        event = anyio.Event()
+        waiters = self._waiters.setdefault(channel, set())
+        waiters.add(event)  # listen first, then look: a commit in between is not missed
+        try:
+            while True:
+                async with self._reachable():
                     if await self.redis.hexists(redis_keys.blocks(namespace), key):
                         return
                     if not await self.redis.exists(claim_key):
                         return  # released or lapsed: the caller may claim it now
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        return
-                    message = await pubsub.get_message(
-                        ignore_subscribe_messages=True, timeout=min(left, _RECHECK_S)
-                    )
-                    if message is not None:
-                        return
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                with anyio.move_on_after(min(left, _RECHECK_S)):
+                    await event.wait()
+                if event.is_set():
+                    return
+        finally:
+            waiters.discard(event)
+            if not waiters:
+                self._waiters.pop(channel, None)
 
     async def keys(self, namespace: str) -> list[str]:
         async with self._reachable():

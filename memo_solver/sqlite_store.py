@@ -9,6 +9,8 @@ waiter notices a committed block within 50 ms.
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -33,6 +35,26 @@ CREATE TABLE IF NOT EXISTS claims (
 """
 _POLL_START_S = 0.002
 _POLL_MAX_S = 0.05
+_HOST = socket.gethostname()
+
+
+def _holder_died(token: str) -> bool:
+    """A claim taken by a process of this host that no longer exists (host/pid/random tokens).
+
+    A reused pid only makes the claim look alive, as every claim did before: claims are a
+    courtesy, never needed for correctness.
+    """
+    host, _, rest = token.partition("/")
+    pid, _, _ = rest.partition("/")
+    if host != _HOST or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 class SQLiteStore:
@@ -102,7 +124,12 @@ class SQLiteStore:
                         "SELECT 1 FROM blocks WHERE namespace = ? AND key = ?", (namespace, key)
                     ).fetchone():
                         result[key] = Claim.DONE
-                    elif holder is not None and holder[0] != token and holder[1] > now:
+                    elif (
+                        holder is not None
+                        and holder[0] != token
+                        and holder[1] > now
+                        and not _holder_died(holder[0])
+                    ):
                         result[key] = Claim.BUSY
                     else:
                         db.execute(
@@ -159,11 +186,11 @@ class SQLiteStore:
                 return
             holder = await self._run(
                 lambda db: db.execute(
-                    "SELECT 1 FROM claims WHERE namespace = ? AND key = ? AND expires > ?",
+                    "SELECT token FROM claims WHERE namespace = ? AND key = ? AND expires > ?",
                     (namespace, key, time.time()),
                 ).fetchone()
             )
-            if holder is None:
+            if holder is None or _holder_died(holder[0]):
                 return  # released or lapsed: the caller may claim it now
             await anyio.sleep(min(interval, max(0.0, deadline - time.monotonic())))
             interval = min(interval * 2, _POLL_MAX_S)
@@ -189,6 +216,12 @@ class SQLiteStore:
             return Coverage(blocks=blocks, claims=claims, bytes=size)
 
         return await self._run(count)
+
+    async def __aenter__(self) -> SQLiteStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         await self._run(lambda db: db.close())

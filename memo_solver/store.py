@@ -12,7 +12,7 @@ import enum
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, Self
 
 import anyio
 
@@ -83,6 +83,14 @@ class Store(Protocol):
     async def coverage(self, namespace: str) -> Coverage: ...
 
     async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        """Start what the store runs in the background (Redis: its notifications)."""
+        ...
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Stop it and close the store."""
+        ...
 
 
 @dataclass
@@ -180,3 +188,9 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         return None
+
+    async def __aenter__(self) -> MemoryStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 
 import anyio
+from redis.exceptions import RedisError
 
 from memo_solver.jobs import live_workers
 from memo_solver.redis_store import RedisStore
@@ -62,8 +63,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m worker") -> i
         try:
             anyio.run(Worker(settings).run)
             return 0
-        except StoreUnavailableError as exc:
-            log.warning("%s; retrying in %.0f s", exc, backoff)
+        except (StoreUnavailableError, RedisError, OSError) as exc:
+            log.warning(
+                "Redis at %s failed: %s; retrying in %.0f s", settings.redis_url, exc, backoff
+            )
         except KeyboardInterrupt:
             return 130
         time.sleep(backoff)

@@ -12,6 +12,7 @@ of them from computing the same block.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -21,6 +22,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
+from redis.exceptions import RedisError
 
 from memo_solver import redis_keys
 from memo_solver.advice import advise
@@ -52,39 +54,45 @@ class Worker:
         self._limiter = anyio.CapacityLimiter(settings.concurrency)
 
     async def run(self) -> None:
-        """Serve jobs until SIGTERM or SIGINT; raise StoreUnavailableError if Redis goes."""
-        await self.store.ping()
-        await ensure_group(self.redis)
-        log.info(
-            "worker %s serving %s (concurrency %d, lease %.1f s)",
-            self.settings.worker_id,
-            self.store.description,
-            self.settings.concurrency,
-            self.settings.lease_s,
-        )
-        try:
-            async with AsyncExitStack() as stack:
-                for name, rules in RULE_SETS.items():
-                    self.engines[name] = await stack.enter_async_context(
-                        open_engine(
-                            YahtzeeGame(rules),
-                            self.store,
-                            lease_s=self.settings.lease_s,
-                            compute_limiter=self._limiter,
-                        )
+        """Serve jobs until SIGTERM or SIGINT; raise if Redis goes away (the caller retries)."""
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(self.store)
+            await self.store.ping()
+            await ensure_group(self.redis)
+            log.info(
+                "worker %s serving %s (concurrency %d, lease %.1f s)",
+                self.settings.worker_id,
+                self.store.description,
+                self.settings.concurrency,
+                self.settings.lease_s,
+            )
+            stack.push_async_callback(self._forget_heartbeat)
+            for name, rules in RULE_SETS.items():
+                self.engines[name] = await stack.enter_async_context(
+                    open_engine(
+                        YahtzeeGame(rules),
+                        self.store,
+                        lease_s=self.settings.lease_s,
+                        compute_limiter=self._limiter,
                     )
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._heartbeat_forever)
-                    async with anyio.create_task_group() as serving:
-                        tg.start_soon(self._stop_on_signal, serving.cancel_scope)
-                        for slot in range(self.settings.concurrency):
-                            serving.start_soon(self._serve, f"{self.settings.worker_id}/{slot}")
-                    tg.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-                await self.redis.delete(redis_keys.worker(self.settings.worker_id))
-                await self.store.aclose()
+                )
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._heartbeat_forever)
+                async with anyio.create_task_group() as serving:
+                    tg.start_soon(self._stop_on_signal, serving.cancel_scope)
+                    for slot in range(self.settings.concurrency):
+                        serving.start_soon(self._serve, f"{self.settings.worker_id}/{slot}")
+                tg.cancel_scope.cancel()
         log.info("worker %s stopped after %d jobs", self.settings.worker_id, self.jobs_done)
+
+    async def _forget_heartbeat(self) -> None:
+        # Failing is fine: the key expires by itself within a few heartbeats.
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(2),
+            contextlib.suppress(RedisError, OSError),
+        ):
+            await self.redis.delete(redis_keys.worker(self.settings.worker_id))
 
     async def _stop_on_signal(self, serving: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

@@ -1,0 +1,5 @@
+import sys
+
+from memo_solver.cli import main
+
+sys.exit(main())

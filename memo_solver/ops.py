@@ -1,0 +1,218 @@
+"""Operator commands: precompute (here, or as a background job), status, export, import.
+
+They only parse, call and format: the solving lives in the engine, the queue in
+:mod:`memo_solver.jobs`, the copying in :mod:`memo_solver.transfer`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from tqdm import tqdm
+
+from memo_solver import jobs
+from memo_solver.cli import emit
+from memo_solver.engine import namespace, open_engine
+from memo_solver.redis_store import RedisStore
+from memo_solver.rules import RULE_SETS, RuleSet, get_rule_set
+from memo_solver.sqlite_store import SQLiteStore
+from memo_solver.store import Store
+from memo_solver.transfer import export_blocks, import_blocks, is_dump_file
+from memo_solver.yahtzee import YahtzeeGame
+
+_POLL_S = 0.25
+
+
+def _progress(rules: RuleSet, total: int, initial: int) -> tqdm[Any]:
+    return tqdm(
+        total=total, initial=initial, unit="block", desc=rules.name, disable=None, file=sys.stderr
+    )
+
+
+async def precompute_here(args: argparse.Namespace, store: Store) -> int:
+    """Solve the whole game in this process, cooperating with anyone else on the store."""
+    rules = get_rule_set(args.rules)
+    game = YahtzeeGame(rules)
+    async with open_engine(game, store) as engine:
+        total = game.block_count
+        before = (await store.coverage(engine.namespace)).blocks
+        started = time.monotonic()
+        with _progress(rules, total, before) as bar:
+
+            async def follow() -> None:
+                while True:
+                    await anyio.sleep(0.2)
+                    bar.update(before + engine.counters.computed - bar.n)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(follow)
+                root = await engine.block(game.root())
+                tg.cancel_scope.cancel()
+            bar.update(total - bar.n)
+    payload = {
+        "rules": rules.name,
+        "value": float(root[0, 0]),
+        "blocks_total": total,
+        "blocks_computed": engine.counters.computed,
+        "blocks_already_stored": before,
+        "seconds": round(time.monotonic() - started, 3),
+        "store": store.description,
+    }
+    emit(
+        args,
+        payload,
+        f"{rules.name}: solved, start value {payload['value']:.10f}; computed "
+        f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
+        f"({before} were already stored) into {store.description}",
+    )
+    return 0
+
+
+async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
+    """Queue the background job for the workers; with --wait, follow it to the end."""
+    rules = get_rule_set(args.rules)
+    await store.ping()
+    job = jobs.Job.precompute(rules.name)
+    job_id, queued = await jobs.enqueue(store.redis, job)
+    record = await jobs.job_record(store.redis, job_id) or {}
+    if not args.wait:
+        emit(
+            args,
+            {"job": job_id, "queued": queued, "status": record.get("status")},
+            f"job {job_id}: {'queued' if queued else 'already ' + record.get('status', '?')}"
+            f" (precompute {rules.name}); follow it with "
+            f"'memo-solver --redis {store.description} status'",
+        )
+        return 0
+    game = YahtzeeGame(rules)
+    ns = namespace(game)
+    started = time.monotonic()
+    with _progress(rules, game.block_count, (await store.coverage(ns)).blocks) as bar:
+        while True:
+            record = await jobs.job_record(store.redis, job_id) or {}
+            done = (await store.coverage(ns)).blocks
+            bar.update(done - bar.n)
+            if record.get("status") in ("done", "failed"):
+                break
+            await anyio.sleep(_POLL_S)
+    if record.get("status") == "failed":
+        print(f"memo-solver: job {job_id} failed: {record.get('error')}", file=sys.stderr)
+        return 1
+    payload = {
+        "job": job_id,
+        "status": "done",
+        "rules": rules.name,
+        "value": float(record.get("value", "nan")),
+        "blocks_total": game.block_count,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    emit(
+        args,
+        payload,
+        f"job {job_id} done: {rules.name} solved, start value {payload['value']:.10f}",
+    )
+    return 0
+
+
+async def status(args: argparse.Namespace, store: Store) -> int:
+    rule_sets: dict[str, dict[str, int]] = {}
+    for name, rules in RULE_SETS.items():
+        game = YahtzeeGame(rules)
+        coverage = await store.coverage(namespace(game))
+        rule_sets[name] = {
+            "blocks_total": game.block_count,
+            "blocks_done": coverage.blocks,
+            "claims_held": coverage.claims,
+            "bytes": coverage.bytes,
+        }
+    workers: list[dict[str, str]] = []
+    queue: list[dict[str, str]] = []
+    if isinstance(store, RedisStore):
+        workers = await jobs.live_workers(store.redis)
+        queue = await jobs.all_jobs(store.redis)
+        size = int((await store.redis.info("memory"))["used_memory"])
+    else:
+        path = Path(store.description)
+        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+    payload = {
+        "store": store.description,
+        "size_bytes": size,
+        "rule_sets": rule_sets,
+        "workers": workers,
+        "jobs": queue,
+    }
+    lines = [f"store: {store.description} ({size / 1e6:.1f} MB)"]
+    for name, row in rule_sets.items():
+        share = row["blocks_done"] / row["blocks_total"]
+        lines.append(
+            f"  {name:<26} {row['blocks_done']:>6} of {row['blocks_total']:>6} blocks "
+            f"({share:6.1%}), {row['claims_held']} claims held"
+        )
+    if isinstance(store, RedisStore):
+        lines.append(f"workers: {len(workers)} alive")
+        lines += [
+            f"  {w.get('id')}: {w.get('blocks_computed')} blocks computed, "
+            f"{w.get('blocks_waited')} waited for, {w.get('jobs_done')} jobs done"
+            + (f", running {w['running']}" if w.get("running") else "")
+            for w in workers
+        ]
+        lines.append(f"jobs: {len(queue)}")
+        lines += [
+            f"  {j.get('id')}: {j.get('kind')} {j.get('rules')} {j.get('state', '')} "
+            f"-> {j.get('status')}"
+            + (f" ({j['blocks_done']}/{j['blocks_total']} blocks)" if j.get("blocks_total") else "")
+            + (f" error: {j['error']}" if j.get("error") else "")
+            for j in queue
+        ]
+    emit(args, payload, "\n".join(lines))
+    return 0
+
+
+def open_spec(spec: str) -> Store | Path:
+    """A copy's other end: a Redis URL, a ``.msgpack`` dump file, or an SQLite file."""
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        return RedisStore(spec)
+    if is_dump_file(spec):
+        return Path(spec)
+    return SQLiteStore(Path(spec))
+
+
+async def transfer(args: argparse.Namespace, store: Store) -> int:
+    rules = get_rule_set(args.rules)
+    game = YahtzeeGame(rules)
+    spec = args.to if args.command == "export" else args.source
+    other = open_spec(spec)
+    async with AsyncExitStack() as stack:
+        if not isinstance(other, Path):
+            await stack.enter_async_context(other)
+        if args.command == "export":
+            copied = await export_blocks(store, game, other)
+            direction = f"from {store.description} to {spec}"
+        else:
+            copied = await import_blocks(other, game, store)
+            direction = f"from {spec} into {store.description}"
+    payload = {
+        "rules": rules.name,
+        "blocks": copied.blocks,
+        "skipped_bad": copied.skipped,
+        "blocks_total": game.block_count,
+    }
+    emit(
+        args,
+        payload,
+        f"{args.command}: {copied.blocks} verified blocks of {rules.name} copied {direction}"
+        + (f"; {copied.skipped} damaged blocks skipped" if copied.skipped else ""),
+    )
+    return 0
+
+
+async def precompute(args: argparse.Namespace, store: Store) -> int:
+    if isinstance(store, RedisStore) and not args.here:
+        return await precompute_job(args, store)
+    return await precompute_here(args, store)

@@ -1,0 +1,134 @@
+"""``memo-solver advise`` on a warm store as a whole process, and ``memo-solver --help``.
+
+What it measures: the wall and CPU time (user + sys of each child, from ``os.wait4``) of
+``memo-solver --store S advise --rules yahtzee STATE`` run ``--runs`` times (default 10)
+against a store that already holds the whole ``yahtzee`` game, so the figure is process
+start, imports, opening the store and answering: what a player waits for at a shell.
+Target: at most 0.6 s wall. The store is precomputed first with ``memo-solver precompute``
+into a temporary file (or ``--store`` is reused and filled if needed). ``memo-solver
+--help`` is timed the same way.
+
+Run::
+
+    .venv/bin/python scripts/bench_cli.py
+    .venv/bin/python scripts/bench_cli.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
+ADVISE_TARGET_S = 0.6
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    stdout: str
+    wall_s: float
+    cpu_s: float
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    return env
+
+
+def run_child(argv: list[str]) -> ChildRun:
+    """Run ``argv`` to completion and read its own rusage with ``os.wait4``."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, env=child_env(), stdout=subprocess.PIPE, stderr=errors)
+        assert proc.stdout is not None
+        out = proc.stdout.read().decode()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            errors.seek(0)
+            message = errors.read().decode(errors="replace")[-2000:]
+            raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}:\n{message}")
+    return ChildRun(out, wall, usage.ru_utime + usage.ru_stime)
+
+
+def memo_solver_command(given: str | None) -> str:
+    if given:
+        return given
+    beside = Path(sys.executable).parent / "memo-solver"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("memo-solver")
+    if found is None:
+        raise SystemExit("memo-solver not found: install the project or pass --memo-solver")
+    return found
+
+
+def summary(runs: list[ChildRun]) -> dict[str, float]:
+    return {
+        "n": len(runs),
+        "median_wall_s": statistics.median(r.wall_s for r in runs),
+        "max_wall_s": max(r.wall_s for r in runs),
+        "median_cpu_s": statistics.median(r.cpu_s for r in runs),
+        "max_cpu_s": max(r.cpu_s for r in runs),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
+    parser.add_argument("--store", type=Path, help="reuse this store (default: temp file)")
+    parser.add_argument("--state", default=STATE, help=f"state to advise (default: {STATE!r})")
+    parser.add_argument("--memo-solver", help="our console script (default: beside python)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    command = memo_solver_command(args.memo_solver)
+    with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
+        store = str(args.store or Path(tmp) / "warm.sqlite3")
+        solve = run_child([command, "--store", store, "precompute", "--rules", "yahtzee", "--json"])
+        advise_argv = [command, "--store", store, "advise", "--rules", "yahtzee", args.state]
+        run_child(advise_argv)  # untimed: page cache and .pyc files warm
+        advise = [run_child(advise_argv) for _ in range(args.runs)]
+        helps = [run_child([command, "--help"]) for _ in range(args.runs)]
+
+    advise_sum, help_sum = summary(advise), summary(helps)
+    result = {
+        "command": [*advise_argv[:2], "<store>", *advise_argv[3:]],
+        "precompute": json.loads(solve.stdout),
+        "advise": advise_sum,
+        "help": help_sum,
+        "advice_text": advise[0].stdout,
+        "checks": {"advise_max_wall_le_0.6_s": advise_sum["max_wall_s"] <= ADVISE_TARGET_S},
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"memo-solver advise on a warm store, {args.runs} runs (state {args.state!r})")
+    print(f"{'':<22} {'median wall':>12} {'max wall':>9} {'median CPU':>11} {'max CPU':>8}")
+    for name, row in (("advise", advise_sum), ("--help", help_sum)):
+        print(
+            f"{name:<22} {row['median_wall_s']:>11.3f}s {row['max_wall_s']:>8.3f}s "
+            f"{row['median_cpu_s']:>10.3f}s {row['max_cpu_s']:>7.3f}s"
+        )
+    for name, passed in result["checks"].items():
+        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

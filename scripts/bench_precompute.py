@@ -1,0 +1,236 @@
+"""Cold full precompute of ``yahtzee``: our CLI against the ``yatzy-solver`` wheel, side by side.
+
+What it measures, per child process (CPU = user + sys from ``os.wait4``, so each figure is
+that one child's own, on a noisy shared machine):
+
+- ours: ``memo-solver --store <fresh temp file> precompute --rules yahtzee --json``, a cold
+  solve of all 8,192 blocks into an empty SQLite store; also the store's size on disk;
+- theirs: the ``yatzy-solver`` wheel from PyPI (Rust, float64) building the same table in
+  memory from scratch, ``RAYON_NUM_THREADS=1``.
+
+The two alternate, ``--rounds`` times (the order flips every round so drift hits both), and
+the script prints medians, the ratio ours/theirs, both start values, and the targets:
+ours <= theirs in CPU, peak RSS <= 300 MB, store <= 10 MB.
+
+The wheel is not a dependency of the project: the script makes a scratch venv (default
+``/tmp/memo-solver-bench/venv``, reused when present) and ``pip install``s it there.
+
+Run (about 1 minute with 3 rounds)::
+
+    .venv/bin/python scripts/bench_precompute.py            # words
+    .venv/bin/python scripts/bench_precompute.py --json     # one JSON object
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+DEFAULT_VENV = Path("/tmp/memo-solver-bench/venv")
+PINNED_START = 254.5877287345
+TOLERANCE = 1e-9
+CPU_RATIO_TARGET = 1.0
+RSS_TARGET_MB = 300.0
+STORE_TARGET_MB = 10.0
+THEIR_CODE = (
+    "import yatzy_solver as ys; "
+    "s = ys.Solver.build(ys.Variant('american+forced-joker')); "
+    "print('%.12f' % s.state_value('upper 0 | filled -'))"
+)
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """One child process: its output and what it cost."""
+
+    stdout: str
+    wall_s: float
+    cpu_s: float
+    user_s: float
+    sys_s: float
+    max_rss_mb: float
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_child(argv: list[str], env: dict[str, str]) -> ChildRun:
+    """Run ``argv`` to completion and read its own rusage with ``os.wait4``."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=errors)
+        assert proc.stdout is not None
+        out = proc.stdout.read().decode()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            errors.seek(0)
+            message = errors.read().decode(errors="replace")[-2000:]
+            raise SystemExit(f"{argv[0]} exited {proc.returncode}:\n{message}")
+    return ChildRun(
+        stdout=out,
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        user_s=usage.ru_utime,
+        sys_s=usage.ru_stime,
+        max_rss_mb=usage.ru_maxrss * 1024 / 1e6,  # ru_maxrss is KiB on Linux
+    )
+
+
+def ensure_wheel(venv: Path) -> Path:
+    """The scratch venv's python with ``yatzy-solver`` installed (made once, then reused)."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    probe = subprocess.run([str(python), "-c", "import yatzy_solver"], capture_output=True)
+    if probe.returncode != 0:
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "yatzy-solver"],
+            check=True,
+            stdout=sys.stderr,
+        )
+    return python
+
+
+def memo_solver_command(given: str | None) -> str:
+    if given:
+        return given
+    beside = Path(sys.executable).parent / "memo-solver"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("memo-solver")
+    if found is None:
+        raise SystemExit("memo-solver not found: install the project or pass --memo-solver")
+    return found
+
+
+def store_bytes(path: Path) -> int:
+    """The store file with its WAL and shared-memory files, if any are left."""
+    files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+    return sum(f.stat().st_size for f in files if f.exists())
+
+
+def run_ours(command: str, workdir: Path, round_no: int) -> tuple[ChildRun, float, int]:
+    store = workdir / f"round{round_no}.sqlite3"
+    run = run_child(
+        [command, "--store", str(store), "precompute", "--rules", "yahtzee", "--json"],
+        child_env(),
+    )
+    payload = json.loads(run.stdout)
+    if payload["blocks_computed"] != payload["blocks_total"]:
+        raise SystemExit(f"not a cold solve: {payload}")
+    size = store_bytes(store)
+    for leftover in workdir.glob(store.name + "*"):
+        leftover.unlink()
+    return run, float(payload["value"]), size
+
+
+def run_theirs(python: Path) -> tuple[ChildRun, float]:
+    run = run_child([str(python), "-c", THEIR_CODE], child_env(RAYON_NUM_THREADS="1"))
+    return run, float(run.stdout.strip())
+
+
+def summarize(runs: list[ChildRun]) -> dict[str, float]:
+    return {
+        "cpu_s": statistics.median(r.cpu_s for r in runs),
+        "user_s": statistics.median(r.user_s for r in runs),
+        "sys_s": statistics.median(r.sys_s for r in runs),
+        "wall_s": statistics.median(r.wall_s for r in runs),
+        "max_rss_mb": max(r.max_rss_mb for r in runs),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument(
+        "--venv", type=Path, default=DEFAULT_VENV, help=f"scratch venv (default {DEFAULT_VENV})"
+    )
+    parser.add_argument("--memo-solver", help="our console script (default: beside python)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    python = ensure_wheel(args.venv)
+    command = memo_solver_command(args.memo_solver)
+    ours: list[ChildRun] = []
+    theirs: list[ChildRun] = []
+    our_values: list[float] = []
+    their_values: list[float] = []
+    sizes: list[int] = []
+    with tempfile.TemporaryDirectory(prefix="bench-precompute-") as tmp:
+        for round_no in range(args.rounds):
+            steps = ("theirs", "ours") if round_no % 2 == 0 else ("ours", "theirs")
+            for step in steps:
+                if step == "ours":
+                    run, value, size = run_ours(command, Path(tmp), round_no)
+                    ours.append(run)
+                    our_values.append(value)
+                    sizes.append(size)
+                else:
+                    run, value = run_theirs(python)
+                    theirs.append(run)
+                    their_values.append(value)
+                if not args.json:
+                    print(
+                        f"  round {round_no + 1} {step:<6} cpu {run.cpu_s:6.2f} s  "
+                        f"wall {run.wall_s:6.2f} s  rss {run.max_rss_mb:6.1f} MB",
+                        flush=True,
+                    )
+
+    our_sum, their_sum = summarize(ours), summarize(theirs)
+    ratio = our_sum["cpu_s"] / their_sum["cpu_s"]
+    store_mb = max(sizes) / 1e6
+    pinned = [abs(v - PINNED_START) <= TOLERANCE for v in our_values + their_values]
+    checks = {
+        "cpu_ours_le_theirs": ratio <= CPU_RATIO_TARGET,
+        "peak_rss_le_300_mb": our_sum["max_rss_mb"] <= RSS_TARGET_MB,
+        "store_le_10_mb": store_mb <= STORE_TARGET_MB,
+        "start_values_match_pin_1e-9": all(pinned),
+    }
+    result = {
+        "rounds": args.rounds,
+        "ours": our_sum | {"start_value": our_values[0], "store_mb": store_mb},
+        "theirs": their_sum | {"start_value": their_values[0]},
+        "cpu_ratio_ours_over_theirs": ratio,
+        "checks": checks,
+        "runs": {"ours": [asdict(r) for r in ours], "theirs": [asdict(r) for r in theirs]},
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"cold precompute of yahtzee, {args.rounds} alternating rounds, medians")
+    print(f"{'':<26} {'CPU s':>7} {'user':>7} {'sys':>6} {'wall s':>7} {'peak RSS MB':>12}")
+    for name, row in (("ours (memo-solver)", our_sum), ("theirs (yatzy-solver)", their_sum)):
+        print(
+            f"{name:<26} {row['cpu_s']:>7.2f} {row['user_s']:>7.2f} {row['sys_s']:>6.2f} "
+            f"{row['wall_s']:>7.2f} {row['max_rss_mb']:>12.1f}"
+        )
+    print(f"CPU ratio ours/theirs: {ratio:.3f}")
+    print(f"start value ours:   {our_values[0]:.12f}")
+    print(f"start value theirs: {their_values[0]:.12f}")
+    print(f"store on disk: {store_mb:.2f} MB ({max(sizes)} bytes)")
+    for name, passed in checks.items():
+        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
