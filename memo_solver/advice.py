@@ -93,7 +93,7 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
         rules,
         state.filled,
         lambda box: successors[keys[box]],
-        Guideposts.one(upper, bonus),
+        Guideposts.one(rules, upper, bonus),
         state.rerolls_left,
     )
     roll = dice.ROLL_INDEX[state.dice]

@@ -171,19 +171,27 @@ class Engine:
             unowned = [k for k in missing if k not in result and k not in self._in_flight]
             random.shuffle(unowned)
             flights = {k: self._take_off(k) for k in unowned}
+            others = [k for k in missing if k not in result and k not in flights]
 
             async def own(key: str) -> None:
                 result[key] = await self._fly(key, flights[key], fetch_first=False)
 
-            try:
-                async with anyio.create_task_group() as tg:
-                    for key in unowned:
-                        tg.start_soon(own, key)
-                    for key in missing:
-                        if key not in result and key not in flights:
+            if len(unowned) > 1:
+                try:
+                    async with anyio.create_task_group() as tg:
+                        for key in unowned[1:]:
+                            tg.start_soon(own, key)
+                        await own(unowned[0])
+                        for key in others:
                             result[key] = await self._shared(key, fetch_first=False)
-            except BaseExceptionGroup as group:
-                raise first_failure(group) from None
+                except BaseExceptionGroup as group:
+                    raise first_failure(group) from None
+            else:
+                # One owner or none: no task group needed (the common case deep down).
+                for key in unowned:
+                    await own(key)
+                for key in others:
+                    result[key] = await self._shared(key, fetch_first=False)
         return result
 
     async def _compute(self, key: str) -> Block:

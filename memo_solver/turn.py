@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -40,10 +41,15 @@ _IS_YAHTZEE_ROLL = np.zeros(N_ROLLS, dtype=bool)
 _IS_YAHTZEE_ROLL[YAHTZEE_ROLLS] = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Guideposts:
-    """B turn-start states of one block: their upper levels (capped) and bonus flags."""
+    """B turn-start states of one block: their upper levels (capped) and bonus flags.
 
+    It also keeps the gather indices the scoring step needs, computed once: every block
+    with the same upper boxes and Yahtzee box filled shares one instance.
+    """
+
+    rules: RuleSet
     upper: IntArray
     bonus: IntArray
 
@@ -54,14 +60,54 @@ class Guideposts:
         The others (an upper total the filled boxes cannot make, a bonus flag while the
         Yahtzee box is open) are never asked for: the state parser rejects them.
         """
-        levels = rules.reachable_upper(filled)
+        upper_mask = sum(1 << c for c, f in enumerate(rules.upper_faces) if f and filled >> c & 1)
         yahtzee = rules.yahtzee_box
-        flags = rules.n_bonus_levels if yahtzee is not None and filled >> yahtzee & 1 else 1
-        return cls(upper=np.repeat(levels, flags), bonus=np.tile(np.arange(flags), levels.size))
+        yahtzee_filled = yahtzee is not None and bool(filled >> yahtzee & 1)
+        return _reachable(rules, upper_mask, yahtzee_filled)
 
     @classmethod
-    def one(cls, upper: int, bonus: int) -> Guideposts:
-        return cls(upper=np.array([upper]), bonus=np.array([bonus]))
+    def one(cls, rules: RuleSet, upper: int, bonus: int) -> Guideposts:
+        return cls(rules, upper=np.array([upper]), bonus=np.array([bonus]))
+
+    @cached_property
+    def flat(self) -> IntArray:
+        """(B,) each guidepost's index in a raveled block: where a successor's value sits."""
+        flat: IntArray = self.upper * self.rules.n_bonus_levels + self.bonus
+        return flat
+
+    @cached_property
+    def flat_with_bonus(self) -> IntArray:
+        """(B,) the same guidepost with the Yahtzee bonus flag set (after scoring 50)."""
+        flat: IntArray = self.upper * self.rules.n_bonus_levels + 1
+        return flat
+
+    def shifted(self, face: int) -> tuple[IntArray, FloatArray]:
+        """For j = 0..5 dice of ``face`` scored in its upper box, (6, B): where each
+        guidepost lands in the successor block, and the points it banks (j * face, plus
+        the upper bonus on crossing the threshold)."""
+        cached = self._shifted.get(face)
+        if cached is None:
+            rules = self.rules
+            gain = face * _DICE_COUNTS[:, None]
+            raw = self.upper[None, :] + gain
+            crossed = (self.upper[None, :] < rules.upper_threshold) & (raw >= rules.upper_threshold)
+            index = np.minimum(raw, rules.upper_threshold) * rules.n_bonus_levels + self.bonus
+            banked = np.where(crossed, gain + rules.upper_bonus, gain).astype(np.float64)
+            cached = self._shifted[face] = (index, banked)
+        return cached
+
+    @cached_property
+    def _shifted(self) -> dict[int, tuple[IntArray, FloatArray]]:
+        return {}
+
+
+@lru_cache(maxsize=1024)
+def _reachable(rules: RuleSet, upper_mask: int, yahtzee_filled: bool) -> Guideposts:
+    levels = rules.reachable_upper(upper_mask)
+    flags = rules.n_bonus_levels if yahtzee_filled else 1
+    return Guideposts(
+        rules, upper=np.repeat(levels, flags), bonus=np.tile(np.arange(flags), levels.size)
+    )
 
 
 def open_boxes(rules: RuleSet, filled: int) -> list[int]:
@@ -109,36 +155,30 @@ def score_choices(
     """
     boxes = open_boxes(rules, filled)
     table = points(rules, filled, boxes)
-    upper, bonus = guideposts.upper, guideposts.bonus
-    threshold = rules.upper_threshold
-    out = np.empty((len(boxes), N_ROLLS, upper.size))
+    out = np.empty((len(boxes), N_ROLLS, guideposts.upper.size))
     for i, box in enumerate(boxes):
         category = rules.categories[box]
-        nxt = successor(box)
+        nxt = successor(box).ravel()
         face = category.upper_face
         if face and rules.upper_bonus:
-            # j dice of this face add j * face points and move the upper total as much,
-            # banking the bonus on crossing the threshold: six shifted successor rows,
+            # j dice of this face bank j * face points (and the bonus on crossing the
+            # threshold) and move the upper total as much: six shifted successor rows,
             # then one gather by each roll's count of this face.
-            gain = face * _DICE_COUNTS[:, None]
-            raw = upper[None, :] + gain  # (6, B)
-            shifted = nxt[np.minimum(raw, threshold), bonus[None, :]]
-            shifted += np.where(
-                (upper[None, :] < threshold) & (raw >= threshold),
-                gain + rules.upper_bonus,
-                gain,
-            )
-            np.take(shifted, ROLL_COUNTS[:, face - 1], axis=0, out=out[i])
+            index, banked = guideposts.shifted(face)
+            shifted = nxt.take(index) + banked
+            shifted.take(ROLL_COUNTS[:, face - 1], axis=0, out=out[i])
         else:
-            np.add(rules.scores[box][:, None], nxt[upper, bonus][None, :], out=out[i])
+            np.add(rules.scores[box][:, None], nxt.take(guideposts.flat)[None, :], out=out[i])
             if category.is_yahtzee and rules.yahtzee_bonus:
                 # Scoring 50 here sets the bonus flag for the rest of the game.
-                out[i, YAHTZEE_ROLLS] = category.scores[YAHTZEE_ROLLS][:, None] + nxt[upper, 1]
+                out[i, YAHTZEE_ROLLS] = (
+                    category.scores[YAHTZEE_ROLLS][:, None] + nxt[guideposts.flat_with_bonus]
+                )
     # The Joker and the +100 bonus touch only the six five-of-a-kind rolls.
     adjust = table[:, YAHTZEE_ROLLS] - rules.scores[boxes][:, YAHTZEE_ROLLS]
     yahtzee = rules.yahtzee_box
     if rules.yahtzee_bonus and yahtzee is not None and filled >> yahtzee & 1:
-        extra = np.where(bonus == 1, float(rules.yahtzee_bonus), 0.0)
+        extra = np.where(guideposts.bonus == 1, float(rules.yahtzee_bonus), 0.0)
         out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None] + extra[None, None, :]
     elif rules.joker != "none":
         out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None]
@@ -155,7 +195,8 @@ def keep_values(rolls: FloatArray) -> FloatArray:
     values[KEEP_OF_ROLL:] = rolls
     for size in range(DICE - 1, -1, -1):
         lo, hi = SIZE_OFFSETS[size], SIZE_OFFSETS[size + 1]
-        np.multiply(values[CHILDREN[size]].sum(axis=0), 1.0 / FACES, out=values[lo:hi])
+        children = values.take(CHILDREN[size], axis=0)  # take: 2x faster than fancy indexing
+        np.multiply(np.add.reduce(children, axis=0), 1.0 / FACES, out=values[lo:hi])
     return values
 
 
@@ -168,7 +209,8 @@ def best_keep(keeps: FloatArray) -> FloatArray:
     best = keeps.copy()
     for size in range(1, DICE + 1):
         lo, hi = SIZE_OFFSETS[size], SIZE_OFFSETS[size + 1]
-        np.maximum(best[lo:hi], best[PARENTS[size]].max(axis=0), out=best[lo:hi])
+        parents = best.take(PARENTS[size], axis=0)
+        np.maximum(best[lo:hi], np.maximum.reduce(parents, axis=0), out=best[lo:hi])
     return best[KEEP_OF_ROLL:]
 
 

@@ -6,7 +6,7 @@ hexadecimal, so keys are short and the same in every store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from memo_solver.game import Block
 from memo_solver.rules import RuleSet
@@ -19,6 +19,22 @@ def block_key(filled: int) -> str:
 
 def filled_of(key: str) -> int:
     return int(key, 16)
+
+
+class _ByMask(Mapping[int, Block]):
+    """Successor blocks looked up by filled mask, without copying the mapping."""
+
+    def __init__(self, by_key: Mapping[str, Block]) -> None:
+        self._by_key = by_key
+
+    def __getitem__(self, filled: int) -> Block:
+        return self._by_key[block_key(filled)]
+
+    def __iter__(self) -> Iterator[int]:
+        return (filled_of(k) for k in self._by_key)
+
+    def __len__(self) -> int:
+        return len(self._by_key)
 
 
 class YahtzeeGame:
@@ -60,5 +76,4 @@ class YahtzeeGame:
         ]
 
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
-        by_mask = {filled_of(k): v for k, v in successors.items()}
-        return solve_block(self.rules, filled_of(key), by_mask)
+        return solve_block(self.rules, filled_of(key), _ByMask(successors))

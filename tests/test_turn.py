@@ -258,7 +258,11 @@ def test_example_turn_start_value(example: Example) -> None:
     assert blocks[filled][62, 0] == pytest.approx(40.430844806, abs=1e-9)
     # The turn tables for one guidepost agree with the block pass.
     tables = turn_tables(
-        rules, filled, lambda c: blocks[filled | 1 << c], Guideposts.one(62, 0), rules.rerolls
+        rules,
+        filled,
+        lambda c: blocks[filled | 1 << c],
+        Guideposts.one(rules, 62, 0),
+        rules.rerolls,
     )
     assert tables.start[0] == pytest.approx(blocks[filled][62, 0], abs=1e-12)
 
@@ -266,7 +270,11 @@ def test_example_turn_start_value(example: Example) -> None:
 def test_example_per_action_values(example: Example) -> None:
     rules, filled, blocks = example
     tables = turn_tables(
-        rules, filled, lambda c: blocks[filled | 1 << c], Guideposts.one(62, 0), rules.rerolls
+        rules,
+        filled,
+        lambda c: blocks[filled | 1 << c],
+        Guideposts.one(rules, 62, 0),
+        rules.rerolls,
     )
     assert len(tables.keeps) == len(tables.rolls) == 3
     keeps = tables.keeps[2]
@@ -288,7 +296,11 @@ def test_example_per_action_values(example: Example) -> None:
 def test_example_scoring_ones_banks_the_upper_bonus(example: Example) -> None:
     rules, filled, blocks = example
     tables = turn_tables(
-        rules, filled, lambda c: blocks[filled | 1 << c], Guideposts.one(62, 0), rules.rerolls
+        rules,
+        filled,
+        lambda c: blocks[filled | 1 << c],
+        Guideposts.one(rules, 62, 0),
+        rules.rerolls,
     )
     after_ones = blocks[filled | 1 << box(rules, "ones")]
     ones = tables.scores[0, EXAMPLE_ROLL, 0]
