@@ -1,7 +1,7 @@
 """Rank every legal action of a state with its expected final score and its loss.
 
 Ties are broken the same way everywhere (advice, play, and later the distribution): among
-actions of exactly equal value, scoring now comes first, then keeps holding more dice,
+actions of equal value (to 1e-9), scoring now comes first, then keeps holding more dice,
 then the scorecard order. Keeping all five dice is worth exactly the best score one reroll
 later, so a player is never told to reroll for nothing.
 """
@@ -71,9 +71,11 @@ class Advice:
     """The value of this scorecard before the turn's first roll."""
     actions: tuple[Action, ...]
     """Best first; empty before the first roll of a turn and when the game is over."""
+    game_over: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {
+            "game_over": self.game_over,
             "value": self.value,
             "turn_start_value": self.turn_start_value,
             "actions": [a.to_json() for a in self.actions],
@@ -86,7 +88,8 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
     block = await engine.block(block_key(state.filled))
     start = float(block[upper, bonus])
     if state.dice is None or state.rerolls_left is None:
-        return Advice(value=start, turn_start_value=start, actions=())
+        over = state.filled == rules.all_filled
+        return Advice(value=start, turn_start_value=start, actions=(), game_over=over)
     keys = {box: block_key(state.filled | 1 << box) for box in range(len(rules.categories))}
     successors = await engine.blocks([k for box, k in keys.items() if not state.filled >> box & 1])
     tables = turn_tables(
@@ -111,17 +114,24 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
                 points=int(points),
                 bonus=_banked_bonus(rules, state, box, int(points), state.dice),
             )
-            candidates.append(((-value, 0, 0, box), action))
+            candidates.append(((-_tie(value), 0, 0, box), action))
     if state.rerolls_left > 0:
         keeps = tables.keeps[state.rerolls_left]
         for k in dice.sub_keeps(state.dice):
             value = float(keeps[k, 0])
             keep = dice.KEEPS[k]
-            candidates.append(((-value, 1, -len(keep), k), Action("keep", value, 0.0, keep=keep)))
+            action = Action("keep", value, 0.0, keep=keep)
+            candidates.append(((-_tie(value), 1, -len(keep), k), action))
     candidates.sort(key=lambda c: c[0])
     best = candidates[0][1].value
-    actions = tuple(replace(a, loss=best - a.value) for _, a in candidates)
+    actions = tuple(replace(a, loss=max(0.0, best - a.value)) for _, a in candidates)
     return Advice(value=best, turn_start_value=start, actions=actions)
+
+
+def _tie(value: float) -> float:
+    """Values equal to 1e-9 count as tied: equal choices reached by different float sums
+    differ in the last bit, and the tie rule must not depend on that."""
+    return round(value, 9)
 
 
 def _banked_bonus(

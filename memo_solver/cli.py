@@ -281,6 +281,8 @@ async def cmd_advise(args: argparse.Namespace) -> int:
 
 
 def _advice_text(advice: Any) -> str:
+    if advice.game_over:
+        return "The game is over: no points are left to win."
     if not advice.actions:
         return f"Roll the dice. Expected final score from here: {advice.value:.4f} more points."
     best = advice.actions[0]

@@ -47,13 +47,20 @@ class _Table:
             raise InputEndedError
         return line.strip()
 
+    def reject(self, field: str, message: str) -> None:
+        """Explain a bad answer (a JSON error line for programs) before asking again."""
+        if self.as_json:
+            self.emit({"error": {"field": field, "message": message}})
+        else:
+            self.say(f"  {message}")
+
     def ask_dice(self, prompt: str, kept: tuple[int, ...] = ()) -> tuple[int, ...]:
         while True:
             answer = self.ask(prompt)
             try:
                 faces = parse_faces(answer, DICE)
             except StateError as exc:
-                self.say(f"  {exc.message}; type five faces like 12226")
+                self.reject("dice", f"{exc.message}; type five faces like 12226")
                 continue
             if not _contains(faces, kept):
                 self.say(
@@ -83,24 +90,28 @@ def _contains(roll: tuple[int, ...], kept: tuple[int, ...]) -> bool:
 
 def _choose(table: _Table, advice: Advice, state: State) -> Action:
     """Ask until the player names a legal move; Enter takes the best one."""
-    assert state.dice is not None
     while True:
-        answer = table.ask("Your move (Enter = best; 'keep 222'; or a box name): ")
+        answer = table.ask("Your move (Enter = best; 'keep 222', 'keep none'; or a box name): ")
         if not answer:
             return advice.actions[0]
         words = answer.split(maxsplit=1)
         if words[0].lower() == "keep":
             if not state.rerolls_left:
-                table.say("  no rerolls left: score the dice in a box")
+                table.reject("choice", "no rerolls left: score the dice in a box")
+                continue
+            if len(words) == 1:
+                table.reject(
+                    "choice", "say which dice to keep: 'keep 222', or 'keep none' to reroll all"
+                )
                 continue
             try:
-                kept = parse_faces(words[1] if len(words) > 1 else "", None)
+                kept = () if words[1].lower() == "none" else parse_faces(words[1], None)
             except StateError as exc:
-                table.say(f"  {exc.message}")
+                table.reject("choice", exc.message)
                 continue
             match = [a for a in advice.actions if a.kind == "keep" and a.keep == kept]
             if not match:
-                table.say(f"  {' '.join(map(str, kept))} is not among your dice")
+                table.reject("choice", f"{' '.join(map(str, kept))} is not among your dice")
                 continue
             return match[0]
         name = normalize_name(answer)
@@ -108,15 +119,18 @@ def _choose(table: _Table, advice: Advice, state: State) -> Action:
         if match:
             return match[0]
         legal = ", ".join(a.category for a in advice.actions if a.kind == "score")
-        table.say(f"  {answer!r} is not an open box you may use now (choose from: {legal})")
+        table.reject(
+            "choice", f"{answer!r} is not an open box you may use now (choose from: {legal})"
+        )
 
 
 def _show_advice(table: _Table, advice: Advice) -> None:
     for i, action in enumerate(advice.actions[:_SHOWN]):
-        mark = "best" if i == 0 else f"-{action.loss:.2f}"
+        mark = "best" if i == 0 else "tie" if action.loss < 0.005 else f"-{action.loss:.2f}"
         table.say(f"  {mark:>7}  {action.words():<38} expect {action.value:8.3f} more")
     if len(advice.actions) > _SHOWN:
-        table.say(f"  ... and {len(advice.actions) - _SHOWN} more moves")
+        more = len(advice.actions) - _SHOWN
+        table.say(f"  ... and {more} more move{'s' if more > 1 else ''}")
 
 
 async def play_game(
@@ -159,7 +173,8 @@ async def play_game(
             box = rules.category_index(action.category)
             gained = action.points + action.bonus
             total += gained
-            table.say(f"  scored {gained} in {action.label}; total {total}")
+            extra = f" (+{action.bonus} bonus)" if action.bonus else ""
+            table.say(f"  scored {action.points} in {action.label}{extra}; total {total}")
             upper = state.upper + (action.points if rules.categories[box].upper_face else 0)
             fifty = rules.categories[box].is_yahtzee and action.points > 0
             state = State(state.filled | 1 << box, upper, state.yahtzee_bonus or fifty, None, None)

@@ -83,6 +83,16 @@ return 0
 """
 
 
+# KEYS: blocks hash. The bytes of every stored block (for status; O(blocks)).
+_SIZES = """
+local total = 0
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  total = total + redis.call('HSTRLEN', KEYS[1], field)
+end
+return total
+"""
+
+
 def redacted(url: str) -> str:
     """The URL without its password, for messages and logs."""
     parts = urlsplit(url)
@@ -111,6 +121,7 @@ class RedisStore:
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
         self._commit = self.redis.register_script(_COMMIT)
+        self._sizes = self.redis.register_script(_SIZES)
         self._waiters: dict[str, set[anyio.Event]] = {}
         self._stack = AsyncExitStack()
 
@@ -246,7 +257,7 @@ class RedisStore:
     async def coverage(self, namespace: str) -> Coverage:
         async with self._reachable():
             blocks = await self.redis.hlen(redis_keys.blocks(namespace))
-            size = await self.redis.memory_usage(redis_keys.blocks(namespace)) or 0
+            size = await self._sizes(keys=[redis_keys.blocks(namespace)])
             claims = 0
             async for _ in self.redis.scan_iter(match=redis_keys.claim_pattern(namespace)):
                 claims += 1
@@ -254,6 +265,7 @@ class RedisStore:
 
     async def aclose(self) -> None:
         await self.redis.aclose()
+        await self.redis.connection_pool.disconnect()
 
 
 def _ms(seconds: float) -> int:
