@@ -52,7 +52,13 @@ class Action:
 
     def to_json(self) -> dict[str, object]:
         if self.kind == "keep":
-            return {"kind": "keep", "keep": list(self.keep), "value": self.value, "loss": self.loss}
+            return {
+                "kind": "keep",
+                "keep": list(self.keep),
+                "value": self.value,
+                "loss": self.loss,
+                "words": self.words(),
+            }
         return {
             "kind": "score",
             "category": self.category,
@@ -60,6 +66,7 @@ class Action:
             "bonus": self.bonus,
             "value": self.value,
             "loss": self.loss,
+            "words": self.words(),
         }
 
 

@@ -39,6 +39,7 @@ EXAMPLES = """examples:
   memo-solver export --rules yahtzee --to yahtzee.msgpack
   memo-solver --redis redis://127.0.0.1:6379/0 import --rules yahtzee --from yahtzee.msgpack
   memo-solver worker --redis redis://127.0.0.1:6379/0
+  memo-solver --redis redis://127.0.0.1:6379/0 serve --host 0.0.0.0 --port 8000
   memo-solver play --rules yahtzee
   memo-solver status --json
 
@@ -122,6 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="a .msgpack file, an SQLite file or a redis:// URL",
     )
+    serve = command("serve", "run the HTTP advice service (OpenAPI docs at /docs)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    serve.add_argument(
+        "--deadline", type=float, default=10.0, help="seconds before a cold request gets 503"
+    )
+    serve.add_argument(
+        "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
+    )
     worker = commands.add_parser(
         "worker",
         help="run a background worker (see 'memo-solver worker --help')",
@@ -178,6 +188,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "rules":
             return cmd_rules(args)
+        if args.command == "serve":
+            return cmd_serve(args)
         return _run_async(args)
     except (StateError, UnknownRuleSetError, StoreUnavailableError, TransferError) as exc:
         raise UsageError(str(exc)) from None
@@ -254,6 +266,44 @@ async def _with_engine(
     rules = _rules(args)
     async with open_store(args) as store, open_engine(YahtzeeGame(rules), store) as engine:
         return await work(engine, rules)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from memo_solver.api import ApiSettings, create_app
+
+    if args.deadline <= 0 or args.cache_mb <= 0 or not 0 < args.port < 65536:
+        raise UsageError("--deadline, --cache-mb and --port must be positive (port < 65536)")
+    import anyio
+
+    anyio.run(_check_store, args)  # fail now, in one line, if the store cannot be reached
+    settings = ApiSettings(deadline_s=args.deadline, cache_bytes=args.cache_mb << 20)
+    app = create_app(lambda: open_store(args), settings)
+    emit(
+        args,
+        {"listening": f"http://{args.host}:{args.port}", "store": _store_name(args)},
+        f"serving on http://{args.host}:{args.port} (store: {_store_name(args)})",
+    )
+    keep_freed_memory()
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning"
+    )
+    return 0
+
+
+async def _check_store(args: argparse.Namespace) -> None:
+    async with open_store(args) as store:
+        await store.coverage("probe")
+
+
+def _store_name(args: argparse.Namespace) -> str:
+    from memo_solver.redis_store import redacted
+
+    url = args.redis or os.environ.get(REDIS_ENV)
+    if url and not args.store:
+        return redacted(url)
+    return str(args.store or os.environ.get(STORE_ENV) or default_store_path())
 
 
 async def cmd_advise(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.to_thread
 
+from memo_solver.cache import BlockCache
 from memo_solver.codec import FORMAT_VERSION, decode_block, encode_block
 from memo_solver.game import Block, Game
 from memo_solver.store import Claim, Store
@@ -72,6 +73,7 @@ class Engine:
         *,
         lease_s: float = DEFAULT_LEASE_S,
         compute_limiter: anyio.CapacityLimiter | None = None,
+        cache_bytes: int | None = None,
     ) -> None:
         self.game = game
         self.store = store
@@ -81,7 +83,7 @@ class Engine:
         self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
         self.counters = Counters()
         self._limiter = compute_limiter or anyio.CapacityLimiter(1)
-        self._memo: dict[str, Block] = {}
+        self.memo = BlockCache(cache_bytes)
         self._in_flight: dict[str, _InFlight] = {}
         self._held: set[str] = set()
         self._ready: list[_Job] = []
@@ -99,11 +101,11 @@ class Engine:
 
     def cached(self, key: str) -> Block | None:
         """The block if this process already holds it (no I/O)."""
-        return self._memo.get(key)
+        return self.memo.get(key)
 
     async def _shared(self, key: str, *, fetch_first: bool) -> Block:
         while True:
-            value = self._memo.get(key)
+            value = self.memo.get(key)
             if value is not None:
                 return value
             flight = self._in_flight.get(key)
@@ -133,7 +135,7 @@ class Engine:
         self._lookups.append((keys, asked))
         self._lookup_work.set()
         await asked.wait()
-        return {k: v for k in keys if (v := self._memo.get(k)) is not None}
+        return {k: v for k in keys if (v := self.memo.get(k)) is not None}
 
     async def _lookup_forever(self) -> None:
         while True:
@@ -157,12 +159,13 @@ class Engine:
                 shape=self.game.block_shape(key),
             )
             if value is not None:
-                found[key] = self._memo[key] = value
+                found[key] = value
+                self.memo.put(key, value)
         self.counters.fetched += len(found)
         return found
 
     async def _gather(self, keys: Sequence[str]) -> dict[str, Block]:
-        result = {k: v for k in keys if (v := self._memo.get(k)) is not None}
+        result = {k: v for k in keys if (v := self.memo.get(k)) is not None}
         missing = [k for k in keys if k not in result]
         if missing:
             result.update(await self._lookup(missing))
@@ -253,21 +256,20 @@ class Engine:
             if not committed and claimed:
                 with anyio.CancelScope(shield=True):
                     await self.store.release(self.namespace, claimed, self.token)
+        values = dict(found)
         for key, (value, _) in solved.items():
-            self._memo[key] = value
+            self.memo.put(key, value)
+            values[key] = value
         self.counters.computed += len(solved)
-        busy = 0
         for job in batch:
-            if claims[job.key] is Claim.BUSY:
-                busy += 1
-            else:
-                job.value = self._memo[job.key]
+            if claims[job.key] is not Claim.BUSY:
+                job.value = values[job.key]
         log.debug(
             "batch of %d: %d computed, %d found stored, %d held by other workers",
             len(batch),
             len(solved),
             len(found),
-            busy,
+            len(batch) - len(values),
         )
 
     def _solve(self, jobs: list[_Job]) -> dict[str, tuple[Block, bytes]]:
@@ -299,9 +301,12 @@ async def open_engine(
     *,
     lease_s: float = DEFAULT_LEASE_S,
     compute_limiter: anyio.CapacityLimiter | None = None,
+    cache_bytes: int | None = None,
 ) -> AsyncIterator[Engine]:
     """An engine whose claim renewal runs for as long as the context is open."""
-    engine = Engine(game, store, lease_s=lease_s, compute_limiter=compute_limiter)
+    engine = Engine(
+        game, store, lease_s=lease_s, compute_limiter=compute_limiter, cache_bytes=cache_bytes
+    )
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(engine._renew_forever)

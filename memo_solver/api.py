@@ -1,0 +1,514 @@
+"""The HTTP advice service: any state answered over JSON from the shared memo.
+
+Every answer comes from the same engines the CLI uses, one per rule set, kept for the life
+of the process with an in-memory block cache in front of the store. A cold state is
+computed by the service itself (cooperating with the workers through the block claims);
+the computation runs in the service's own task group, so when a request's deadline passes
+it answers 503 with ``Retry-After`` while the work goes on and lands in the memo, and the
+retry is warm. Errors are 4xx JSON naming the field, in the CLI's words; nothing a client
+sends produces a 500.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import anyio
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memo_solver import metrics
+from memo_solver.advice import advise
+from memo_solver.engine import Engine, namespace, open_engine
+from memo_solver.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
+from memo_solver.state import State, StateError, parse_state, state_from_json
+from memo_solver.store import Store, StoreUnavailableError
+from memo_solver.yahtzee import YahtzeeGame
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+ADMIN_TOKEN_ENV = "MEMO_SOLVER_ADMIN_TOKEN"
+MAX_BATCH = 1000
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    deadline_s: float = 10.0
+    """How long a request waits for a cold computation before 503 + Retry-After."""
+    cache_bytes: int = 256 << 20
+    """In-process block cache per rule set (the whole ``yahtzee`` game is 8 MiB)."""
+    max_body_bytes: int = 1 << 20
+    retry_after_s: int = 2
+
+
+class ApiError(Exception):
+    """A client error: status, the field at fault and a message in the CLI's words."""
+
+    def __init__(self, status: int, field: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.field, self.message = status, field, message
+
+
+# --- request and response models ---------------------------------------------------------
+
+StateInput = dict[str, Any] | str
+
+_STATE_EXAMPLE: dict[str, JsonValue] = {
+    "filled": [
+        "twos",
+        "threes",
+        "fours",
+        "fives",
+        "sixes",
+        "three_of_a_kind",
+        "four_of_a_kind",
+        "full_house",
+        "small_straight",
+        "large_straight",
+        "chance",
+    ],
+    "upper": 62,
+    "yahtzee_bonus": False,
+    "rerolls_left": 2,
+    "dice": [1, 2, 2, 2, 6],
+}
+
+
+class StateRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"rules": "yahtzee", "state": _STATE_EXAMPLE}]},
+    )
+    rules: str = Field("yahtzee", description="a built-in rule set (GET /v1/rules)")
+    state: StateInput = Field(
+        description="JSON state {filled, upper, yahtzee_bonus, rerolls_left, dice}, or the "
+        "short text form, or the reference Haskell line"
+    )
+
+
+class BatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: str = "yahtzee"
+    states: list[StateInput] = Field(max_length=MAX_BATCH)
+
+
+class PrecomputeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: str = "yahtzee"
+
+
+class ActionOut(BaseModel):
+    kind: Literal["keep", "score"]
+    value: float
+    loss: float
+    words: str
+    keep: list[int] | None = None
+    category: str | None = None
+    points: int | None = None
+    bonus: int | None = None
+
+
+class AdviceOut(BaseModel):
+    game_over: bool
+    value: float
+    turn_start_value: float
+    actions: list[ActionOut]
+
+
+class ErrorDetail(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+class BatchItemOut(BaseModel):
+    advice: AdviceOut | None = None
+    error: ErrorDetail | None = None
+
+
+class BatchOut(BaseModel):
+    results: list[BatchItemOut]
+
+
+class ValueOut(BaseModel):
+    rules: str
+    value: float
+    turn_start_value: float
+
+
+class RuleSetOut(BaseModel):
+    name: str
+    description: str
+    boxes: list[str]
+    start_value: float
+    fingerprint: str
+
+
+class CoverageOut(BaseModel):
+    rules: str
+    blocks_total: int
+    blocks_done: int
+    claims_held: int
+    workers_alive: int
+
+
+class JobOut(BaseModel):
+    job: str
+    status: str
+    queued: bool | None = None
+    record: dict[str, str] | None = None
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 503)
+}
+
+
+# --- the service --------------------------------------------------------------------------
+
+
+class Service:
+    """What the routes share: the store, one engine per rule set, and the background group."""
+
+    def __init__(self, store: Store, settings: ApiSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self.engines: dict[str, Engine] = {}
+        self.task_group: anyio.abc.TaskGroup | None = None
+
+    def engine(self, rules: RuleSet) -> Engine:
+        return self.engines[rules.name]
+
+    async def run(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run ``work`` in the service's task group; wait at most the deadline for it."""
+        assert self.task_group is not None, "the app's lifespan is not running"
+        done = anyio.Event()
+        outcome: list[Any] = []
+
+        async def background() -> None:
+            try:
+                outcome.append(await work())
+            except Exception as exc:  # handed to the request that asked, if still waiting
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        self.task_group.start_soon(background)
+        with anyio.move_on_after(self.settings.deadline_s):
+            await done.wait()
+        if not done.is_set():
+            metrics.DEADLINES.inc()
+            raise ApiError(
+                503, "state", "still computing this state; retry shortly (the work goes on)"
+            )
+        result = outcome[0]
+        if isinstance(result, Exception):
+            raise result
+        return result  # type: ignore[no-any-return]
+
+
+def _rules(name: str) -> RuleSet:
+    try:
+        return get_rule_set(name)
+    except UnknownRuleSetError as exc:
+        raise ApiError(422, "rules", str(exc)) from None
+
+
+def _state(raw: StateInput, rules: RuleSet) -> State:
+    return parse_state(raw, rules) if isinstance(raw, str) else state_from_json(raw, rules)
+
+
+def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = None) -> FastAPI:
+    """The ASGI app. ``open_store`` makes the store when the lifespan starts."""
+    settings = settings or ApiSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            store = await stack.enter_async_context(open_store())
+            service = Service(store, settings)
+            limiter = anyio.CapacityLimiter(1)
+            for name, rules in RULE_SETS.items():
+                service.engines[name] = await stack.enter_async_context(
+                    open_engine(
+                        YahtzeeGame(rules),
+                        store,
+                        compute_limiter=limiter,
+                        cache_bytes=settings.cache_bytes,
+                    )
+                )
+            service.task_group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(service.task_group.cancel_scope.cancel)
+            metrics.watch_engines(service.engines)
+            app.state.service = service
+            log.info("serving advice from %s", store.description)
+            yield
+
+    app = FastAPI(
+        title="memo-solver",
+        version="0.1.0",
+        summary="Optimal strategy for Yahtzee-family dice games: advice for any state.",
+        lifespan=lifespan,
+        responses=ERRORS,
+    )
+    app.add_middleware(_BodyLimit, max_bytes=settings.max_body_bytes)
+    _install_error_handlers(app, settings)
+
+    def service_of(request: Request) -> Service:
+        service: Service = request.app.state.service
+        return service
+
+    @app.middleware("http")
+    async def observe(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        metrics.REQUESTS.labels(path, str(response.status_code)).inc()
+        metrics.LATENCY.labels(path).observe(time.perf_counter() - started)
+        return response
+
+    @app.get("/v1/rules", response_model=list[RuleSetOut])
+    async def rules_list() -> list[RuleSetOut]:
+        """The built-in rule sets with their boxes and pinned start values."""
+        return [
+            RuleSetOut(
+                name=r.name,
+                description=r.description,
+                boxes=[c.name for c in r.categories],
+                start_value=r.start_value,
+                fingerprint=r.fingerprint,
+            )
+            for r in RULE_SETS.values()
+        ]
+
+    @app.post("/v1/advice", response_model=AdviceOut, response_model_exclude_none=True)
+    async def advice(body: StateRequest, request: Request) -> dict[str, Any]:
+        """Every legal action, best first, with its expected final score and its loss."""
+        rules = _rules(body.rules)
+        state = _state(body.state, rules)
+        service = service_of(request)
+        result = await service.run(lambda: advise(service.engine(rules), rules, state))
+        return result.to_json()
+
+    @app.post("/v1/advice/batch", response_model=BatchOut, response_model_exclude_none=True)
+    async def advice_batch(body: BatchRequest, request: Request) -> dict[str, Any]:
+        """Up to 1,000 states answered in order; a bad state gets its own error entry."""
+        rules = _rules(body.rules)
+        service = service_of(request)
+        engine = service.engine(rules)
+        parsed: list[State | ErrorDetail] = []
+        for raw in body.states:
+            try:
+                parsed.append(_state(raw, rules))
+            except StateError as exc:
+                parsed.append(ErrorDetail(field=exc.field, message=exc.message))
+
+        async def answer_all() -> list[dict[str, Any]]:
+            results: list[dict[str, Any]] = []
+            for item in parsed:
+                if isinstance(item, ErrorDetail):
+                    results.append({"error": item.model_dump()})
+                else:
+                    results.append({"advice": (await advise(engine, rules, item)).to_json()})
+            return results
+
+        return {"results": await service.run(answer_all)}
+
+    @app.post("/v1/value", response_model=ValueOut)
+    async def value(body: StateRequest, request: Request) -> ValueOut:
+        """The expected future score of a state under optimal play."""
+        rules = _rules(body.rules)
+        state = _state(body.state, rules)
+        service = service_of(request)
+        result = await service.run(lambda: advise(service.engine(rules), rules, state))
+        return ValueOut(
+            rules=rules.name, value=result.value, turn_start_value=result.turn_start_value
+        )
+
+    @app.get("/v1/rules/{name}/coverage", response_model=CoverageOut)
+    async def coverage(name: str, request: Request) -> CoverageOut:
+        """Blocks solved of total, claims held, and workers alive."""
+        rules = _rules(name)
+        service = service_of(request)
+        game = YahtzeeGame(rules)
+        covered = await service.store.coverage(namespace(game))
+        return CoverageOut(
+            rules=rules.name,
+            blocks_total=game.block_count,
+            blocks_done=covered.blocks,
+            claims_held=covered.claims,
+            workers_alive=len(await _workers(service.store)),
+        )
+
+    @app.post("/v1/jobs/precompute", response_model=JobOut, status_code=202)
+    async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
+        """Queue the background precompute of a rule set (operator token required)."""
+        _authorize(request)
+        rules = _rules(body.rules)
+        redis = _redis_of(service_of(request).store)
+        from memo_solver import jobs
+
+        job_id, queued = await jobs.enqueue(redis, jobs.Job.precompute(rules.name))
+        record = await jobs.job_record(redis, job_id) or {}
+        return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
+
+    @app.get("/v1/jobs/{job_id}", response_model=JobOut)
+    async def job(job_id: str, request: Request) -> JobOut:
+        """A background job's record (operator token required)."""
+        _authorize(request)
+        redis = _redis_of(service_of(request).store)
+        from memo_solver import jobs
+
+        record = await jobs.job_record(redis, job_id)
+        if record is None:
+            raise ApiError(404, "job_id", f"no job {job_id!r}")
+        return JobOut(job=job_id, status=record.get("status", "?"), record=record)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz(request: Request) -> dict[str, str]:
+        """The store is reachable."""
+        store = service_of(request).store
+        await store.coverage(namespace(YahtzeeGame(RULE_SETS["yahtzee-upper"])))
+        return {"status": "ready", "store": store.description}
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics_endpoint() -> Response:
+        body, content_type = metrics.render()
+        return Response(content=body, media_type=content_type)
+
+    return app
+
+
+async def _workers(store: Store) -> list[dict[str, str]]:
+    redis = getattr(store, "redis", None)
+    if redis is None:
+        return []
+    from memo_solver import jobs
+
+    return await jobs.live_workers(redis)
+
+
+def _redis_of(store: Store) -> Any:
+    redis = getattr(store, "redis", None)
+    if redis is None:
+        raise ApiError(
+            409, "store", "background jobs need the shared Redis store (serve with --redis URL)"
+        )
+    return redis
+
+
+def _authorize(request: Request) -> None:
+    expected = os.environ.get(ADMIN_TOKEN_ENV)
+    if not expected:
+        raise ApiError(
+            403, "authorization", f"operator endpoints are disabled: set ${ADMIN_TOKEN_ENV}"
+        )
+    given = request.headers.get("authorization", "")
+    scheme, _, token = given.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(401, "authorization", "send 'Authorization: Bearer <operator token>'")
+    if not hmac.compare_digest(token.encode(), expected.encode()):
+        raise ApiError(403, "authorization", "wrong operator token")
+
+
+def _error(
+    status: int, field: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"field": field, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def _install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
+    retry = {"Retry-After": str(settings.retry_after_s)}
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, exc.field, exc.message, retry if exc.status == 503 else None)
+
+    @app.exception_handler(StateError)
+    async def state_error(request: Request, exc: StateError) -> JSONResponse:
+        return _error(422, exc.field, exc.message)
+
+    @app.exception_handler(StoreUnavailableError)
+    async def store_down(request: Request, exc: StoreUnavailableError) -> JSONResponse:
+        return _error(503, "store", str(exc), retry)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        if first.get("type") == "json_invalid":
+            reason = first.get("ctx", {}).get("error") or first.get("msg", "")
+            return _error(400, "body", f"malformed JSON: {reason}")
+        location = [str(p) for p in first.get("loc", ()) if p != "body"]
+        return _error(422, ".".join(location) or "body", str(first.get("msg", "invalid request")))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        field = "path" if exc.status_code in (404, 405) else "request"
+        return _error(exc.status_code, field, str(exc.detail))
+
+
+class _BodyLimit:
+    """413 for bodies over the limit, whether announced by Content-Length or streamed."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        too_big = f"request body over {self.max_bytes} bytes"
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await _error(413, "body", too_big)(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise _BodyTooLargeError
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _BodyTooLargeError:
+            await _error(413, "body", too_big)(scope, receive, send)
+
+
+class _BodyTooLargeError(Exception):
+    """Raised inside the app when the streamed body passes the limit."""
+
+
+def openapi_document(app: FastAPI) -> str:
+    """The OpenAPI document as committed in ``openapi.json`` (sorted, indented)."""
+    return json.dumps(app.openapi(), indent=2, sort_keys=True) + "\n"
