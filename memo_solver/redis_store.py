@@ -123,6 +123,7 @@ class RedisStore:
         self._commit = self.redis.register_script(_COMMIT)
         self._sizes = self.redis.register_script(_SIZES)
         self._waiters: dict[str, set[anyio.Event]] = {}
+        self._listen_wanted = anyio.Event()
         self._stack = AsyncExitStack()
 
     @property
@@ -206,6 +207,7 @@ class RedisStore:
         A lost connection only costs latency (waiters re-check every second), so it is
         logged and retried, never raised.
         """
+        await self._listen_wanted.wait()  # a process that never waits never subscribes
         while True:
             pubsub = self.redis.pubsub()
             try:
@@ -227,6 +229,7 @@ class RedisStore:
         deadline = time.monotonic() + timeout_s
         channel = redis_keys.done_channel(namespace, key)
         claim_key = redis_keys.claim(namespace, key)
+        self._listen_wanted.set()
         event = anyio.Event()
         waiters = self._waiters.setdefault(channel, set())
         waiters.add(event)  # listen first, then look: a commit in between is not missed

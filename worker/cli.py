@@ -17,7 +17,7 @@ import anyio
 from redis.exceptions import RedisError
 
 from memo_solver.jobs import live_workers
-from memo_solver.redis_store import RedisStore
+from memo_solver.redis_store import RedisStore, redacted
 from memo_solver.runtime import keep_freed_memory, pin_blas_threads
 from memo_solver.store import StoreUnavailableError
 from worker.settings import WorkerSettings, settings_from
@@ -63,10 +63,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m worker") -> i
         try:
             anyio.run(Worker(settings).run)
             return 0
-        except (StoreUnavailableError, RedisError, OSError) as exc:
-            log.warning(
-                "Redis at %s failed: %s; retrying in %.0f s", settings.redis_url, exc, backoff
-            )
+        except StoreUnavailableError as exc:
+            log.warning("%s; retrying in %.0f s", exc, backoff)
+        except (RedisError, OSError) as exc:
+            url = redacted(settings.redis_url)
+            log.warning("Redis at %s failed: %s; retrying in %.0f s", url, exc, backoff)
         except KeyboardInterrupt:
             return 130
         time.sleep(backoff)
