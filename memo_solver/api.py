@@ -19,12 +19,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import anyio
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -41,6 +43,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ADMIN_TOKEN_ENV = "MEMO_SOLVER_ADMIN_TOKEN"
+WEB_DIR = Path(__file__).parent / "web"
 MAX_BATCH = 1000
 
 
@@ -382,6 +385,13 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         if record is None:
             raise ApiError(404, "job_id", f"no job {job_id!r}")
         return JobOut(job=job_id, status=record.get("status", "?"), record=record)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        """The players' page: a static front end that calls this API."""
+        return FileResponse(WEB_DIR / "index.html")
+
+    app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
