@@ -99,10 +99,6 @@ class Engine:
         """Several blocks at once: one store round trip for those already solved."""
         return await self._gather(list(dict.fromkeys(keys)))
 
-    def cached(self, key: str) -> Block | None:
-        """The block if this process already holds it (no I/O)."""
-        return self.memo.get(key)
-
     async def _shared(self, key: str, *, fetch_first: bool) -> Block:
         while True:
             value = self.memo.get(key)
