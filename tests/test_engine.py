@@ -115,7 +115,7 @@ async def test_a_late_block_computes_only_what_it_needs() -> None:
         await engine.block(key)
         # Hand-checkable end games (pins.md), read from the blocks solved on the way.
         only = {
-            box: engine.cached(block_key(mask_with_open(HASBRO, box)))
+            box: engine.memo.get(block_key(mask_with_open(HASBRO, box)))
             for box in ("chance", "yahtzee", "sixes")
         }
     assert engine.counters == Counters(computed=8, fetched=0, waited=0)
@@ -143,7 +143,7 @@ async def test_a_second_ask_does_no_store_io() -> None:
         assert spy.calls == calls
         assert engine.counters == counters
     assert again is first
-    assert later is engine.cached(block_key(0b1010101))
+    assert later is engine.memo.get(block_key(0b1010101))
 
 
 async def test_a_fresh_engine_fetches_instead_of_computing() -> None:
