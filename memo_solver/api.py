@@ -159,6 +159,13 @@ class RuleSetOut(BaseModel):
     name: str
     description: str
     boxes: list[str]
+    upper_boxes: list[str]
+    yahtzee_box: str | None
+    rerolls: int
+    upper_threshold: int
+    upper_bonus: int
+    yahtzee_bonus: int
+    joker: Literal["forced", "free", "none"]
     start_value: float
     fingerprint: str
 
@@ -297,6 +304,13 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
                 name=r.name,
                 description=r.description,
                 boxes=[c.name for c in r.categories],
+                upper_boxes=[c.name for c in r.categories if c.upper_face],
+                yahtzee_box=None if r.yahtzee_box is None else r.categories[r.yahtzee_box].name,
+                rerolls=r.rerolls,
+                upper_threshold=r.upper_threshold,
+                upper_bonus=r.upper_bonus,
+                yahtzee_bonus=r.yahtzee_bonus,
+                joker=r.joker,
                 start_value=r.start_value,
                 fingerprint=r.fingerprint,
             )

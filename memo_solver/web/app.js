@@ -1,0 +1,1013 @@
+/* memo-solver's players' page: plain JavaScript, no build step, nothing fetched from
+ * outside this service. It keeps the scorecard, the dice and the roll of the turn, asks
+ * POST /v1/advice for every legal move, and shows them best first. In play-along mode it
+ * also keeps a whole game (in localStorage) and reviews the decisions at the end. */
+"use strict";
+
+(() => {
+  const STORAGE_KEY = "memo-solver:page:v1";
+  const DICE = 5;
+  const FACES = 6;
+  const UPPER_NAMES = ["ones", "twos", "threes", "fours", "fives", "sixes"];
+  const ADVICE_CACHE_SIZE = 200;
+  const TYPING_DELAY_MS = 250;
+
+  const $ = (selector) => document.querySelector(selector);
+  const el = {
+    app: $("#app"),
+    rules: $("#rules"),
+    rulesDescription: $("#rules-description"),
+    modeRadios: document.querySelectorAll('input[name="mode"]'),
+    playBar: $("#play-bar"),
+    playStatus: $("#play-status"),
+    undo: $("#undo"),
+    newGame: $("#new-game"),
+    turn: $("#turn"),
+    rollField: $("#roll-field"),
+    rollRadios: document.querySelectorAll('input[name="roll"]'),
+    rollText: $("#roll-text"),
+    dice: $("#dice"),
+    quick: $("#quick"),
+    doBest: $("#do-best"),
+    pad: document.querySelectorAll(".pad-button"),
+    clearDice: $("#clear-dice"),
+    advice: $("#advice"),
+    status: $("#status"),
+    error: $("#error"),
+    best: $("#best"),
+    outlook: $("#outlook"),
+    actionsWrap: $("#actions-wrap"),
+    actionsBody: $("#actions tbody"),
+    review: $("#review"),
+    reviewBody: $("#review-body"),
+    reviewNewGame: $("#review-new-game"),
+    scorecard: $("#scorecard"),
+    scorecardHint: $("#scorecard-hint"),
+    boxes: $("#boxes"),
+    extraField: $("#extra-bonus-field"),
+    extraLabel: $('label[for="extra-bonuses"]'),
+    extra: $("#extra-bonuses"),
+    totals: $("#totals"),
+  };
+
+  // Figures the browser tests read: first render and tap-to-advice times, in ms.
+  const timings = { ready: null, advice: [] };
+  window.memoTimings = timings;
+
+  /** @type {Map<string, object>} */
+  let ruleSets = new Map();
+  let state = loadState();
+  let lastAdvice = null; // {key, request, data}
+  let lastInputAt = null;
+  let requestSeq = 0;
+  let inFlight = null;
+  let retryTimer = null;
+  let typingTimer = null;
+  let pendingTimer = null;
+  let computingSince = null;
+  const adviceCache = new Map();
+  const turnStartValues = new Map(); // scorecard -> its value before a turn's first roll
+
+  // --- state -------------------------------------------------------------------------------
+
+  function freshAdvise(rules) {
+    return { rules, boxes: {}, extraBonuses: 0, roll: 1, dice: [] };
+  }
+
+  function freshPlay(rules) {
+    return {
+      rules,
+      boxes: {}, // name -> points, for the filled boxes
+      bonus: 0, // bonus points banked (upper bonus, extra Yahtzees)
+      roll: 1,
+      dice: [],
+      decisions: [],
+      over: false,
+    };
+  }
+
+  function loadState() {
+    let saved = null;
+    try {
+      saved = JSON.parse(localStorage.getItem(STORAGE_KEY) || "null");
+    } catch (_) {
+      saved = null;
+    }
+    const base = {
+      mode: "advise",
+      advise: freshAdvise("yahtzee"),
+      play: freshPlay("yahtzee"),
+      undo: [],
+    };
+    if (!saved || typeof saved !== "object") return base;
+    return {
+      mode: saved.mode === "play" ? "play" : "advise",
+      advise: { ...base.advise, ...(saved.advise || {}) },
+      play: { ...base.play, ...(saved.play || {}) },
+      undo: Array.isArray(saved.undo) ? saved.undo.slice(-100) : [],
+    };
+  }
+
+  function saveState() {
+    try {
+      localStorage.setItem(STORAGE_KEY, JSON.stringify(state));
+    } catch (_) {
+      // Private browsing or a full quota: the page still works, it just forgets on reload.
+    }
+  }
+
+  /** The part of the state the page is showing: the free position or the game in play. */
+  function current() {
+    return state.mode === "play" ? state.play : state.advise;
+  }
+
+  function rulesInfo(name) {
+    const rules = ruleSets.get(name);
+    if (!rules) return null;
+    // Everything about the rules comes from GET /v1/rules: the page keeps no copy.
+    return {
+      ...rules,
+      upperBonus: rules.upper_bonus,
+      threshold: rules.upper_threshold,
+      yahtzeeBonus: rules.yahtzee_bonus,
+      yahtzeeBox: rules.yahtzee_box,
+    };
+  }
+
+  function label(name) {
+    return name
+      .split("_")
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join(" ")
+      .replace(/ Of /g, " of ")
+      .replace(/ A /g, " a ");
+  }
+
+  function upperFace(name) {
+    return UPPER_NAMES.indexOf(name) + 1; // 0 when not an upper box
+  }
+
+  /** Filled boxes with their points, whichever mode: [{name, points}] in scorecard order. */
+  function filledBoxes(view, info) {
+    const result = [];
+    for (const name of info.boxes) {
+      if (state.mode === "play") {
+        if (name in view.boxes) result.push({ name, points: view.boxes[name] });
+      } else {
+        const box = view.boxes[name];
+        if (box && box.filled) result.push({ name, points: parsePoints(box.points) });
+      }
+    }
+    return result;
+  }
+
+  function parsePoints(text) {
+    const trimmed = String(text ?? "").trim();
+    if (trimmed === "") return 0;
+    return /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+  }
+
+  /** The scorecard as the API and the totals need it, or {error} for a bad entry. */
+  function scorecardSummary(view, info) {
+    const filled = filledBoxes(view, info);
+    for (const { name, points } of filled) {
+      const face = upperFace(name);
+      if (!Number.isInteger(points)) {
+        return { error: `${label(name)}: enter the points as a whole number (or leave it empty for 0).` };
+      }
+      if (face && (points % face !== 0 || points > DICE * face)) {
+        return {
+          error: `${label(name)}: the points must be a multiple of ${face} from 0 to ${DICE * face}.`,
+        };
+      }
+      if (!face && points > 50) {
+        return { error: `${label(name)}: no box scores more than 50 points.` };
+      }
+    }
+    const upper = filled.filter((b) => upperFace(b.name)).reduce((s, b) => s + b.points, 0);
+    const boxPoints = filled.reduce((s, b) => s + b.points, 0);
+    const yahtzeeBonus =
+      info.yahtzeeBox !== null && filled.some((b) => b.name === info.yahtzeeBox && b.points === 50);
+    let bonusPoints;
+    if (state.mode === "play") {
+      bonusPoints = view.bonus || 0;
+    } else {
+      const upperBonus = info.upperBonus && upper >= info.threshold ? info.upperBonus : 0;
+      const extras = info.yahtzeeBonus && yahtzeeBonus ? Math.max(0, view.extraBonuses | 0) : 0;
+      bonusPoints = upperBonus + extras * info.yahtzeeBonus;
+    }
+    return {
+      filled: filled.map((b) => b.name),
+      upper,
+      yahtzeeBonus,
+      boxPoints,
+      bonusPoints,
+      banked: boxPoints + bonusPoints,
+      allFilled: filled.length === info.boxes.length,
+    };
+  }
+
+  // --- rendering -----------------------------------------------------------------------------
+
+  const PIPS = {
+    1: [[50, 50]],
+    2: [[72, 28], [28, 72]],
+    3: [[72, 28], [50, 50], [28, 72]],
+    4: [[28, 28], [72, 28], [28, 72], [72, 72]],
+    5: [[28, 28], [72, 28], [50, 50], [28, 72], [72, 72]],
+    6: [[28, 28], [72, 28], [28, 50], [72, 50], [28, 72], [72, 72]],
+  };
+
+  function dieSvg(face) {
+    const pips = PIPS[face].map(([x, y]) => `<circle cx="${x}" cy="${y}" r="9"/>`).join("");
+    return (
+      `<svg viewBox="0 0 100 100" aria-hidden="true" focusable="false">` +
+      `<rect x="4" y="4" width="92" height="92" rx="16" class="die-body"/>` +
+      `<g class="pips">${pips}</g></svg>`
+    );
+  }
+
+  function escapeHtml(text) {
+    return String(text).replace(
+      /[&<>"']/g,
+      (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c],
+    );
+  }
+
+  function fmt(x) {
+    return Number(x).toFixed(3);
+  }
+
+  function renderRulesSelect() {
+    const view = current();
+    el.rules.innerHTML = "";
+    for (const rules of ruleSets.values()) {
+      const option = document.createElement("option");
+      option.value = rules.name;
+      option.textContent = rules.name;
+      el.rules.append(option);
+    }
+    el.rules.value = view.rules;
+    const info = rulesInfo(view.rules);
+    el.rulesDescription.textContent = info ? info.description : "";
+    const locked = state.mode === "play" && state.play.decisions.length > 0 && !state.play.over;
+    el.rules.disabled = locked;
+    if (locked) {
+      el.rulesDescription.textContent += " (start a new game to change the rule set)";
+    }
+  }
+
+  function renderMode() {
+    for (const radio of el.modeRadios) radio.checked = radio.value === state.mode;
+    const play = state.mode === "play";
+    el.playBar.hidden = !play;
+    el.rollField.hidden = play;
+    el.rollText.hidden = !play;
+    el.app.dataset.mode = state.mode;
+    el.scorecardHint.textContent = play
+      ? "The game's scorecard: each box fills as you choose where to score."
+      : "Tick the boxes already filled and enter the points scored in them.";
+  }
+
+  /** Rebuild the scorecard's rows: on a new rule set, mode, game or choice (never while typing). */
+  function renderBoxes() {
+    const view = current();
+    const info = rulesInfo(view.rules);
+    el.boxes.innerHTML = "";
+    if (!info) return;
+    const list = document.createElement(state.mode === "play" ? "ul" : "div");
+    list.className = "box-list";
+    for (const name of info.boxes) {
+      const id = `box-${name}`;
+      const row = document.createElement(state.mode === "play" ? "li" : "div");
+      row.className = "box-row";
+      row.dataset.box = name;
+      if (upperFace(name)) row.classList.add("upper");
+      if (state.mode === "play") {
+        const filled = name in view.boxes;
+        row.classList.toggle("filled", filled);
+        row.innerHTML =
+          `<span class="box-name">${escapeHtml(label(name))}</span>` +
+          `<span class="box-points">${filled ? view.boxes[name] : '<span class="open">open</span>'}</span>`;
+      } else {
+        const box = view.boxes[name] || { filled: false, points: "" };
+        row.classList.toggle("filled", !!box.filled);
+        const face = upperFace(name);
+        const range = face ? `min="0" max="${DICE * face}" step="${face}"` : `min="0" max="50" step="1"`;
+        row.innerHTML =
+          `<input type="checkbox" id="${id}" class="box-check" ${box.filled ? "checked" : ""}>` +
+          `<label for="${id}" class="box-name">${escapeHtml(label(name))}</label>` +
+          `<label for="${id}-points" class="visually-hidden">Points in ${escapeHtml(label(name))}</label>` +
+          `<input type="number" id="${id}-points" class="box-points-input" inputmode="numeric" ` +
+          `${range} placeholder="–" value="${escapeHtml(box.points ?? "")}">`;
+      }
+      list.append(row);
+    }
+    el.boxes.append(list);
+    if (info.yahtzeeBonus && state.mode !== "play") {
+      el.extraField.hidden = false;
+      el.extraLabel.textContent = `Extra ${label(info.yahtzeeBox)}s so far (+${info.yahtzeeBonus} each)`;
+      el.extra.value = String(view.extraBonuses || 0);
+    } else {
+      el.extraField.hidden = true;
+    }
+    markAdvisedBox();
+  }
+
+  function renderTotals() {
+    const view = current();
+    const info = rulesInfo(view.rules);
+    if (!info) return;
+    const summary = scorecardSummary(view, info);
+    const rows = [];
+    if (info.boxes.some(upperFace)) {
+      let upperNote = "";
+      if (info.upperBonus && !Number.isNaN(summary.upper)) {
+        upperNote =
+          summary.upper >= info.threshold
+            ? ` (bonus +${info.upperBonus} reached)`
+            : ` of ${info.threshold} for the +${info.upperBonus} bonus`;
+      }
+      rows.push(["Upper total", `<span id="upper-total">${summary.upper ?? "?"}</span>${upperNote}`]);
+    }
+    if (info.yahtzeeBonus) {
+      rows.push([
+        `${label(info.yahtzeeBox)} bonus`,
+        summary.yahtzeeBonus ? `on: another one earns +${info.yahtzeeBonus}` : "off",
+      ]);
+    }
+    if (summary.bonusPoints) rows.push(["Bonus points banked", String(summary.bonusPoints)]);
+    rows.push([
+      "Points banked",
+      `<strong id="banked">${summary.error ? "?" : summary.banked}</strong>`,
+    ]);
+    el.totals.innerHTML = rows.map(([k, v]) => `<div><dt>${k}</dt><dd>${v}</dd></div>`).join("");
+  }
+
+  function renderRoll() {
+    const view = current();
+    for (const radio of el.rollRadios) radio.checked = Number(radio.value) === view.roll;
+    if (state.mode === "play") {
+      const info = rulesInfo(view.rules);
+      const turns = info ? info.boxes.length : 0;
+      const turn = Object.keys(view.boxes).length + 1;
+      el.rollText.textContent = view.over
+        ? "The game is over."
+        : `Turn ${Math.min(turn, turns)} of ${turns} · roll ${view.roll} of 3`;
+    }
+  }
+
+  function keptMask(dice, keep) {
+    const left = [...keep];
+    return dice.map((face) => {
+      const at = left.indexOf(face);
+      if (at < 0) return false;
+      left.splice(at, 1);
+      return true;
+    });
+  }
+
+  function renderDice() {
+    const view = current();
+    const focused = el.dice.contains(document.activeElement) ? document.activeElement : null;
+    const focusIndex = focused ? Number(focused.dataset.index) : null;
+    const dice = view.dice;
+    let kept = dice.map(() => false);
+    const best = shownBestAction();
+    if (best && best.kind === "keep") kept = keptMask(dice, best.keep);
+    const parts = [];
+    for (let i = 0; i < DICE; i += 1) {
+      if (i < dice.length) {
+        const face = dice[i];
+        const keep = kept[i];
+        const name = `Die ${i + 1}: ${face}${keep ? ", keep it" : ""}. Activate to take it back.`;
+        parts.push(
+          `<button type="button" class="die${keep ? " kept" : ""}" data-index="${i}" data-face="${face}" ` +
+            `data-kept="${keep ? "yes" : "no"}" aria-label="${name}">${dieSvg(face)}` +
+            `<span class="die-tag" aria-hidden="true">${keep ? "keep" : "&nbsp;"}</span></button>`,
+        );
+      } else {
+        parts.push(`<span class="die empty" aria-hidden="true"><span class="die-slot"></span><span class="die-tag">&nbsp;</span></span>`);
+      }
+    }
+    el.dice.innerHTML = parts.join("");
+    if (focusIndex !== null) {
+      // Rebuilding the dice must not throw the keyboard user's focus back to the page.
+      const buttons = el.dice.querySelectorAll("button.die");
+      (buttons[Math.min(focusIndex, buttons.length - 1)] || el.pad[0]).focus();
+    }
+    const full = dice.length >= DICE;
+    for (const button of el.pad) button.setAttribute("aria-disabled", full ? "true" : "false");
+  }
+
+  function renderPad() {
+    for (const button of el.pad) button.innerHTML = dieSvg(Number(button.dataset.face));
+  }
+
+  function renderPlayBar() {
+    if (state.mode !== "play") return;
+    const play = state.play;
+    const lost = play.decisions.reduce((s, d) => s + d.loss, 0);
+    const n = play.decisions.length;
+    el.playStatus.textContent =
+      n === 0
+        ? "A new game: roll, enter your dice, and choose a move."
+        : `${n} decision${n === 1 ? "" : "s"} so far, ${fmt(lost)} points lost to the best moves.`;
+    el.undo.disabled = state.undo.length === 0;
+  }
+
+  function renderAll() {
+    renderMode();
+    renderRulesSelect();
+    renderPlayBar();
+    renderBoxes();
+    renderTotals();
+    renderRoll();
+    renderDice();
+    renderReview();
+  }
+
+  // --- advice -----------------------------------------------------------------------------
+
+  function shownBestAction() {
+    if (!lastAdvice || lastAdvice.key !== requestKey()) return null;
+    return lastAdvice.data.actions[0] || null;
+  }
+
+  function markAdvisedBox() {
+    const best = shownBestAction();
+    for (const row of el.boxes.querySelectorAll(".box-row")) {
+      const advised = !!best && best.kind === "score" && best.category === row.dataset.box;
+      row.classList.toggle("advised", advised);
+    }
+  }
+
+  /** The request the page's inputs make now, or {error} when they cannot make one. */
+  function buildRequest() {
+    const view = current();
+    const info = rulesInfo(view.rules);
+    if (!info) return { error: null };
+    if (state.mode === "play" && view.over) return { error: null, over: true };
+    const summary = scorecardSummary(view, info);
+    if (summary.error) return { error: summary.error };
+    const request = {
+      rules: view.rules,
+      state: {
+        filled: summary.filled,
+        upper: summary.upper,
+        yahtzee_bonus: summary.yahtzeeBonus,
+      },
+    };
+    const withDice = view.dice.length === DICE && !summary.allFilled;
+    if (withDice) {
+      request.state.rerolls_left = info.rerolls - (view.roll - 1);
+      request.state.dice = [...view.dice].sort((a, b) => a - b);
+    }
+    return { request, summary, withDice };
+  }
+
+  function requestKey() {
+    const built = buildRequest();
+    return built.request ? JSON.stringify(built.request) : null;
+  }
+
+  function setAdviceState(value) {
+    el.advice.dataset.state = value;
+    el.advice.setAttribute("aria-busy", value === "loading" || value === "computing" ? "true" : "false");
+  }
+
+  function clearQuick() {
+    el.quick.textContent = "";
+    el.doBest.hidden = true;
+  }
+
+  function clearAdvice() {
+    lastAdvice = null;
+    clearQuick();
+    el.best.innerHTML = "";
+    el.outlook.textContent = "";
+    el.actionsBody.innerHTML = "";
+    el.actionsWrap.hidden = true;
+    renderDice();
+    markAdvisedBox();
+  }
+
+  function showError(message) {
+    el.error.textContent = message || "";
+  }
+
+  function showStatus(message) {
+    el.status.textContent = message || "";
+  }
+
+  function retryAfterSeconds(header) {
+    if (!header) return 2;
+    const seconds = Number(header);
+    if (Number.isFinite(seconds)) return Math.min(60, Math.max(1, seconds));
+    const date = Date.parse(header);
+    if (!Number.isNaN(date)) return Math.min(60, Math.max(1, (date - Date.now()) / 1000));
+    return 2;
+  }
+
+  /** Ask for advice on the page's position now (cancelling any older question). */
+  function updateAdvice() {
+    clearTimeout(retryTimer);
+    clearTimeout(typingTimer);
+    clearTimeout(pendingTimer);
+    if (inFlight) inFlight.abort();
+    inFlight = null;
+    const seq = ++requestSeq;
+    const built = buildRequest();
+    renderTotals();
+    if (!built.request) {
+      computingSince = null;
+      showStatus("");
+      showError(built.error || "");
+      clearAdvice();
+      setAdviceState(built.error ? "error" : "idle");
+      if (built.over) renderReview();
+      return;
+    }
+    showError("");
+    if (!built.withDice && !built.summary.allFilled) {
+      // Nothing to ask until the five dice are in: a half-entered scorecard is not worth a
+      // (possibly cold, long) computation on the service.
+      computingSince = null;
+      showStatus("");
+      renderWaiting(built);
+      return;
+    }
+    const key = JSON.stringify(built.request);
+    if (lastAdvice && lastAdvice.key === key) {
+      renderAdvice(lastAdvice.data, built);
+      return;
+    }
+    const cached = adviceCache.get(key);
+    if (cached) {
+      renderAdvice(cached, built);
+      return;
+    }
+    setAdviceState(computingSince ? "computing" : "loading");
+    const controller = new AbortController();
+    inFlight = controller;
+    if (!computingSince) {
+      // A warm answer takes a few ms; say something only when this one is slower.
+      pendingTimer = setTimeout(() => {
+        if (seq !== requestSeq || inFlight !== controller) return;
+        showStatus("Asking the solver… (a position it has not seen before can take a while)");
+        el.quick.textContent = "Asking the solver…";
+      }, 400);
+    }
+    fetch("/v1/advice", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: key,
+      signal: controller.signal,
+    })
+      .then(async (response) => {
+        if (seq !== requestSeq) return;
+        let body = null;
+        try {
+          body = await response.json();
+        } catch (_) {
+          body = null;
+        }
+        if (seq !== requestSeq) return;
+        inFlight = null;
+        clearTimeout(pendingTimer);
+        if (response.status === 503) {
+          const wait = retryAfterSeconds(response.headers.get("Retry-After"));
+          showComputing(wait, body);
+          retryTimer = setTimeout(updateAdvice, wait * 1000);
+          return;
+        }
+        computingSince = null;
+        showStatus("");
+        if (!response.ok) {
+          const detail = body && body.error;
+          clearAdvice();
+          setAdviceState("error");
+          showError(
+            detail
+              ? `The service refused this position: ${detail.message} (${detail.field}).`
+              : `The service answered ${response.status} ${response.statusText}.`,
+          );
+          return;
+        }
+        rememberAdvice(key, body);
+        renderAdvice(body, built);
+      })
+      .catch((error) => {
+        if (error.name === "AbortError" || seq !== requestSeq) return;
+        inFlight = null;
+        clearTimeout(pendingTimer);
+        clearQuick();
+        setAdviceState("error");
+        showStatus("");
+        showError("Cannot reach the advice service. Retrying in 3 seconds…");
+        retryTimer = setTimeout(updateAdvice, 3000);
+      });
+  }
+
+  function rememberAdvice(key, data) {
+    adviceCache.set(key, data);
+    if (adviceCache.size > ADVICE_CACHE_SIZE) adviceCache.delete(adviceCache.keys().next().value);
+  }
+
+  function showComputing(waitSeconds, body) {
+    if (!computingSince) computingSince = Date.now();
+    const elapsed = Math.round((Date.now() - computingSince) / 1000);
+    const detail = body && body.error && body.error.field !== "state" ? ` (${body.error.message})` : "";
+    clearAdvice();
+    el.quick.textContent = "The solver is computing this position…";
+    setAdviceState("computing");
+    showStatus(
+      `The solver is computing this position for the first time${detail}. ` +
+        `This page asks again by itself in ${Math.round(waitSeconds)} s` +
+        (elapsed > 0 ? ` (${elapsed} s so far).` : "."),
+    );
+  }
+
+  function scorecardKey(request) {
+    const { filled, upper, yahtzee_bonus: bonus } = request.state;
+    return JSON.stringify([request.rules, filled, upper, bonus]);
+  }
+
+  /** Five dice are not in yet: say what to do, and what the scorecard is worth if known. */
+  function renderWaiting(built) {
+    lastAdvice = null;
+    clearQuick();
+    setAdviceState("idle");
+    const view = current();
+    const missing = DICE - view.dice.length;
+    const hint =
+      state.mode === "play" && view.roll > 1
+        ? `Roll the ${missing} ${missing === 1 ? "die" : "dice"} you did not keep and enter what they show.`
+        : `Enter your five dice to see the best move${missing < DICE ? ` (${missing} more)` : ""}.`;
+    el.best.innerHTML = `<p class="best-move muted">${hint}</p>`;
+    const start = turnStartValues.get(scorecardKey(built.request));
+    const banked = built.summary.banked;
+    el.outlook.innerHTML =
+      start === undefined
+        ? ""
+        : `Expected final score at the start of this turn: <strong class="final">${fmt(banked + start)}</strong> ` +
+          `<span class="muted">(${banked} banked + <span class="raw">${fmt(start)}</span> to come)</span>`;
+    el.actionsBody.innerHTML = "";
+    el.actionsWrap.hidden = true;
+    renderDice();
+    markAdvisedBox();
+  }
+
+  function renderAdvice(data, built) {
+    const { summary } = built;
+    const key = JSON.stringify(built.request);
+    lastAdvice = { key, data, request: built.request };
+    turnStartValues.set(scorecardKey(built.request), data.turn_start_value);
+    setAdviceState("ready");
+    const banked = summary.banked;
+    if (data.game_over) {
+      el.best.innerHTML = `<p class="best-move">The game is over: every box is filled.</p>`;
+      clearQuick();
+      el.outlook.innerHTML = `Final score: <strong>${banked}</strong>.`;
+      el.actionsBody.innerHTML = "";
+      el.actionsWrap.hidden = true;
+    } else {
+      const best = data.actions[0];
+      const play = state.mode === "play";
+      el.best.innerHTML =
+        `<p class="best-label">Best move</p>` +
+        `<p class="best-move" id="best-move" data-kind="${best.kind}">${escapeHtml(best.words)}</p>`;
+      el.quick.innerHTML = `Best move: <strong>${escapeHtml(best.words)}</strong>`;
+      el.doBest.hidden = !play;
+      el.doBest.setAttribute("aria-label", `Do this: ${best.words}`);
+      el.outlook.innerHTML =
+        `Expected final score of the game: <strong class="final">${fmt(banked + data.value)}</strong> ` +
+        `<span class="muted">= ${banked} banked + <span class="raw" id="best-value">${fmt(data.value)}</span> to come</span>`;
+      el.actionsBody.innerHTML = data.actions
+        .map((action, i) => {
+          const words = escapeHtml(action.words);
+          const move = play
+            ? `<button type="button" class="choose link" data-index="${i}">${words}</button>`
+            : words;
+          const loss = i === 0 || action.loss < 5e-10 ? "0" : `−${fmt(action.loss)}`;
+          return (
+            `<tr class="${i === 0 ? "best-row" : ""}" data-kind="${action.kind}" data-value="${action.value}">` +
+            `<th scope="row" class="move">${move}</th>` +
+            `<td class="num">${fmt(banked + action.value)}</td>` +
+            `<td class="num raw">${fmt(action.value)}</td>` +
+            `<td class="num loss">${loss}</td></tr>`
+          );
+        })
+        .join("");
+      el.actionsWrap.hidden = false;
+    }
+    renderDice();
+    markAdvisedBox();
+    if (lastInputAt !== null) {
+      timings.advice.push(performance.now() - lastInputAt);
+      lastInputAt = null;
+    }
+  }
+
+  // --- play along ---------------------------------------------------------------------------
+
+  function snapshot() {
+    state.undo.push(JSON.stringify(state.play));
+    if (state.undo.length > 100) state.undo.shift();
+  }
+
+  function choose(index) {
+    if (!lastAdvice || lastAdvice.key !== requestKey()) return;
+    const data = lastAdvice.data;
+    const action = data.actions[index];
+    if (!action) return;
+    const play = state.play;
+    snapshot();
+    play.decisions.push({
+      turn: Object.keys(play.boxes).length + 1,
+      roll: play.roll,
+      dice: [...play.dice],
+      chosen: action.words,
+      best: data.actions[0].words,
+      loss: action.loss < 5e-10 ? 0 : action.loss,
+      value: action.value,
+    });
+    let message;
+    if (action.kind === "keep") {
+      play.roll += 1;
+      play.dice = [...action.keep];
+      message =
+        action.keep.length === DICE
+          ? `Kept all five dice: roll ${play.roll}.`
+          : `Kept ${action.keep.join(" ") || "nothing"}: roll ${DICE - action.keep.length} dice and enter them.`;
+    } else {
+      play.boxes[action.category] = action.points;
+      play.bonus = (play.bonus || 0) + (action.bonus || 0);
+      play.roll = 1;
+      play.dice = [];
+      const info = rulesInfo(play.rules);
+      play.over = Object.keys(play.boxes).length === info.boxes.length;
+      message = `Scored ${action.points} in ${label(action.category)}${action.bonus ? ` (+${action.bonus} bonus)` : ""}.`;
+    }
+    saveState();
+    renderAll();
+    updateAdvice();
+    showStatus(message);
+    if (play.over) el.review.focus();
+    else el.pad[0].focus();
+  }
+
+  function undo() {
+    if (!state.undo.length) return;
+    state.play = JSON.parse(state.undo.pop());
+    saveState();
+    lastAdvice = null;
+    renderAll();
+    updateAdvice();
+    showStatus("The last choice is undone.");
+  }
+
+  function newGame() {
+    const rules = el.rules.value || state.play.rules;
+    if (state.play.decisions.length) snapshot();
+    state.play = freshPlay(rules);
+    saveState();
+    lastAdvice = null;
+    renderAll();
+    updateAdvice();
+    showStatus(`A new game of ${rules}.`);
+    el.turn.focus();
+  }
+
+  function renderReview() {
+    const play = state.play;
+    const show = state.mode === "play" && play.over;
+    el.review.hidden = !show;
+    el.turn.hidden = show;
+    el.advice.hidden = show;
+    if (!show) return;
+    const info = rulesInfo(play.rules);
+    const boxPoints = Object.values(play.boxes).reduce((s, p) => s + p, 0);
+    const final = boxPoints + (play.bonus || 0);
+    const decisions = play.decisions;
+    const lost = decisions.reduce((s, d) => s + d.loss, 0);
+    const perDecision = decisions.length ? lost / decisions.length : 0;
+    const worst = decisions
+      .map((d, i) => ({ ...d, index: i }))
+      .filter((d) => d.loss > 0)
+      .sort((a, b) => b.loss - a.loss)
+      .slice(0, 3);
+    const start = info ? info.start_value : 0;
+    const expected = start - lost;
+    const luck = final - expected;
+    const describe = (d) =>
+      `Turn ${d.turn}, roll ${d.roll}, dice ${d.dice.join(" ")}: you chose <em>${escapeHtml(d.chosen)}</em>; ` +
+      `best was <em>${escapeHtml(d.best)}</em>`;
+    const worstHtml = worst.length
+      ? `<ol class="worst">${worst
+          .map((d) => `<li>${describe(d)} — <strong class="loss">−${fmt(d.loss)}</strong></li>`)
+          .join("")}</ol>`
+      : `<p class="perfect">Every decision was a best move: no points lost.</p>`;
+    const rows = decisions
+      .map(
+        (d, i) =>
+          `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${d.roll}</td><td>${d.dice.join(" ")}</td>` +
+          `<td>${escapeHtml(d.chosen)}</td><td class="num">${d.loss > 0 ? `−${fmt(d.loss)}` : "0"}</td></tr>`,
+      )
+      .join("");
+    el.reviewBody.innerHTML =
+      `<p class="final-score">Final score: <strong id="final-score">${final}</strong> ` +
+      `<span class="muted">(${boxPoints} in the boxes + ${play.bonus || 0} bonus)</span></p>` +
+      `<dl class="totals review-totals">` +
+      `<div><dt>Points lost to the best moves</dt><dd><strong id="points-lost">${fmt(lost)}</strong></dd></div>` +
+      `<div><dt>Decisions</dt><dd>${decisions.length} (${fmt(perDecision)} lost per decision)</dd></div>` +
+      `<div><dt>Expected with perfect play</dt><dd>${fmt(start)}</dd></div>` +
+      `<div><dt>Expected with your play</dt><dd>${fmt(expected)}</dd></div>` +
+      `<div><dt>Dice luck</dt><dd>${luck >= 0 ? "+" : "−"}${fmt(Math.abs(luck))}</dd></div>` +
+      `</dl>` +
+      `<h3>The worst three decisions</h3>${worstHtml}` +
+      `<details open><summary>Points lost per decision (all ${decisions.length})</summary>` +
+      `<div class="table-wrap"><table class="decisions"><caption class="visually-hidden">Every decision of the game</caption>` +
+      `<thead><tr><th scope="col" class="num">#</th><th scope="col">When</th><th scope="col">Dice</th>` +
+      `<th scope="col">Your move</th><th scope="col" class="num">Loss</th></tr></thead>` +
+      `<tbody>${rows}</tbody></table></div></details>`;
+  }
+
+  // --- input --------------------------------------------------------------------------------
+
+  function markInput() {
+    lastInputAt = performance.now();
+  }
+
+  function addDie(face) {
+    const view = current();
+    if (view.dice.length >= DICE || (state.mode === "play" && view.over)) return;
+    markInput();
+    view.dice = [...view.dice, face].sort((a, b) => a - b);
+    saveState();
+    renderDice();
+    updateAdvice();
+  }
+
+  function removeDie(index) {
+    const view = current();
+    if (index < 0 || index >= view.dice.length) return;
+    markInput();
+    view.dice = view.dice.filter((_, i) => i !== index);
+    saveState();
+    renderDice();
+    updateAdvice();
+  }
+
+  function bind() {
+    el.rules.addEventListener("change", () => {
+      const name = el.rules.value;
+      if (state.mode === "play") {
+        state.play = freshPlay(name);
+        state.undo = [];
+      } else {
+        state.advise.rules = name;
+      }
+      markInput();
+      saveState();
+      lastAdvice = null;
+      renderAll();
+      updateAdvice();
+    });
+    for (const radio of el.modeRadios) {
+      radio.addEventListener("change", () => {
+        if (!radio.checked) return;
+        state.mode = radio.value;
+        saveState();
+        lastAdvice = null;
+        showStatus("");
+        renderAll();
+        updateAdvice();
+      });
+    }
+    for (const radio of el.rollRadios) {
+      radio.addEventListener("change", () => {
+        if (!radio.checked || state.mode === "play") return;
+        markInput();
+        state.advise.roll = Number(radio.value);
+        saveState();
+        updateAdvice();
+      });
+    }
+    for (const button of el.pad) {
+      button.addEventListener("click", () => addDie(Number(button.dataset.face)));
+    }
+    el.dice.addEventListener("click", (event) => {
+      const die = event.target.closest("button.die");
+      if (!die) return;
+      const index = Number(die.dataset.index);
+      removeDie(index);
+      // Keep the keyboard where it was: on the next die, or on the pad when none is left.
+      const dice = el.dice.querySelectorAll("button.die");
+      (dice[Math.min(index, dice.length - 1)] || el.pad[0]).focus();
+    });
+    el.clearDice.addEventListener("click", () => {
+      markInput();
+      current().dice = [];
+      saveState();
+      renderDice();
+      updateAdvice();
+    });
+    document.addEventListener("keydown", (event) => {
+      if (event.altKey || event.ctrlKey || event.metaKey) return;
+      const target = event.target;
+      if (target.closest && target.closest("input, select, textarea")) return;
+      if (/^[1-6]$/.test(event.key)) {
+        event.preventDefault();
+        addDie(Number(event.key));
+      } else if (event.key === "Backspace" && current().dice.length) {
+        event.preventDefault();
+        removeDie(current().dice.length - 1);
+      }
+    });
+    el.boxes.addEventListener("change", (event) => {
+      if (state.mode === "play") return;
+      const row = event.target.closest(".box-row");
+      if (!row) return;
+      const name = row.dataset.box;
+      const box = state.advise.boxes[name] || { filled: false, points: "" };
+      if (event.target.classList.contains("box-check")) {
+        box.filled = event.target.checked;
+        if (!box.filled) {
+          box.points = "";
+          row.querySelector(".box-points-input").value = "";
+        }
+      }
+      state.advise.boxes[name] = box;
+      row.classList.toggle("filled", box.filled);
+      markInput();
+      saveState();
+      updateAdvice();
+    });
+    el.boxes.addEventListener("input", (event) => {
+      if (state.mode === "play" || !event.target.classList.contains("box-points-input")) return;
+      const row = event.target.closest(".box-row");
+      const name = row.dataset.box;
+      const box = state.advise.boxes[name] || { filled: false, points: "" };
+      box.points = event.target.value;
+      if (box.points !== "" && !box.filled) {
+        box.filled = true;
+        row.querySelector(".box-check").checked = true;
+        row.classList.add("filled");
+      }
+      state.advise.boxes[name] = box;
+      saveState();
+      renderTotals();
+      markInput();
+      clearTimeout(typingTimer);
+      typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
+    });
+    el.extra.addEventListener("input", () => {
+      state.advise.extraBonuses = Math.max(0, parseInt(el.extra.value, 10) || 0);
+      saveState();
+      updateAdvice();
+    });
+    el.advice.addEventListener("click", (event) => {
+      const button = event.target.closest("button.choose");
+      if (button) choose(Number(button.dataset.index));
+    });
+    el.doBest.addEventListener("click", () => choose(0));
+    el.undo.addEventListener("click", undo);
+    el.newGame.addEventListener("click", newGame);
+    el.reviewNewGame.addEventListener("click", newGame);
+  }
+
+  async function loadRules() {
+    showStatus("Loading the rule sets…");
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const response = await fetch("/v1/rules", { headers: { Accept: "application/json" } });
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        const list = await response.json();
+        ruleSets = new Map(list.map((r) => [r.name, r]));
+        showError("");
+        showStatus("");
+        return;
+      } catch (error) {
+        showError(`Cannot load the rule sets (${error.message}). Retrying…`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 500 * 2 ** attempt)));
+      }
+    }
+  }
+
+  async function start() {
+    renderPad();
+    bind();
+    await loadRules();
+    const first = ruleSets.keys().next().value;
+    if (!ruleSets.has(state.advise.rules)) state.advise = freshAdvise(first);
+    if (!ruleSets.has(state.play.rules)) state.play = freshPlay(first);
+    renderAll();
+    el.app.dataset.ready = "yes";
+    timings.ready = performance.now();
+    performance.mark("memo:ready");
+    updateAdvice();
+  }
+
+  start();
+})();

@@ -1,0 +1,531 @@
+"""The players' page end to end: headless Chromium, driven by Playwright, against
+``memo-solver serve`` run as a child process on a free port with a fresh SQLite store.
+
+- the reference Haskell program's example position gives "keep 2 2 2" at 40.998 and the
+  pinned values of the alternatives, on a phone-sized screen, with the kept dice marked;
+- the same position entered with the keyboard alone, focus always visible;
+- a scripted game of ``yahtzee-upper`` in play-along mode, reloaded half way through
+  (the game lives in localStorage), reviewed at the end;
+- a cold state: the first answer is a 503 with Retry-After, the page says it is computing
+  and asks again by itself; a refused position shows the service's message;
+- axe-core finds no serious or critical violation on any of these screens.
+
+Screenshots of the main screens go to ``artifacts/screenshots/`` and the timing figures
+(first render, tap to advice) to ``artifacts/web-timings.json``; both are printed too.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_support import (
+    CHROMIUM_ARGS,
+    DESKTOP,
+    PHONE,
+    REPO,
+    SCREENSHOTS,
+    Service,
+    chromium_or_reason,
+    serious_violations,
+)
+
+pytestmark = pytest.mark.slow  # about 20 to 30 s in all, most of it in the browser
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="playwright is not installed (pip install -e '.[dev]' brings it)",
+)
+pytest.importorskip(
+    "axe_playwright_python",
+    reason="axe-playwright-python is not installed (pip install -e '.[dev]' brings it)",
+)
+
+STORAGE_KEY = "memo-solver:page:v1"
+MINUS = "\N{MINUS SIGN}"  # how the page writes a loss
+TIMINGS_PATH = REPO / "artifacts" / "web-timings.json"
+
+# The reference Haskell program's example: Ones and Yahtzee open, upper total 62 (Twos to
+# Sixes hold 8 + 9 + 12 + 15 + 18: each a multiple of its face, as the page checks), no
+# bonus, first roll, dice 1 2 2 2 6.
+REFERENCE_UPPER = {"twos": 8, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
+REFERENCE_LOWER = {
+    "three_of_a_kind": 24,
+    "four_of_a_kind": 0,
+    "full_house": 25,
+    "small_straight": 30,
+    "large_straight": 40,
+    "chance": 22,
+}
+REFERENCE_DICE = [1, 2, 2, 2, 6]
+REFERENCE_BANKED = sum(REFERENCE_UPPER.values()) + sum(REFERENCE_LOWER.values())
+PINS = {
+    "keep 2 2 2 and": 40.998025624,
+    "keep 1 2 2 2 and": 40.001351082,
+    "keep 1 and": 39.926679721,
+    "score 1 in Ones": 38.301432126,
+    "score 0 in Yahtzee": 34.834789978,
+}
+
+# Each replaces the lowest die: 12226 -> 22236 22346 23456 34556 14556 45566 25566 35566,
+# all new to the page (it keeps the answers it had).
+TIMED_FACES = (3, 4, 5, 5, 1, 6, 2, 3)
+
+_timings: dict[str, Any] = {}
+
+
+# --- fixtures --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path, reason = chromium_or_reason()
+    if path is None:
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    with Service(tmp_path_factory.mktemp("web-service")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_timings() -> Iterator[None]:
+    yield
+    if _timings:
+        TIMINGS_PATH.parent.mkdir(parents=True, exist_ok=True)
+        TIMINGS_PATH.write_text(json.dumps(_timings, indent=2) + "\n")
+        print(f"\nweb timings ({TIMINGS_PATH.relative_to(REPO)}): {json.dumps(_timings)}")
+
+
+@pytest.fixture
+def page(browser: Any, service: Service) -> Iterator[Any]:
+    """A fresh phone-sized page (its own localStorage); page errors fail the test."""
+    context = browser.new_context(
+        viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True
+    )
+    opened = context.new_page()
+    opened.set_default_timeout(30_000)
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    opened.on(
+        "console",
+        lambda message: (
+            problems.append(f"console: {message.text}")
+            if message.type == "error" and "Failed to load resource" not in message.text
+            else None
+        ),
+    )
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert not problems, f"the page reported errors (service log: {service.log()}):\n{problems}"
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def open_page(page: Any, service: Service) -> float:
+    """Load the page and wait for its first render; the time to it in ms (page's clock)."""
+    page.goto(service.url + "/")
+    page.wait_for_selector('#app[data-ready="yes"]')
+    ready: float = page.evaluate("window.memoTimings.ready")
+    return ready
+
+
+def shot(page: Any, name: str, *, full_page: bool = True) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / name
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def assert_accessible(page: Any, screen: str) -> None:
+    found = serious_violations(page)
+    assert not found, f"axe-core on {screen}: {json.dumps(found, indent=2)}"
+
+
+def enter_reference_scorecard(page: Any) -> None:
+    for name, points in {**REFERENCE_UPPER, **REFERENCE_LOWER}.items():
+        page.fill(f"#box-{name}-points", str(points))  # typing points ticks the box
+    for name in [*REFERENCE_UPPER, *REFERENCE_LOWER]:
+        assert page.is_checked(f"#box-{name}")
+    assert not page.is_checked("#box-ones")
+    assert not page.is_checked("#box-yahtzee")
+
+
+def tap_die(page: Any, face: int) -> None:
+    page.locator(f'.pad-button[data-face="{face}"]').tap()
+
+
+def advice_count(page: Any) -> int:
+    count: int = page.evaluate("window.memoTimings.advice.length")
+    return count
+
+
+def wait_advice(page: Any) -> None:
+    page.wait_for_selector('#advice[data-state="ready"] #best-move')
+
+
+def rows(page: Any) -> list[dict[str, Any]]:
+    """The table of moves: words, expected final, value to come, loss (as shown), raw value."""
+    found: list[dict[str, Any]] = page.evaluate(
+        """() => [...document.querySelectorAll('#actions tbody tr')].map(tr => ({
+            words: tr.querySelector('th').textContent.trim(),
+            final: tr.cells[1].textContent, raw: tr.cells[2].textContent,
+            loss: tr.cells[3].textContent, value: Number(tr.dataset.value),
+            kind: tr.dataset.kind}))"""
+    )
+    return found
+
+
+def kept_faces(page: Any) -> list[int]:
+    faces: list[int] = page.evaluate(
+        """() => [...document.querySelectorAll('#dice button.die[data-kept="yes"]')]
+            .map(b => Number(b.dataset.face))"""
+    )
+    return faces
+
+
+def saved_play(page: Any) -> dict[str, Any]:
+    play: dict[str, Any] = page.evaluate(f"JSON.parse(localStorage.getItem('{STORAGE_KEY}')).play")
+    return play
+
+
+def assert_reference_advice(page: Any) -> None:
+    assert page.inner_text("#best-move").startswith("keep 2 2 2 and reroll 2 dice")
+    assert page.inner_text("#best-value") == "40.998"
+    final = page.inner_text("#outlook .final")
+    assert final == f"{REFERENCE_BANKED + 40.998025624:.3f}"
+    table = rows(page)
+    assert table[0]["words"].startswith("keep 2 2 2 and")
+    for prefix, pinned in PINS.items():
+        row = next(r for r in table if r["words"].startswith(prefix))
+        assert row["raw"] == f"{pinned:.3f}", (prefix, row)
+        assert row["value"] == pytest.approx(pinned, abs=1e-8), (prefix, row)
+        assert row["final"] == f"{REFERENCE_BANKED + pinned:.3f}"
+    losses = [r["loss"] for r in table]
+    assert losses[0] == "0"
+    assert losses[1] == f"{MINUS}0.997"  # keep 1 2 2 2: 40.998 - 40.001
+    assert kept_faces(page) == [2, 2, 2]
+    assert page.inner_text("#upper-total") == "62"
+    assert page.inner_text("#banked") == str(REFERENCE_BANKED)
+
+
+# --- tests -----------------------------------------------------------------------------------
+
+
+def test_reference_position_on_a_phone(page: Any, service: Service) -> None:
+    """The reference example gives keep 2 2 2 (40.998) and the pinned alternatives; the
+    page renders in under a second and answers a tap in well under one when warm."""
+    cold_ms = open_page(page, service)
+    warm_ms = open_page(page, service)  # the same browser again: the service is warm now
+    paint = page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime")
+    _timings["first_render_ms"] = {
+        "first_load": round(cold_ms, 1),
+        "reload": round(warm_ms, 1),
+        "reload_first_contentful_paint": round(paint or 0, 1),
+    }
+    assert warm_ms < 1000, f"first render took {warm_ms:.0f} ms"
+
+    assert page.input_value("#rules") == "yahtzee"
+    enter_reference_scorecard(page)
+    assert page.is_checked('input[name="roll"][value="1"]')
+    for face in REFERENCE_DICE:
+        tap_die(page, face)
+    wait_advice(page)
+    assert_reference_advice(page)
+    shot(page, "advisor-reference-375x667.png")
+    assert_accessible(page, "the advice at 375x667")
+
+    # Tap to advice, warm: one die taken back and another tapped, giving a roll of the same
+    # scorecard (so the same blocks) not asked before: one round trip to the service.
+    inside, outside = [], []
+    for face in TIMED_FACES:
+        page.locator('#dice button.die[data-index="0"]').tap()
+        before = advice_count(page)
+        started = time.perf_counter()
+        tap_die(page, face)
+        page.wait_for_function(f"window.memoTimings.advice.length > {before}")
+        outside.append((time.perf_counter() - started) * 1000)
+        inside.append(page.evaluate("window.memoTimings.advice.at(-1)"))
+        wait_advice(page)
+    _timings["tap_to_advice_ms"] = {
+        "in_page_median": round(statistics.median(inside), 1),
+        "in_page_max": round(max(inside), 1),
+        "playwright_median": round(statistics.median(outside), 1),
+        "playwright_max": round(max(outside), 1),
+        "taps": len(inside),
+    }
+    print(f"\ntap to advice (ms, in page): {[round(t, 1) for t in inside]}")
+    assert max(inside) < 1000, inside
+
+    assert page.inner_text("#quick") == f"Best move: {page.inner_text('#best-move')}"
+    assert page.is_hidden("#do-best")  # choosing is for play-along mode
+
+    # Back to the reference dice, and the same screen on a desktop.
+    page.click("#clear-dice")
+    for face in REFERENCE_DICE:
+        tap_die(page, face)
+    wait_advice(page)
+    assert_reference_advice(page)
+    page.set_viewport_size(DESKTOP)
+    shot(page, "advisor-reference-desktop.png")
+    assert_accessible(page, "the advice at 1280x900")
+
+
+def tab_until(page: Any, predicate: str, key: str = "Tab", limit: int = 80) -> None:
+    for _ in range(limit):
+        page.keyboard.press(key)
+        if page.evaluate(predicate):
+            return
+    raise AssertionError(f"{key} never reached {predicate}")
+
+
+def focused(expression: str) -> str:
+    return f"(() => {{ const e = document.activeElement; return !!e && ({expression}); }})()"
+
+
+def assert_focus_visible(page: Any) -> None:
+    style = page.evaluate(
+        """() => { const e = document.activeElement;
+            const target = e.type === 'radio' ? e.closest('label') : e;
+            const s = getComputedStyle(target);
+            return {outline: s.outlineStyle, width: parseFloat(s.outlineWidth),
+                    shadow: s.boxShadow}; }"""
+    )
+    assert style["outline"] != "none", style
+    assert style["width"] >= 2, style
+
+
+def test_keyboard_alone(page: Any, service: Service) -> None:
+    """Scorecard, dice and roll entered with Tab, Space, digits and arrows only."""
+    open_page(page, service)
+    for name, points in REFERENCE_UPPER.items():
+        tab_until(page, focused(f"e.id === 'box-{name}-points'"))
+        page.keyboard.type(str(points))
+    for name in REFERENCE_LOWER:
+        tab_until(page, focused(f"e.id === 'box-{name}'"))
+        page.keyboard.press("Space")
+    assert page.inner_text("#upper-total") == "62"
+    assert page.inner_text("#banked") == "62"
+    # Back up to the dice pad: Enter on "Add a 1", then the digits typed.
+    tab_until(page, focused("e.getAttribute('aria-label') === 'Add a 1'"), key="Shift+Tab")
+    assert_focus_visible(page)
+    page.keyboard.press("Enter")
+    page.keyboard.type("2226")
+    wait_advice(page)
+    assert page.inner_text("#best-move").startswith("keep 2 2 2 and")
+    assert page.inner_text("#best-value") == "40.998"
+    assert kept_faces(page) == [2, 2, 2]
+
+    # A die taken back with the keyboard, and typed again: the focus stays on the dice.
+    tab_until(page, focused("e.matches('#dice button.die[data-index=\"4\"]')"), key="Shift+Tab")
+    page.keyboard.press("Enter")
+    assert page.locator("#dice button.die").count() == 4
+    assert page.evaluate(focused("e.closest('#dice, .pad') !== null"))
+    page.keyboard.type("6")
+    wait_advice(page)
+    assert page.inner_text("#best-value") == "40.998"
+    assert page.evaluate(focused("e.closest('#dice, .pad') !== null"))
+    assert_focus_visible(page)
+    shot(page, "keyboard-focus-375x667.png", full_page=False)
+
+    # The roll of the turn, by arrow keys in the radio group: 2nd roll, one reroll left.
+    tab_until(page, focused("e.name === 'roll' && e.checked"), key="Shift+Tab")
+    assert_focus_visible(page)
+    page.keyboard.press("ArrowRight")
+    assert page.is_checked('input[name="roll"][value="2"]')
+    page.wait_for_function("document.querySelector('#best-value')?.textContent !== '40.998'")
+    wait_advice(page)
+    assert page.inner_text("#best-move").startswith(("keep", "score"))
+    assert_accessible(page, "the keyboard-driven page")
+
+
+def choose_row(page: Any, wanted: int) -> int:
+    """The first row from ``wanted`` on that costs points (or the best when wanted is 0)."""
+    table = rows(page)
+    if wanted == 0:
+        return 0
+    for index in range(min(wanted, len(table) - 1), len(table)):
+        if table[index]["loss"] != "0":
+            return index
+    return 0
+
+
+def choose(page: Any, index: int) -> None:
+    """The best move by its button under the dice, any other by its row in the table."""
+    if index == 0:
+        assert page.get_attribute("#do-best", "aria-label") == f"Do this: {rows(page)[0]['words']}"
+        page.locator("#do-best").tap()
+    else:
+        page.locator(f'#actions button.choose[data-index="{index}"]').tap()
+
+
+def test_play_along_a_whole_game(page: Any, service: Service) -> None:
+    """Six turns of yahtzee-upper entered by taps, reloaded half way, reviewed at the end."""
+    open_page(page, service)
+    page.locator("label:has(input[value='play'])").tap()
+    page.select_option("#rules", "yahtzee-upper")
+    assert page.is_visible("#play-bar")
+    assert page.inner_text("#roll-text") == "Turn 1 of 6 · roll 1 of 3"
+
+    faces = random.Random(20240601)
+    # (turn, roll) -> the row to pick instead of the best (a costly one from there on).
+    detours = {(2, 1): 1, (4, 1): 3, (5, 1): 6}
+    chosen_losses: list[float] = []
+    undone = reloaded = False
+    while not page.is_visible("#review"):
+        turn, roll = map(int, re.findall(r"\d+", page.inner_text("#roll-text"))[::2][:2])
+        for _ in range(5 - page.locator("#dice button.die").count()):
+            tap_die(page, faces.randint(1, 6))
+        wait_advice(page)
+        if turn == 4 and roll == 1 and not reloaded:
+            # Half way: the game survives a reload (localStorage), advice and all.
+            reloaded = True
+            before = saved_play(page)
+            page.reload()
+            page.wait_for_selector('#app[data-ready="yes"]')
+            assert saved_play(page) == before
+            assert page.inner_text("#roll-text") == "Turn 4 of 6 · roll 1 of 3"
+            assert page.locator("#boxes li.filled").count() == 3
+            wait_advice(page)
+            shot(page, "play-along-turn4-375x667.png")
+            assert_accessible(page, "play-along in mid-game")
+        table = rows(page)
+        index = choose_row(page, detours.get((turn, roll), 0))
+        decisions = len(saved_play(page)["decisions"])
+        choose(page, index)
+        play = saved_play(page)
+        if turn == 2 and roll == 1 and not undone:
+            # Undo puts the dice and the advice back; the choice is then made again.
+            undone = True
+            assert len(play["decisions"]) == decisions + 1
+            page.click("#undo")
+            assert len(saved_play(page)["decisions"]) == decisions
+            wait_advice(page)
+            assert rows(page) == table
+            choose(page, index)
+            play = saved_play(page)
+        assert len(play["decisions"]) == decisions + 1
+        recorded = play["decisions"][-1]
+        assert recorded["loss"] == pytest.approx(table[0]["value"] - table[index]["value"])
+        assert recorded["chosen"] == table[index]["words"]
+        chosen_losses.append(recorded["loss"])
+        assert len(chosen_losses) < 40, "the game does not end"
+
+    assert undone
+    assert reloaded
+    play = saved_play(page)
+    assert play["over"]
+    assert len(play["boxes"]) == 6
+    final = sum(play["boxes"].values()) + play["bonus"]
+    assert page.inner_text("#final-score") == str(final)
+    assert page.inner_text("#points-lost") == f"{sum(chosen_losses):.3f}"
+    worst = sorted((loss for loss in chosen_losses if loss > 0), reverse=True)[:3]
+    assert len(worst) == 3, chosen_losses
+    shown = page.locator("#review .worst li .loss").all_inner_texts()
+    assert shown == [f"{MINUS}{loss:.3f}" for loss in worst]
+    assert page.locator("#review .decisions tbody tr").count() == len(chosen_losses)
+    shot(page, "play-along-review-375x667.png")
+    assert_accessible(page, "the game review")
+
+    # The review is kept too; a new game starts from an empty scorecard.
+    page.reload()
+    page.wait_for_selector("#review:not([hidden])")
+    page.click("#review-new-game")
+    assert page.inner_text("#roll-text") == "Turn 1 of 6 · roll 1 of 3"
+    assert page.locator("#boxes li.filled").count() == 0
+
+
+def _cold_then_through(calls: list[float]) -> Any:
+    def handle(route: Any) -> None:
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            route.fulfill(
+                status=503,
+                headers={"Retry-After": "1"},
+                content_type="application/json",
+                body=json.dumps(
+                    {
+                        "error": {
+                            "field": "state",
+                            "message": "still computing this state; retry shortly "
+                            "(the work goes on)",
+                        }
+                    }
+                ),
+            )
+        else:
+            route.continue_()
+
+    return handle
+
+
+def test_cold_state_says_computing_and_retries(page: Any, service: Service) -> None:
+    """A 503 with Retry-After: 1 shows the computing message; the page asks again itself."""
+    calls: list[float] = []
+    page.route("**/v1/advice", _cold_then_through(calls))
+    open_page(page, service)
+    page.select_option("#rules", "yahtzee-upper")
+    page.fill("#box-sixes-points", "24")
+    for face in (3, 3, 5, 6, 6):
+        tap_die(page, face)
+    status = page.locator("#status")
+    status.wait_for(state="visible")
+    assert "computing this position" in status.inner_text()
+    assert "asks again by itself in 1 s" in status.inner_text()
+    assert page.inner_text("#quick") == "The solver is computing this position…"
+    assert page.get_attribute("#advice", "data-state") == "computing"
+    shot(page, "computing-503-375x667.png")
+    assert_accessible(page, "the computing message")
+    wait_advice(page)
+    assert len(calls) == 2
+    assert calls[1] - calls[0] >= 0.9
+    assert page.inner_text("#status") == ""
+    assert page.inner_text("#quick") == f"Best move: {page.inner_text('#best-move')}"
+    _timings["retry_after_503_s"] = round(calls[1] - calls[0], 2)
+
+
+def test_refused_positions_show_the_message(page: Any, service: Service) -> None:
+    """A bad entry is caught on the page; a 4xx from the service shows its message."""
+    open_page(page, service)
+    error = page.locator("#error")
+    page.fill("#box-twos-points", "7")
+    sync_api.expect(error).to_have_text("Twos: the points must be a multiple of 2 from 0 to 10.")
+    page.fill("#box-twos-points", "8")
+    sync_api.expect(error).to_have_text("")
+
+    def refuse(route: Any) -> None:
+        body = {"error": {"field": "dice", "message": "face 7 is outside 1..6"}}
+        route.fulfill(status=422, content_type="application/json", body=json.dumps(body))
+
+    page.route("**/v1/advice", refuse)
+    for face in (1, 1, 4, 5, 6):
+        tap_die(page, face)
+    page.wait_for_selector('#advice[data-state="error"]')
+    sync_api.expect(error).to_have_text(
+        "The service refused this position: face 7 is outside 1..6 (dice)."
+    )
+    shot(page, "refused-422-375x667.png")
+    assert_accessible(page, "the error message")
