@@ -74,13 +74,16 @@ class Engine:
         lease_s: float = DEFAULT_LEASE_S,
         compute_limiter: anyio.CapacityLimiter | None = None,
         cache_bytes: int | None = None,
+        token: str | None = None,
     ) -> None:
         self.game = game
         self.store = store
         self.lease_s = lease_s
         self.namespace = namespace(game)
         # host/pid/random: lets a store on this host see that a claim's holder has died.
-        self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
+        self.token = token or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
+        """Whose claims these are. Two live engines must never share one; an engine that
+        replaces a dead one of this process may take over its token, and so its claims."""
         self.counters = Counters()
         self._limiter = compute_limiter or anyio.CapacityLimiter(1)
         self.memo = BlockCache(cache_bytes)
@@ -298,10 +301,16 @@ async def open_engine(
     lease_s: float = DEFAULT_LEASE_S,
     compute_limiter: anyio.CapacityLimiter | None = None,
     cache_bytes: int | None = None,
+    token: str | None = None,
 ) -> AsyncIterator[Engine]:
     """An engine whose claim renewal runs for as long as the context is open."""
     engine = Engine(
-        game, store, lease_s=lease_s, compute_limiter=compute_limiter, cache_bytes=cache_bytes
+        game,
+        store,
+        lease_s=lease_s,
+        compute_limiter=compute_limiter,
+        cache_bytes=cache_bytes,
+        token=token,
     )
     try:
         async with anyio.create_task_group() as tg:

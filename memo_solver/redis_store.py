@@ -123,7 +123,6 @@ class RedisStore:
         self._commit = self.redis.register_script(_COMMIT)
         self._sizes = self.redis.register_script(_SIZES)
         self._waiters: dict[str, set[anyio.Event]] = {}
-        self._listen_wanted = anyio.Event()
         self._stack = AsyncExitStack()
 
     @property
@@ -207,7 +206,6 @@ class RedisStore:
         A lost connection only costs latency (waiters re-check every second), so it is
         logged and retried, never raised.
         """
-        await self._listen_wanted.wait()  # a process that never waits never subscribes
         while True:
             pubsub = self.redis.pubsub()
             try:
@@ -219,7 +217,9 @@ class RedisStore:
                         for event in self._waiters.get(name, ()):
                             event.set()
             except (RedisError, OSError) as exc:
-                log.warning("notifications from %s lost (%s); retrying", self.description, exc)
+                # Info, not a warning: waiters re-check every second without it, and a
+                # command that needs Redis reports the outage itself, in one line.
+                log.info("notifications from %s lost (%s); retrying", self.description, exc)
                 await anyio.sleep(1.0)
             finally:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1):
@@ -229,7 +229,6 @@ class RedisStore:
         deadline = time.monotonic() + timeout_s
         channel = redis_keys.done_channel(namespace, key)
         claim_key = redis_keys.claim(namespace, key)
-        self._listen_wanted.set()
         event = anyio.Event()
         waiters = self._waiters.setdefault(channel, set())
         waiters.add(event)  # listen first, then look: a commit in between is not missed

@@ -41,26 +41,6 @@ STORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path], Awaitable[Sto
 }
 
 
-# Contract cases a store does not meet yet, by (test function, store id): run, and expected to
-# fail (strict: once the store is fixed the mark must go), each with what is wrong.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("test_coverage_counts_blocks_live_claims_and_bytes", "redis"): (
-        "bug: RedisStore.coverage() reports MEMORY USAGE of the blocks hash (Redis overhead "
-        "included: 104 for 8 bytes of blocks), not the sum of the blocks' sizes"
-    ),
-}
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is None or not isinstance(item, pytest.Function):
-            continue
-        reason = KNOWN_GAPS.get((item.originalname, str(callspec.params.get("store"))))
-        if reason is not None:
-            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
-
-
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item) -> Iterator[pytest.TestReport]:
     """Keep each phase's report on the item (``item.rep_call``): teardown code can then
@@ -134,8 +114,3 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     finally:
         leave.set()
         await holder
-        if isinstance(opened, RedisStore):
-            # RedisStore.aclose() leaves its pool's connections open (the client does not
-            # own a pool it was given): close them, or their ResourceWarnings fail a later
-            # test. Harmless once the store closes its own pool.
-            await opened.redis.connection_pool.aclose()

@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m worker") -> i
 
     backoff = 1.0
     while True:
+        started = time.monotonic()
         try:
             anyio.run(Worker(settings).run)
             return 0
@@ -70,5 +71,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m worker") -> i
             log.warning("Redis at %s failed: %s; retrying in %.0f s", url, exc, backoff)
         except KeyboardInterrupt:
             return 130
+        if time.monotonic() - started > _MAX_BACKOFF_S:
+            backoff = 1.0  # it served a while: a new outage, not more of the last one
         time.sleep(backoff)
         backoff = min(backoff * 2, _MAX_BACKOFF_S)

@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import time
+import uuid
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -26,7 +27,7 @@ from redis.exceptions import RedisError
 
 from memo_solver import redis_keys
 from memo_solver.advice import advise
-from memo_solver.engine import Engine, open_engine
+from memo_solver.engine import Engine, first_failure, open_engine
 from memo_solver.jobs import Fields, Job, JobError, enqueue, ensure_group, text, update
 from memo_solver.redis_store import RedisStore
 from memo_solver.rules import RULE_SETS, get_rule_set
@@ -36,6 +37,9 @@ from memo_solver.yahtzee import YahtzeeGame
 from worker.settings import WorkerSettings
 
 log = logging.getLogger("worker")
+_PROCESS_TOKEN = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
+"""Claims of this process's engines: kept across reconnections, so that the engines of a
+worker that lost Redis take back their predecessors' claims instead of waiting a lease."""
 _READ_BLOCK_MS = 1000
 _PROGRESS_S = 0.5
 
@@ -74,6 +78,7 @@ class Worker:
                         self.store,
                         lease_s=self.settings.lease_s,
                         compute_limiter=self._limiter,
+                        token=f"{_PROCESS_TOKEN}/{name}",
                     )
                 )
             async with anyio.create_task_group() as tg:
@@ -81,7 +86,7 @@ class Worker:
                 async with anyio.create_task_group() as serving:
                     tg.start_soon(self._stop_on_signal, serving.cancel_scope)
                     for slot in range(self.settings.concurrency):
-                        serving.start_soon(self._serve, f"{self.settings.worker_id}/{slot}")
+                        serving.start_soon(self._serve, f"{self.settings.worker_id}/{slot}", slot)
                 tg.cancel_scope.cancel()
         log.info("worker %s stopped after %d jobs", self.settings.worker_id, self.jobs_done)
 
@@ -141,6 +146,20 @@ class Worker:
                 )
             await anyio.sleep(self.settings.heartbeat_s)
 
+    async def _own_backlog(self, owner: str) -> tuple[str, dict[str, str]] | None:
+        """An entry ``owner`` took and never acknowledged (before a restart or a lost Redis):
+        id ``0`` reads a consumer's own pending entries instead of new ones."""
+        read: Any = await self.redis.xreadgroup(
+            redis_keys.JOB_GROUP, owner, {redis_keys.JOB_STREAM: "0"}, count=1
+        )
+        for entry_id, raw in read[0][1] if read else []:
+            if raw is None:  # deleted from the stream meanwhile
+                await self._ack(text(entry_id))
+                continue
+            log.info("resuming job entry %s that %s had taken", text(entry_id), owner)
+            return text(entry_id), {text(k): text(v) for k, v in raw.items()}
+        return None
+
     async def _next(self, consumer: str) -> tuple[str, dict[str, str]] | None:
         stale_ms = round(self.settings.stale_job_s * 1000)
         claimed: Any = await self.redis.xautoclaim(
@@ -164,7 +183,15 @@ class Worker:
             return text(entry_id), {text(k): text(v) for k, v in raw.items()}
         return None
 
-    async def _serve(self, consumer: str) -> None:
+    async def _serve(self, consumer: str, slot: int) -> None:
+        # The heartbeat files running entries under the worker id: slot 0 takes those back.
+        owners = [consumer, self.settings.worker_id] if slot == 0 else [consumer]
+        for owner in owners:
+            while not self._stopping:
+                entry = await self._own_backlog(owner)
+                if entry is None:
+                    break
+                await self._handle(*entry)
         while not self._stopping:
             entry = await self._next(consumer)
             if entry is not None:
@@ -197,8 +224,8 @@ class Worker:
             with anyio.CancelScope(shield=True), anyio.move_on_after(2):
                 await update(self.redis, job.id, status="queued", worker="")
             raise
-        except StoreUnavailableError:
-            raise
+        except (StoreUnavailableError, RedisError, OSError):
+            raise  # the store's fault, not the job's: left pending, retried after reconnecting
         except Exception as exc:
             log.exception("job %s failed", job.id)
             await update(self.redis, job.id, status="failed", error=repr(exc))
@@ -223,22 +250,25 @@ class Worker:
         game = engine.game
         for key in game.successors(game.root()):
             await enqueue(self.redis, Job.block(job.rules, key))
-        async with anyio.create_task_group() as tg:
-
-            async def report() -> None:
-                while True:
-                    coverage = await self.store.coverage(engine.namespace)
-                    await update(
-                        self.redis,
-                        job.id,
-                        blocks_done=coverage.blocks,
-                        blocks_total=game.block_count,
-                    )
-                    await anyio.sleep(_PROGRESS_S)
-
-            tg.start_soon(report)
-            root = await engine.block(game.root())
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._report, engine, job)
+                root = await engine.block(game.root())
+                tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            raise first_failure(group) from None
         await update(
             self.redis, job.id, blocks_done=game.block_count, value=repr(float(root.flat[0]))
         )
+
+    async def _report(self, engine: Engine, job: Job) -> None:
+        """A precompute's progress in its record, every half second."""
+        while True:
+            coverage = await self.store.coverage(engine.namespace)
+            await update(
+                self.redis,
+                job.id,
+                blocks_done=coverage.blocks,
+                blocks_total=engine.game.block_count,
+            )
+            await anyio.sleep(_PROGRESS_S)

@@ -1,0 +1,387 @@
+"""What sharing the memo through Redis costs, and how two workers split a precompute.
+
+(a) CPU of a cold, full ``yahtzee`` precompute (8,192 blocks), two ways, side by side:
+
+- embedded: ``memo-solver --store <fresh temp file> precompute --rules yahtzee --json``,
+  one process; its CPU (user + sys) from ``os.wait4``, start-up included;
+- Redis: ONE ``python -m worker`` process on a fresh ``redis-server`` (AOF, fsync every
+  second, as in docker-compose.yml); the job is queued with ``memo-solver --redis URL
+  precompute --rules yahtzee`` and this script polls the job's record until it is done.
+  The CPU counted is the worker's plus redis-server's, read from ``/proc/<pid>/stat``
+  (utime + stime, in clock ticks of ``os.sysconf('SC_CLK_TCK')``) just before the job is
+  queued and just after it is done: the worker's own start-up is not counted (a worker is
+  started once and serves many jobs); the queueing CLI is not counted either.
+
+The two alternate for ``--rounds`` rounds (the order flips every round, so drift on a
+shared machine hits both) and the script reports medians and the ratio Redis / embedded;
+target: <= 1.15. It also reports the ratio with the embedded start-up taken out (the CPU
+of an embedded precompute of ``yahtzee-lower``, 128 one-value blocks: start-up and next to
+no solving), the fairer figure for the cost of the shared store itself.
+
+(b) TWO workers on a fresh Redis serve the same cold precompute; each worker's
+``blocks_computed`` is read from ``memo-solver --redis URL status --json`` once both have
+sent a heartbeat after the job was done. Their sum must be 8,192 (no block computed
+twice); the split of the work is reported (target: the larger share <= 60 %).
+
+Every run checks the start value against the pin (254.5877287345, to 1e-9).
+
+Run (about two minutes with 3 rounds; needs redis-server, see tests/redis_server.py)::
+
+    .venv/bin/python scripts/bench_workers.py            # words
+    .venv/bin/python scripts/bench_workers.py --json     # one JSON object
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
+
+import redis  # noqa: E402
+from redis_server import RedisServer, ensure_redis_server  # noqa: E402
+
+from memo_solver import redis_keys  # noqa: E402
+from memo_solver.jobs import Job  # noqa: E402
+
+RULES = "yahtzee"
+BLOCKS = 8192
+PINNED_START = 254.5877287345
+TOLERANCE = 1e-9
+CPU_RATIO_TARGET = 1.15
+SPLIT_TARGET = 0.60
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+STARTUP_RULES = "yahtzee-lower"
+"""128 blocks of one value each: its precompute is all start-up and almost no solving."""
+JOB_ID = Job.precompute(RULES).id
+
+
+@dataclass(frozen=True)
+class EmbeddedRun:
+    cpu_s: float
+    wall_s: float
+    value: float
+
+
+@dataclass(frozen=True)
+class RedisRun:
+    worker_cpu_s: float
+    redis_cpu_s: float
+    wall_s: float
+    value: float
+
+    @property
+    def cpu_s(self) -> float:
+        return self.worker_cpu_s + self.redis_cpu_s
+
+
+@dataclass(frozen=True)
+class SplitRun:
+    computed: dict[str, int]
+    wall_s: float
+    value: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.computed.values())
+
+    @property
+    def larger_share(self) -> float:
+        return max(self.computed.values()) / max(1, self.total)
+
+
+def env() -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")}
+    return {**clean, "OPENBLAS_NUM_THREADS": "1"}
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a live process, from /proc/<pid>/stat."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
+    utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
+    return (utime + stime) / CLOCK_TICKS
+
+
+def check_value(value: float, what: str) -> float:
+    if abs(value - PINNED_START) > TOLERANCE:
+        raise SystemExit(f"{what}: start value {value!r}, pinned {PINNED_START}")
+    return value
+
+
+def cli(*args: str) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-m", "memo_solver", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"memo-solver {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def run_embedded(workdir: Path, round_no: int, rules: str = RULES) -> EmbeddedRun:
+    store = workdir / f"embedded-{round_no}.sqlite3"
+    argv = [sys.executable, "-m", "memo_solver", "--store", str(store)]
+    argv += ["precompute", "--rules", rules, "--json"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        process = subprocess.Popen(argv, env=env(), stdout=out, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        errors.seek(0)
+        if process.returncode != 0:
+            message = errors.read().decode(errors="replace")[-2000:]
+            raise SystemExit(f"embedded precompute exited {process.returncode}:\n{message}")
+        payload = json.loads(out.read())
+    for leftover in workdir.glob(store.name + "*"):
+        leftover.unlink()
+    if payload["blocks_computed"] != payload["blocks_total"]:
+        raise SystemExit(f"not a cold solve: {payload}")
+    value = float(payload["value"])
+    if rules == RULES:
+        check_value(value, "embedded")
+    return EmbeddedRun(cpu_s=usage.ru_utime + usage.ru_stime, wall_s=wall, value=value)
+
+
+def start_worker(stack: ExitStack, url: str, name: str, logs: Path, heartbeat_s: float) -> int:
+    log = (logs / f"{name}.log").open("wb")
+    stack.callback(log.close)
+    argv = [sys.executable, "-m", "worker", "--redis", url, "--id", name]
+    process = subprocess.Popen(
+        [*argv, "--heartbeat", str(heartbeat_s)],
+        env=env(),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+    def stop() -> None:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+    stack.callback(stop)
+    return process.pid
+
+
+def wait_until(what: str, probe: Any, timeout: float, every: float = 0.02) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = probe()
+        if answer:
+            return answer
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+def run_job(client: redis.Redis, url: str) -> tuple[float, float]:
+    """Queue the precompute, poll its record until done: (wall seconds, start value)."""
+    started = time.perf_counter()
+    cli("--redis", url, "precompute", "--rules", RULES)
+
+    def finished() -> dict[bytes, bytes] | None:
+        record = client.hgetall(redis_keys.job(JOB_ID))
+        if record.get(b"status") == b"failed":
+            raise SystemExit(f"the job failed: {record}")
+        return record if record.get(b"status") == b"done" else None
+
+    record = wait_until("the precompute job", finished, 600, every=0.05)
+    wall = time.perf_counter() - started
+    return wall, float(record[b"value"])
+
+
+def run_redis(binary: str, workdir: Path, round_no: int) -> RedisRun:
+    folder = workdir / f"redis-{round_no}"
+    with RedisServer(folder, binary=binary) as server, ExitStack() as stack:  # workers go first
+        url = server.url
+        worker_pid = start_worker(stack, url, "bench-1", folder, heartbeat_s=2.0)
+        client = stack.enter_context(server.client())
+        wait_until(
+            "the worker's heartbeat", lambda: client.exists(redis_keys.worker("bench-1")), 60
+        )
+        redis_pid = server.pid
+        assert redis_pid is not None
+        time.sleep(0.5)  # let the worker's start-up settle
+        worker_before, redis_before = cpu_seconds(worker_pid), cpu_seconds(redis_pid)
+        wall, value = run_job(client, url)
+        worker_after, redis_after = cpu_seconds(worker_pid), cpu_seconds(redis_pid)
+        blocks = client.hlen(redis_keys.blocks(_namespace()))
+        if blocks != BLOCKS:
+            raise SystemExit(f"{blocks} blocks stored after the job, not {BLOCKS}")
+    return RedisRun(
+        worker_cpu_s=worker_after - worker_before,
+        redis_cpu_s=redis_after - redis_before,
+        wall_s=wall,
+        value=check_value(value, "redis"),
+    )
+
+
+def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
+    folder = workdir / f"split-{round_no}"
+    names = ["split-1", "split-2"]
+    heartbeat_s = 0.5
+    with RedisServer(folder, binary=binary) as server, ExitStack() as stack:  # workers go first
+        url = server.url
+        for name in names:
+            start_worker(stack, url, name, folder, heartbeat_s)
+        client = stack.enter_context(server.client())
+        for name in names:
+            wait_until(
+                f"{name}'s heartbeat", lambda n=name: client.exists(redis_keys.worker(n)), 60
+            )
+        wall, value = run_job(client, url)
+        done_at = time.time()
+
+        def counters() -> dict[str, int] | None:
+            rows = {w["id"]: w for w in cli("--redis", url, "status")["workers"]}
+            if all(n in rows and float(rows[n]["beat_at"]) > done_at for n in names):
+                return {n: int(rows[n]["blocks_computed"]) for n in names}
+            return None
+
+        computed = wait_until("a heartbeat after the job", counters, 30, every=heartbeat_s)
+    return SplitRun(computed=computed, wall_s=wall, value=check_value(value, "two workers"))
+
+
+def _namespace() -> str:
+    from memo_solver.engine import namespace
+    from memo_solver.rules import get_rule_set
+    from memo_solver.yahtzee import YahtzeeGame
+
+    return namespace(YahtzeeGame(get_rule_set(RULES)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each (default 3)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    binary = ensure_redis_server()
+
+    def say(text: str) -> None:
+        if not args.json:
+            print(text, flush=True)
+
+    embedded: list[EmbeddedRun] = []
+    shared: list[RedisRun] = []
+    splits: list[SplitRun] = []
+    with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
+        workdir = Path(tmp)
+        say(f"(a) cold {RULES} precompute, CPU: embedded vs one worker + redis-server")
+        for round_no in range(args.rounds):
+            steps = ("embedded", "redis") if round_no % 2 == 0 else ("redis", "embedded")
+            for step in steps:
+                if step == "embedded":
+                    run = run_embedded(workdir, round_no)
+                    embedded.append(run)
+                    say(
+                        f"  round {round_no + 1} embedded  cpu {run.cpu_s:6.2f} s  "
+                        f"wall {run.wall_s:6.2f} s"
+                    )
+                else:
+                    shared_run = run_redis(binary, workdir, round_no)
+                    shared.append(shared_run)
+                    say(
+                        f"  round {round_no + 1} redis     cpu {shared_run.cpu_s:6.2f} s "
+                        f"(worker {shared_run.worker_cpu_s:.2f} + redis-server "
+                        f"{shared_run.redis_cpu_s:.2f})  wall {shared_run.wall_s:6.2f} s"
+                    )
+        say(f"(b) cold {RULES} precompute, two workers")
+        for round_no in range(args.rounds):
+            split = run_split(binary, workdir, round_no)
+            splits.append(split)
+            shares = ", ".join(f"{n} {c}" for n, c in split.computed.items())
+            say(
+                f"  round {round_no + 1} {shares} (sum {split.total}, larger share "
+                f"{split.larger_share:.1%})  wall {split.wall_s:6.2f} s"
+            )
+
+        # What the embedded figure spends on start-up (interpreter, imports, store), which
+        # the worker's figure leaves out: the CPU of a cold precompute of 128 tiny blocks.
+        startup = statistics.median(
+            run_embedded(workdir, 100 + i, STARTUP_RULES).cpu_s for i in range(args.rounds)
+        )
+
+    embedded_cpu = statistics.median(r.cpu_s for r in embedded)
+    redis_cpu = statistics.median(r.cpu_s for r in shared)
+    ratio = redis_cpu / embedded_cpu
+    ratio_solving = redis_cpu / (embedded_cpu - startup)
+    larger = max(s.larger_share for s in splits)
+    exact = all(s.total == BLOCKS for s in splits)
+    summary = {
+        "rules": RULES,
+        "rounds": args.rounds,
+        "embedded": {
+            "cpu_s": embedded_cpu,
+            "wall_s": statistics.median(r.wall_s for r in embedded),
+        },
+        "redis_one_worker": {
+            "cpu_s": redis_cpu,
+            "worker_cpu_s": statistics.median(r.worker_cpu_s for r in shared),
+            "redis_server_cpu_s": statistics.median(r.redis_cpu_s for r in shared),
+            "wall_s": statistics.median(r.wall_s for r in shared),
+        },
+        "embedded_startup_cpu_s": startup,
+        "cpu_ratio": ratio,
+        "cpu_ratio_without_startup": ratio_solving,
+        "cpu_ratio_target": CPU_RATIO_TARGET,
+        "cpu_ratio_met": ratio <= CPU_RATIO_TARGET,
+        "two_workers": {
+            "splits": [s.computed for s in splits],
+            "sums": [s.total for s in splits],
+            "wall_s": statistics.median(s.wall_s for s in splits),
+            "larger_share_max": larger,
+            "no_duplicates": exact,
+            "split_target": SPLIT_TARGET,
+            "split_met": larger <= SPLIT_TARGET,
+        },
+        "runs": {
+            "embedded": [asdict(r) for r in embedded],
+            "redis_one_worker": [{**asdict(r), "cpu_s": r.cpu_s} for r in shared],
+        },
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        say(
+            f"medians: embedded {embedded_cpu:.2f} CPU s; one worker + redis-server "
+            f"{redis_cpu:.2f} CPU s (worker {summary['redis_one_worker']['worker_cpu_s']:.2f} "
+            f"+ redis {summary['redis_one_worker']['redis_server_cpu_s']:.2f}); ratio "
+            f"{ratio:.3f} (target <= {CPU_RATIO_TARGET}: "
+            f"{'met' if ratio <= CPU_RATIO_TARGET else 'MISSED'})"
+        )
+        say(
+            f"  (the embedded figure includes {startup:.2f} CPU s of start-up, which the "
+            f"worker's leaves out; without it the ratio is {ratio_solving:.3f})"
+        )
+        say(
+            f"two workers: sums {[s.total for s in splits]} "
+            f"({'no block computed twice' if exact else 'DUPLICATES'}); larger share at most "
+            f"{larger:.1%} (target <= {SPLIT_TARGET:.0%}: "
+            f"{'met' if larger <= SPLIT_TARGET else 'MISSED'})"
+        )
+    return 0 if exact else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

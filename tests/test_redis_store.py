@@ -1,0 +1,337 @@
+"""What the Redis store adds to the store contract (tests/test_store.py runs that on Redis too).
+
+- every key of a namespace carries its hash tag, so a block, its claim and the Lua scripts
+  that touch both live in one Redis Cluster slot;
+- a waiter is woken by pub/sub when *another* connection (another process) commits or
+  releases, within milliseconds, not at its one-second re-check;
+- a waiter whose holder died (a claim never committed) returns once the lease lapses;
+- an unreachable Redis is a :class:`StoreUnavailableError` naming the URL (never its
+  password), and one line from the CLI with exit status 2.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+import redis
+from redis.crc import key_slot
+from redis_server import free_port
+
+from memo_solver import redis_keys
+from memo_solver.engine import namespace, open_engine
+from memo_solver.redis_store import RedisStore
+from memo_solver.rules import RULE_SETS
+from memo_solver.store import Claim, StoreUnavailableError
+from memo_solver.yahtzee import YahtzeeGame
+
+LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
+NS = namespace(LOWER)
+TAG = "{" + NS + "}"
+A, B = "token-a", "token-b"
+LONG_LEASE = 30.0
+RECHECK_S = 1.0
+"""How often a waiter re-checks the claim without a notification (redis_store._RECHECK_S)."""
+NOTIFIED_WITHIN_S = 0.15
+"""A notification's latency on loopback is a millisecond or two; this leaves room for a
+loaded CI machine while staying far below the one-second re-check."""
+
+
+@asynccontextmanager
+async def opened(url: str, *, listen: bool = True) -> AsyncIterator[RedisStore]:
+    """A RedisStore on ``url``: entered with its notifications flowing, or (``listen=False``)
+    never entered, so that nothing but its one-second re-check can wake its waiters.
+
+    An entered store subscribes in the background: the server is asked until it counts
+    the subscription.
+    """
+    store = RedisStore(url)
+    if not listen:
+        try:
+            yield store
+        finally:
+            await store.aclose()
+        return
+    before = await _pattern_subscribers(store)
+    async with store:
+        with anyio.fail_after(5):
+            while True:
+                if await _pattern_subscribers(store) > before:
+                    break
+                await anyio.sleep(0.005)
+        yield store
+
+
+async def _pattern_subscribers(store: RedisStore) -> int:
+    clients = await store.redis.client_list()
+    return sum(1 for client in clients if int(client.get("psub", 0)) > 0)
+
+
+# --- keys and slots ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster_node(redis_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A redis-server with cluster support enabled (no slots needed): for CLUSTER KEYSLOT."""
+    folder = tmp_path_factory.mktemp("cluster-node")
+    port = free_port()
+    args = [
+        redis_binary,
+        "--port", str(port),
+        "--bind", "127.0.0.1",
+        "--dir", str(folder),
+        "--cluster-enabled", "yes",
+        "--cluster-port", str(free_port()),  # else port + 10000, maybe past 65535
+        "--cluster-config-file", "nodes.conf",
+        "--save", "",
+        "--appendonly", "no",
+    ]  # fmt: skip
+    with (folder / "out.log").open("wb") as out:
+        process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with redis.Redis("127.0.0.1", port, socket_connect_timeout=0.5) as probe:
+                    probe.ping()
+                break
+            except redis.RedisError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+        yield port
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _slot(port: int, name: str) -> int:
+    with redis.Redis("127.0.0.1", port) as node:
+        return int(node.execute_command("CLUSTER", "KEYSLOT", name))
+
+
+def test_namespace_keys_share_one_cluster_slot(cluster_node: int) -> None:
+    names = [redis_keys.blocks(NS)]
+    for key in [LOWER.root(), *LOWER.successors(LOWER.root()), "7f"]:
+        names += [redis_keys.claim(NS, key), redis_keys.done_channel(NS, key)]
+    slot = _slot(cluster_node, redis_keys.blocks(NS))
+    for name in names:
+        assert TAG in name, name
+        assert _slot(cluster_node, name) == slot, name
+        assert key_slot(name.encode()) == slot, name  # redis-py's CRC16 agrees with the server
+    # The claim pattern only ever matches this namespace's claims.
+    assert redis_keys.claim_pattern(NS).startswith(f"ms:{TAG}:claim:")
+    # Two rule sets: two tags (so two slots, almost surely), never one key space.
+    other = namespace(YahtzeeGame(RULE_SETS["yahtzee-upper"]))
+    assert redis_keys.blocks(other) != redis_keys.blocks(NS)
+    assert "{" + other + "}" in redis_keys.blocks(other)
+
+
+async def test_every_key_written_by_a_solve_carries_the_hash_tag(redis_url: str) -> None:
+    async with opened(redis_url) as store:
+        async with open_engine(LOWER, store) as engine:
+            root = await engine.block(LOWER.root())
+        assert root[0, 0] == pytest.approx(RULE_SETS["yahtzee-lower"].start_value, abs=1e-9)
+        # A claim still held, so that its key is among those scanned.
+        assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
+        names = [name.decode() async for name in store.redis.scan_iter(match="*")]
+        pattern = redis_keys.claim_pattern(NS)
+        claims = [name.decode() async for name in store.redis.scan_iter(match=pattern)]
+    assert names, "the solve wrote nothing"
+    slot = key_slot(redis_keys.blocks(NS).encode())
+    for name in names:
+        assert name.startswith(f"ms:{TAG}:"), name
+        assert key_slot(name.encode()) == slot, name
+    assert sorted(names) == sorted([redis_keys.blocks(NS), redis_keys.claim(NS, "held")])
+    assert claims == [redis_keys.claim(NS, "held")]
+
+
+async def test_a_claim_is_a_key_with_the_lease_as_its_ttl(redis_url: str) -> None:
+    async with opened(redis_url, listen=False) as store:
+        await store.try_claim(NS, ["a"], A, 2.0)
+        ttl_ms = await store.redis.pttl(redis_keys.claim(NS, "a"))
+        assert 1000 < ttl_ms <= 2000
+        assert await store.redis.get(redis_keys.claim(NS, "a")) == A.encode()
+        await store.renew(NS, ["a"], A, 20.0)
+        assert 10_000 < await store.redis.pttl(redis_keys.claim(NS, "a")) <= 20_000
+        await store.commit(NS, {"a": b"x"}, A)
+        assert await store.redis.exists(redis_keys.claim(NS, "a")) == 0
+        assert await store.redis.hget(redis_keys.blocks(NS), "a") == b"x"
+
+
+# --- waiting across connections ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["commit", "release"])
+async def test_a_waiter_is_woken_by_another_connection_within_100_ms(
+    redis_url: str, how: str
+) -> None:
+    async with opened(redis_url) as waiter, opened(redis_url, listen=False) as holder:
+        assert await holder.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.CLAIMED}
+        acted_at = 0.0
+
+        async def act_soon() -> None:
+            nonlocal acted_at
+            await anyio.sleep(0.2)
+            acted_at = time.monotonic()
+            if how == "commit":
+                await holder.commit(NS, {"a": b"x"}, B)
+            else:
+                await holder.release(NS, ["a"], B)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(act_soon)
+            with anyio.fail_after(5):
+                await waiter.wait(NS, "a", 10.0)
+            woke_at = time.monotonic()
+        assert acted_at > 0, "the waiter returned before the other connection acted"
+        assert woke_at - acted_at < NOTIFIED_WITHIN_S
+        if how == "commit":
+            assert await waiter.get_many(NS, ["a"]) == {"a": b"x"}
+        else:
+            assert await waiter.try_claim(NS, ["a"], A, LONG_LEASE) == {"a": Claim.CLAIMED}
+
+
+async def test_without_its_listener_a_waiter_only_notices_at_the_recheck(redis_url: str) -> None:
+    """The contrast that shows the notification is what makes the test above fast."""
+    async with opened(redis_url, listen=False) as waiter, opened(redis_url) as holder:
+        await holder.try_claim(NS, ["a"], B, LONG_LEASE)
+        acted_at = 0.0
+
+        async def commit_soon() -> None:
+            nonlocal acted_at
+            await anyio.sleep(0.2)
+            acted_at = time.monotonic()
+            await holder.commit(NS, {"a": b"x"}, B)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(commit_soon)
+            start = time.monotonic()
+            await waiter.wait(NS, "a", 10.0)
+            woke_at = time.monotonic()
+        assert woke_at - acted_at > 0.5
+        assert woke_at - start < RECHECK_S + 0.5
+
+
+async def test_a_waiter_whose_holder_died_returns_about_when_the_lease_lapses(
+    redis_url: str,
+) -> None:
+    lease = 0.5
+    async with opened(redis_url) as waiter, opened(redis_url, listen=False) as holder:
+        assert await holder.try_claim(NS, ["a"], "dead-holder", lease) == {"a": Claim.CLAIMED}
+        start = time.monotonic()
+        with anyio.fail_after(10):
+            await waiter.wait(NS, "a", 30.0)
+        elapsed = time.monotonic() - start
+        # No message comes when a lease lapses: the waiter sees it at its next re-check.
+        assert lease * 0.9 <= elapsed < lease + RECHECK_S + 0.5
+        assert await waiter.try_claim(NS, ["a"], A, LONG_LEASE) == {"a": Claim.CLAIMED}
+
+
+async def test_an_engine_goes_on_when_a_dead_holders_lease_lapses(redis_url: str) -> None:
+    ns, root = NS, LOWER.root()
+    async with opened(redis_url) as store:
+        await store.try_claim(ns, [root], "dead-holder", 0.5)
+        start = time.monotonic()
+        with anyio.fail_after(10):
+            async with open_engine(LOWER, store, lease_s=0.5) as engine:
+                value = await engine.block(root)
+        elapsed = time.monotonic() - start
+    assert value[0, 0] == pytest.approx(RULE_SETS["yahtzee-lower"].start_value, abs=1e-9)
+    assert engine.counters.computed == LOWER.block_count
+    assert engine.counters.waited >= 1
+    assert elapsed < 0.5 + RECHECK_S + 1.0
+
+
+# --- an unreachable Redis ------------------------------------------------------------------
+
+
+def _dead_url(password: str | None = None) -> str:
+    auth = f":{password}@" if password else ""
+    return f"redis://{auth}127.0.0.1:{free_port()}/0"
+
+
+@pytest.mark.parametrize(
+    "operation", ["ping", "get_many", "try_claim", "commit", "wait", "keys", "coverage"]
+)
+async def test_an_unreachable_url_raises_store_unavailable_naming_it(operation: str) -> None:
+    url = _dead_url()
+    calls = {
+        "ping": lambda s: s.ping(),
+        "get_many": lambda s: s.get_many(NS, ["a"]),
+        "try_claim": lambda s: s.try_claim(NS, ["a"], A, 1.0),
+        "commit": lambda s: s.commit(NS, {"a": b"x"}, A),
+        "wait": lambda s: s.wait(NS, "a", 1.0),
+        "keys": lambda s: s.keys(NS),
+        "coverage": lambda s: s.coverage(NS),
+    }
+    async with opened(url, listen=False) as store:
+        start = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match=re.escape(url)):
+            await calls[operation](store)
+        assert time.monotonic() - start < 3.0  # refused at once: no long retry loop
+    assert store.description == url
+
+
+async def test_an_unreachable_url_never_shows_its_password() -> None:
+    url = _dead_url(password="s3cret-pw")
+    async with opened(url, listen=False) as store:
+        with pytest.raises(StoreUnavailableError) as caught:
+            await store.ping()
+    message = str(caught.value)
+    assert "s3cret-pw" not in message
+    assert "***" in message
+    assert "s3cret-pw" not in store.description
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memo_solver", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
+
+
+@pytest.mark.parametrize("command", [["value"], ["status"], ["precompute", "--rules", "yazy"]])
+def test_the_cli_exits_2_naming_an_unreachable_url(command: list[str]) -> None:
+    url = _dead_url()
+    done = _cli("--redis", url, *command)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("memo-solver: error: cannot reach Redis at " + url), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_cli_says_an_unreachable_url_in_one_line() -> None:
+    url = _dead_url()
+    done = _cli("--redis", url, "value")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert url in done.stderr
+
+
+async def test_aclose_closes_every_connection(redis_url: str, tmp_path: Path) -> None:
+    with redis.Redis.from_url(redis_url) as observer:
+        before = len(observer.client_list())
+        store = RedisStore(redis_url)
+        await store.ping()
+        assert len(observer.client_list()) == before + 1
+        await store.aclose()
+        await anyio.sleep(0.05)
+        assert len(observer.client_list()) == before
