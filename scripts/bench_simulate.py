@@ -1,0 +1,182 @@
+"""Simulation speed: optimal games per second, cold (policies built on the way) and warm.
+
+Precomputes the rule set (default ``yahtzee``) into a temporary SQLite store (or reuses
+``--store``), opens an engine on it, then times :func:`memo_solver.simulate.simulate`:
+
+- cold: a fresh policy cache, ``--cold-games`` (2,000) and then, on another fresh cache,
+  ``--games`` (20,000) games: every block policy a game needs is built on the way, so the
+  rate includes that cost (reading the solved blocks from SQLite included);
+- fill: every block's policy built into one cache (the whole strategy): seconds and MiB;
+- warm: ``--games`` games and ``--warm-games`` (200,000) games on that filled cache.
+
+Wall and process-CPU seconds are both reported: on a busy machine the CPU figure tells
+the work from the waiting. Target: at least 1,000 warm optimal ``yahtzee`` games per
+second on a 2-core machine. Peak memory is the process's maximum resident set.
+
+Run::
+
+    .venv/bin/python scripts/bench_simulate.py                # precomputes into a temp file
+    .venv/bin/python scripts/bench_simulate.py --store S.db   # reuse (and fill) a store
+    .venv/bin/python scripts/bench_simulate.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memo_solver.runtime import keep_freed_memory, pin_blas_threads
+
+if TYPE_CHECKING:
+    from memo_solver.engine import Engine
+    from memo_solver.simulate import PolicyCache
+
+WARM_TARGET_GAMES_PER_S = 1000.0
+MIB = 1 << 20
+
+
+def peak_rss_mib() -> float:
+    """The process's maximum resident set so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def precompute(rules_name: str, path: Path) -> dict[str, Any]:
+    from memo_solver.engine import open_engine
+    from memo_solver.rules import get_rule_set
+    from memo_solver.sqlite_store import SQLiteStore
+    from memo_solver.yahtzee import YahtzeeGame
+
+    rules = get_rule_set(rules_name)
+    started, cpu = time.perf_counter(), time.process_time()
+    async with SQLiteStore(path) as store, open_engine(YahtzeeGame(rules), store) as engine:
+        root = await engine.block(engine.game.root())
+        computed = engine.counters.computed
+    return {
+        "start_value": float(root[0, 0]),
+        "blocks_computed": computed,
+        "wall_s": time.perf_counter() - started,
+        "cpu_s": time.process_time() - cpu,
+    }
+
+
+async def run(engine: Engine, cache: PolicyCache, games: int, seed: int) -> dict[str, Any]:
+    """One timed run: its rate, its policy building and its result."""
+    from memo_solver.simulate import simulate
+
+    cpu = time.process_time()
+    summary = await simulate(engine, cache, games, seed)
+    cpu_s = time.process_time() - cpu
+    return {
+        "games": games,
+        "seed": seed,
+        "wall_s": summary.seconds,
+        "cpu_s": cpu_s,
+        "games_per_s": summary.games_per_second,
+        "games_per_cpu_s": games / cpu_s if cpu_s > 0 else None,
+        "policies_built": summary.policies_built,
+        "policy_s": summary.policy_seconds,
+        "mean": summary.mean,
+        "se": summary.se,
+        "cache_mib": cache.nbytes / MIB,
+    }
+
+
+async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    from memo_solver.engine import open_engine
+    from memo_solver.rules import get_rule_set
+    from memo_solver.simulate import PolicyCache
+    from memo_solver.sqlite_store import SQLiteStore
+    from memo_solver.yahtzee import YahtzeeGame
+
+    rules = get_rule_set(args.rules)
+    path: Path = args.store or tmp / "bench.sqlite3"
+    solve = await precompute(args.rules, path)
+    async with SQLiteStore(path) as store, open_engine(YahtzeeGame(rules), store) as engine:
+        cold_small = await run(engine, PolicyCache(rules), args.cold_games, seed=1)
+        cold = await run(engine, PolicyCache(rules), args.games, seed=2)
+        full = PolicyCache(rules, max_bytes=None)
+        started, cpu = time.perf_counter(), time.process_time()
+        await full.fill(engine)
+        fill = {
+            "blocks": len(full),
+            "wall_s": time.perf_counter() - started,
+            "cpu_s": time.process_time() - cpu,
+            "cache_mib": full.nbytes / MIB,
+        }
+        warm = await run(engine, full, args.games, seed=3)
+        warm_long = await run(engine, full, args.warm_games, seed=4)
+    return {
+        "rules": rules.name,
+        "exact_mean": rules.start_value,
+        "store": str(path),
+        "precompute": solve,
+        "cold_small": cold_small,
+        "cold": cold,
+        "fill": fill,
+        "warm": warm,
+        "warm_long": warm_long,
+        "peak_rss_mib": peak_rss_mib(),
+        "checks": {
+            "warm_ge_1000_games_per_s": warm["games_per_s"] >= WARM_TARGET_GAMES_PER_S,
+            "warm_long_ge_1000_games_per_s": warm_long["games_per_s"] >= WARM_TARGET_GAMES_PER_S,
+        },
+    }
+
+
+def main() -> int:
+    pin_blas_threads()
+    keep_freed_memory()
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    parser.add_argument("--store", type=Path, help="reuse this SQLite store (default: temp file)")
+    parser.add_argument("--cold-games", type=int, default=2000, help="small cold run (2000)")
+    parser.add_argument("--games", type=int, default=20_000, help="cold and warm runs (20000)")
+    parser.add_argument("--warm-games", type=int, default=200_000, help="long warm run (200000)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    import anyio
+
+    with tempfile.TemporaryDirectory(prefix="bench-simulate-") as tmp:
+        result = anyio.run(bench, args, Path(tmp))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    solve = result["precompute"]
+    print(
+        f"{result['rules']}: precompute {solve['blocks_computed']} blocks in "
+        f"{solve['wall_s']:.1f} s ({solve['cpu_s']:.1f} CPU s), exact mean "
+        f"{result['exact_mean']:.4f}"
+    )
+    print(
+        f"{'run':<22} {'games':>8} {'wall s':>8} {'CPU s':>8} {'games/s':>9} "
+        f"{'games/CPU s':>11} {'built':>6} {'build s':>8} {'mean ± SE':>16} {'cache MiB':>9}"
+    )
+    for name in ("cold_small", "cold", "warm", "warm_long"):
+        row = result[name]
+        print(
+            f"{name:<22} {row['games']:>8,} {row['wall_s']:>8.2f} {row['cpu_s']:>8.2f} "
+            f"{row['games_per_s']:>9,.0f} {row['games_per_cpu_s']:>11,.0f} "
+            f"{row['policies_built']:>6} {row['policy_s']:>8.2f} "
+            f"{row['mean']:>9.2f} ± {row['se']:<4.2f} {row['cache_mib']:>9.0f}"
+        )
+    fill = result["fill"]
+    print(
+        f"whole strategy: {fill['blocks']} block policies in {fill['wall_s']:.1f} s "
+        f"({fill['cpu_s']:.1f} CPU s), {fill['cache_mib']:.0f} MiB; "
+        f"peak RSS {result['peak_rss_mib']:.0f} MiB"
+    )
+    for name, passed in result["checks"].items():
+        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,476 @@
+"""``memo-solver simulate``: seeded games played with exactly the solver's strategy.
+
+The means are checked against the exact pins (``shared/pins.md``) within four standard
+errors: a wrong choice anywhere in the strategy, the dice or the bonus bookkeeping moves a
+20,000-game mean by far more than that. The choices themselves are checked against
+:mod:`memo_solver.policy` block by block, and logged decisions against :func:`advise`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from memo_solver import dice
+from memo_solver.advice import advise
+from memo_solver.cli import UsageError
+from memo_solver.distribution import score_distribution
+from memo_solver.engine import Engine, open_engine
+from memo_solver.policy import FIRST_ROLL, TRANSITION, TurnPolicy, choose_keeps, turn_policy
+from memo_solver.rules import RULE_SETS, RuleSet
+from memo_solver.simulate import (
+    _KEEP_OF_MASK,
+    CHUNK_GAMES,
+    GLYPHS,
+    PolicyCache,
+    Strategy,
+    Summary,
+    command,
+    greedy_policy,
+    optimal_policy,
+    simulate,
+    throw,
+)
+from memo_solver.state import State, start_state
+from memo_solver.store import MemoryStore
+from memo_solver.turn import Guideposts
+from memo_solver.yahtzee import YahtzeeGame, block_key
+
+CLI = Path(sys.executable).with_name("memo-solver")
+ENV = {
+    **{k: v for k, v in os.environ.items() if k != "MEMO_SOLVER_STORE"},
+    "OPENBLAS_NUM_THREADS": "1",
+}
+TIMEOUT_S = 120
+SIGMAS = 4.0
+PINS = {
+    "yahtzee": 254.5877287345,
+    "yahtzee-lower": 139.9712924424,
+    "yahtzee-upper": 71.9515297337,
+}
+Log = dict[str, Any]
+
+
+@dataclass
+class Player:
+    """Engines on memory stores and policy caches, one per rule set, shared by the module:
+    a rule set is solved and its policies built once, whatever the tests' order."""
+
+    portal: BlockingPortal
+    stack: contextlib.ExitStack[Any]
+    engines: dict[str, Engine] = field(default_factory=dict)
+    caches: dict[tuple[str, Strategy], PolicyCache] = field(default_factory=dict)
+
+    def engine(self, rules: RuleSet) -> Engine:
+        engine = self.engines.get(rules.name)
+        if engine is None:
+            opened = open_engine(YahtzeeGame(rules), MemoryStore())
+            engine = self.stack.enter_context(self.portal.wrap_async_context_manager(opened))
+            self.engines[rules.name] = engine
+        return engine
+
+    def play(
+        self,
+        name: str,
+        games: int,
+        seed: int,
+        strategy: Strategy = "optimal",
+        logs: int = 0,
+        cache: PolicyCache | None = None,
+        chunk_games: int = CHUNK_GAMES,
+    ) -> tuple[Summary, list[Log]]:
+        rules = RULE_SETS[name]
+        if cache is None:
+            cache = self.caches.setdefault((name, strategy), PolicyCache(rules, strategy))
+        played: list[Log] = []
+
+        async def keep(games: list[dict[str, object]]) -> None:
+            played.extend(games)
+
+        engine = self.engine(rules)  # opened from this thread, not the portal's
+        summary = self.portal.call(
+            lambda: simulate(
+                engine, cache, games, seed, on_games=keep if logs else None, record=logs
+            )
+        )
+        return summary, played
+
+
+@pytest.fixture(scope="module")
+def player() -> Iterator[Player]:
+    # The stack closes the engines before the portal stops their event loop.
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        yield Player(portal, stack)
+
+
+def within(summary: Summary, exact: float) -> None:
+    assert abs(summary.mean - exact) <= SIGMAS * summary.se, (summary.mean, summary.se, exact)
+
+
+# --- the strategy is the solver's ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [1, 7])
+def test_the_keep_choice_follows_the_tie_rule_by_brute_force(width: int) -> None:
+    """Best value to 1e-9, then the most dice, then the first keep, among keeps in the roll."""
+    rng = np.random.default_rng(width)
+    # Values on a coarse grid tie often; a few carry float noise below the 1e-9 tie level.
+    keeps = (rng.integers(0, 6, size=(dice.N_KEEPS, width)) * 0.5).astype(np.float64)
+    keeps += rng.choice([0.0, 3e-12, -3e-12], size=keeps.shape)
+
+    chosen = choose_keeps(keeps)
+    for roll_index, roll in enumerate(dice.ROLLS):
+        inside = dice.sub_keeps(roll)
+        for column in range(width):
+            best = max(
+                inside,
+                key=lambda k: (round(keeps[k, column], 9), len(dice.KEEPS[k]), -k),
+            )
+            assert chosen[roll_index, column] == best
+
+
+def _successors(player: Player, rules: RuleSet, filled: int) -> dict[str, Any]:
+    keys = [block_key(filled | 1 << box) for box in range(len(rules.categories))]
+    engine = player.engine(rules)
+    return player.portal.call(engine.blocks, [k for k in keys if k != block_key(filled)])
+
+
+def _masks(rules: RuleSet, count: int, open_boxes: int, seed: int) -> list[int]:
+    """Late-game masks (cheap to solve) with the Yahtzee box filled: bonus and Joker apply."""
+    rng = np.random.default_rng(seed)
+    n = len(rules.categories)
+    others = [box for box in range(n) if box != rules.yahtzee_box]
+    masks = []
+    for _ in range(count):
+        opened = rng.choice(others, size=open_boxes, replace=False)
+        masks.append(rules.all_filled & ~int(sum(1 << int(b) for b in opened)))
+    return masks
+
+
+def _turn_policy(rules: RuleSet, filled: int, successors: dict[str, Any]) -> TurnPolicy:
+    def successor(box: int) -> Any:
+        return successors[block_key(filled | 1 << box)]
+
+    return turn_policy(rules, filled, successor, Guideposts.reachable(rules, filled))
+
+
+@pytest.mark.parametrize(
+    ("name", "masks"),
+    [
+        ("yahtzee-lower", range(127)),
+        ("yahtzee-upper", range(63)),
+        ("yahtzee", _masks(RULE_SETS["yahtzee"], 12, 4, seed=1)),
+        ("yahtzee-free-joker", _masks(RULE_SETS["yahtzee-free-joker"], 6, 3, seed=2)),
+    ],
+)
+def test_block_policies_choose_what_turn_policy_chooses(
+    player: Player, name: str, masks: range | list[int]
+) -> None:
+    rules = RULE_SETS[name]
+    rolls = np.arange(dice.N_ROLLS)[:, None]
+    for filled in masks:
+        successors = _successors(player, rules, filled)
+        compact = optimal_policy(rules, filled, successors)
+        full = _turn_policy(rules, filled, successors)
+        for n in range(1, rules.rerolls + 1):
+            assert np.array_equal(_KEEP_OF_MASK[rolls, compact.keep[n]], full.keep[n]), filled
+        assert np.array_equal(compact.box, full.box), filled
+        assert np.array_equal(compact.boxes, full.tables.boxes)
+
+
+def test_greedy_scores_the_most_points_now_and_never_rerolls() -> None:
+    rules = RULE_SETS["yahtzee"]
+    policy = greedy_policy(rules, 0)
+    chance = rules.category_index("chance")
+    roll = dice.ROLL_INDEX[(1, 2, 3, 4, 6)]  # small straight 30 beats chance 16
+    assert rules.categories[int(policy.boxes[policy.box[roll, 0]])].name == "small_straight"
+    sixes = dice.ROLL_INDEX[(1, 1, 6, 6, 6)]  # full house 25 beats 3 of a kind 20, chance 20
+    assert rules.categories[int(policy.boxes[policy.box[sixes, 0]])].name == "full_house"
+    assert all((keep == 31).all() for keep in policy.keep[1:])
+    assert policy.boxes[policy.box[dice.ROLL_INDEX[(1, 1, 2, 3, 3)], 0]] == chance
+
+
+# --- the dice --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("keep", [(), (6,), (2, 2), (1, 3, 5), (4, 4, 4, 4), (1, 2, 3, 4, 5)])
+def test_thrown_dice_follow_the_exact_roll_chances(keep: tuple[int, ...]) -> None:
+    k = dice.KEEP_INDEX[keep]
+    draws = 100_000
+    rolls = throw(np.random.default_rng(7), np.full(draws, k))
+    seen = np.bincount(rolls, minlength=dice.N_ROLLS) / draws
+    chances = TRANSITION[k] if keep else FIRST_ROLL
+    se = np.sqrt(chances * (1 - chances) / draws)
+    assert np.all(np.abs(seen - chances) <= 5 * se + 1e-12)
+    inside = np.all(dice.ROLL_COUNTS[rolls] >= dice.KEEP_COUNTS[k], axis=1)
+    assert inside.all()
+
+
+# --- the means against the exact pins --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["yahtzee-lower", "yahtzee-upper"])
+def test_the_mean_of_20000_games_is_the_exact_mean(player: Player, name: str) -> None:
+    summary, _ = player.play(name, 20_000, seed=11)
+
+    assert summary.games == 20_000
+    within(summary, PINS[name])
+    assert summary.to_json()["exact_mean"] == RULE_SETS[name].start_value
+
+
+def test_bonus_and_box_shares_match_the_exact_distribution(player: Player) -> None:
+    rules = RULE_SETS["yahtzee-upper"]
+    summary, _ = player.play("yahtzee-upper", 20_000, seed=12)
+    exact = player.portal.call(score_distribution, player.engine(rules), rules, start_state())
+
+    p, se = summary.share(summary.upper_bonus_games)
+    assert abs(p - exact.p_upper_bonus) <= SIGMAS * se
+    data = summary.to_json()
+    assert abs(data["median"] - exact.percentile(0.5)) <= 2  # type: ignore[operator]
+    box_points: dict[str, float] = data["box_points"]  # type: ignore[assignment]
+    for name, mean in exact.box_points.items():
+        # Points in a box never exceed 30 (five sixes): SE <= 30 / sqrt(n) bounds them.
+        assert abs(box_points[name] - mean) <= SIGMAS * 30 / np.sqrt(summary.games), name
+
+
+@pytest.mark.slow
+def test_the_mean_of_20000_yahtzee_games_is_the_exact_mean(player: Player) -> None:
+    summary, logs = player.play("yahtzee", 20_000, seed=2024, logs=50)
+
+    within(summary, PINS["yahtzee"])
+    for share in (summary.upper_bonus_games, summary.yahtzee_games, summary.extra_games):
+        assert 0 < share < summary.games
+    assert summary.extra_points % 100 == 0
+    _check_logs(RULE_SETS["yahtzee"], logs)
+
+
+def test_greedy_scores_less_than_optimal(player: Player) -> None:
+    optimal, _ = player.play("yahtzee-lower", 5_000, seed=3)
+    greedy, _ = player.play("yahtzee-lower", 5_000, seed=3, strategy="greedy")
+
+    gap = optimal.mean - greedy.mean
+    assert gap > SIGMAS * np.hypot(optimal.se, greedy.se)
+    assert "exact_mean" not in greedy.to_json()
+
+
+# --- logs ------------------------------------------------------------------------------------
+
+
+def _check_logs(rules: RuleSet, logs: list[Log]) -> None:
+    """13 turns (one per box), kept dice among the dice before and after, sums that add up."""
+    n = len(rules.categories)
+    for number, game in enumerate(logs):
+        assert game["game"] == number
+        json.loads(json.dumps(game))
+        assert len(game["turns"]) == n
+        assert sorted(t["box"] for t in game["turns"]) == sorted(c.name for c in rules.categories)
+        for turn in game["turns"]:
+            rolls, keeps, left = turn["rolls"], turn["keeps"], turn["rerolls_left"]
+            assert len(rolls) == len(keeps) + 1 == len(left)
+            assert left[0] == rules.rerolls
+            assert left == sorted(left, reverse=True)
+            for before, kept, after in zip(rolls, keeps, rolls[1:], strict=False):
+                assert len(kept) < dice.DICE
+                assert not Counter(kept) - Counter(before)
+                assert not Counter(kept) - Counter(after)
+            assert all(r == sorted(r) and len(r) == dice.DICE for r in rolls)
+        total = sum(t["points"] + t["upper_bonus"] + t["yahtzee_bonus"] for t in game["turns"])
+        assert game["score"] == total
+
+
+def test_logs_hold_every_decision_of_every_game(player: Player) -> None:
+    _, logs = player.play("yahtzee-lower", 300, seed=5, logs=300)
+    assert len(logs) == 300
+    _check_logs(RULE_SETS["yahtzee-lower"], logs)
+    assert any(len(t["keeps"]) == 2 for g in logs for t in g["turns"])
+    assert any(len(t["keeps"]) == 0 for g in logs for t in g["turns"])
+
+
+def test_greedy_yahtzee_logs_use_every_box_once(player: Player) -> None:
+    summary, logs = player.play("yahtzee", 200, seed=6, strategy="greedy", logs=200)
+    _check_logs(RULE_SETS["yahtzee"], logs)
+    assert all(len(t["rolls"]) == 1 for g in logs for t in g["turns"])
+    assert sum(g["score"] for g in logs) == summary.histogram @ np.arange(summary.histogram.size)
+
+
+def test_the_same_seed_plays_the_same_games(player: Player) -> None:
+    _, first = player.play("yahtzee-lower", 100, seed=9, logs=100)
+    _, again = player.play("yahtzee-lower", 100, seed=9, logs=100)
+    _, other = player.play("yahtzee-lower", 100, seed=10, logs=100)
+
+    assert first == again
+    assert first != other
+
+
+def test_every_logged_decision_is_one_advise_ranks_best(player: Player) -> None:
+    rules = RULE_SETS["yahtzee-upper"]
+    _, logs = player.play("yahtzee-upper", 5, seed=4, logs=5)
+    engine = player.engine(rules)
+    for game in logs:
+        filled = upper = 0
+        for turn in game["turns"]:
+            rolls, keeps, left = turn["rolls"], turn["keeps"], turn["rerolls_left"]
+            for i, roll in enumerate(rolls):
+                state = State(filled, upper, False, left[i], tuple(roll))
+                actions = player.portal.call(advise, engine, rules, state).actions
+                if i + 1 < len(rolls):  # rerolled: keep what was kept, or all five first
+                    kept = tuple(keeps[i]) if left[i + 1] == left[i] - 1 else tuple(roll)
+                    taken = [a for a in actions if a.kind == "keep" and a.keep == kept]
+                else:
+                    taken = [a for a in actions if a.category == turn["box"]]
+                assert taken[0].loss <= 1e-9, (state, taken[0], actions[0])
+            filled |= 1 << rules.category_index(turn["box"])
+            upper += turn["points"]
+
+
+def test_a_bounded_cache_plays_the_same_games(player: Player) -> None:
+    rules = RULE_SETS["yahtzee-lower"]
+    bounded = PolicyCache(rules, max_bytes=60_000)  # a few blocks' policies at a time
+    _, small = player.play("yahtzee-lower", 300, seed=8, logs=300, cache=bounded)
+    _, large = player.play("yahtzee-lower", 300, seed=8, logs=300, cache=PolicyCache(rules))
+
+    assert small == large
+    assert 0 < bounded.nbytes <= 60_000
+    assert len(bounded) < 127
+
+
+def test_a_filled_cache_builds_nothing_more(player: Player) -> None:
+    rules = RULE_SETS["yahtzee-upper"]
+    cache = PolicyCache(rules)
+    player.portal.call(cache.fill, player.engine(rules))
+    assert len(cache) == cache.built == 63
+
+    summary, _ = player.play("yahtzee-upper", 1000, seed=1, cache=cache)
+    assert summary.policies_built == 0
+    assert summary.policy_bytes == cache.nbytes
+
+
+def test_games_span_chunks_in_order(player: Player) -> None:
+    summary, logs = player.play("yahtzee-lower", 20, seed=1, logs=17, chunk_games=7)
+
+    assert summary.games == 20
+    assert [g["game"] for g in logs] == list(range(17))
+    _check_logs(RULE_SETS["yahtzee-lower"], logs)
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def _args(**given: Any) -> argparse.Namespace:
+    defaults = {"games": 1, "seed": 0, "policy": "optimal", "log": None, "show": False}
+    return argparse.Namespace(**{**defaults, "json": False, **given})
+
+
+def _command(player: Player, name: str, args: argparse.Namespace) -> int:
+    rules = RULE_SETS[name]
+    return player.portal.call(command, args, player.engine(rules), rules)
+
+
+def test_show_narrates_a_game_with_dice_faces(
+    player: Player, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _command(player, "yahtzee-lower", _args(games=3, seed=1, show=True)) == 0
+    out = capsys.readouterr().out
+
+    narration, statistics = out.split("\n\n")
+    turns = narration.splitlines()[:-1]
+    assert [line.split(":")[0] for line in turns] == [f"Turn {n}" for n in range(1, 8)]
+    assert all(line.startswith(f"Turn {n}: rolled ") for n, line in enumerate(turns, 1))
+    assert all(any(glyph in line for glyph in GLYPHS) for line in turns)
+    assert all("→ score " in line for line in turns)
+    assert narration.splitlines()[-1].startswith("Final score: ")
+    assert "games/s" in statistics
+    assert "± " in statistics
+
+
+def test_show_with_json_carries_the_game(
+    player: Player, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _command(player, "yahtzee-lower", _args(games=2, show=True, json=True)) == 0
+    payload = json.loads(capsys.readouterr().out)
+
+    assert payload["games"] == 2
+    assert len(payload["game"]["turns"]) == 7
+
+
+def test_log_writes_one_json_line_per_game(
+    player: Player, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "games.jsonl"
+    args = _args(games=40, seed=2, log=path, json=True)
+    assert _command(player, "yahtzee-lower", args) == 0
+    summary = json.loads(capsys.readouterr().out)
+
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 40
+    assert {(g["rules"], g["policy"], g["seed"]) for g in lines} == {
+        ("yahtzee-lower", "optimal", 2)
+    }
+    _check_logs(RULE_SETS["yahtzee-lower"], lines)
+    assert sum(g["score"] for g in lines) / 40 == pytest.approx(summary["mean"])
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"games": 0}, "--games must be between 1 and 10,000,000"),
+        ({"games": 10_000_001}, "--games must be between 1 and 10,000,000"),
+        ({"seed": -1}, "--seed must be 0 or more"),
+    ],
+)
+def test_bad_arguments_are_usage_errors(
+    player: Player, given: dict[str, int], message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        _command(player, "yahtzee-lower", _args(**given))
+
+
+def memo_solver(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=ENV,
+        check=False,
+    )
+
+
+def test_the_cli_prints_the_statistics_as_json(tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite3"
+    args = ("simulate", "--rules", "yahtzee-upper", "--games", "200", "--seed", "3", "--json")
+    result = memo_solver(store, *args)
+
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["games"] == 200
+    assert payload["rules"] == "yahtzee-upper"
+    assert {"mean", "std", "se", "median", "percentiles", "games_per_second"} <= payload.keys()
+    assert abs(payload["mean"] - PINS["yahtzee-upper"]) <= 5 * payload["se"]
+    again = json.loads(memo_solver(store, *args).stdout)
+    timings = {"seconds", "games_per_second", "policy_seconds"}
+    assert {k: v for k, v in again.items() if k not in timings} == {
+        k: v for k, v in payload.items() if k not in timings
+    }
+
+
+def test_the_cli_rejects_zero_games_in_one_line(tmp_path: Path) -> None:
+    result = memo_solver(tmp_path / "store.sqlite3", "simulate", "--games", "0")
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "--games" in result.stderr
