@@ -16,9 +16,10 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -33,9 +34,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memo_solver import metrics
 from memo_solver.advice import advise
+from memo_solver.distribution import Distribution
 from memo_solver.engine import Engine, namespace, open_engine
+from memo_solver.review import GameError, read_game, review_game
 from memo_solver.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
 from memo_solver.state import State, StateError, parse_state, state_from_json
+from memo_solver.stats import distribution_in_thread, stats_json
 from memo_solver.store import Store, StoreUnavailableError
 from memo_solver.yahtzee import YahtzeeGame
 
@@ -45,6 +49,11 @@ T = TypeVar("T")
 ADMIN_TOKEN_ENV = "MEMO_SOLVER_ADMIN_TOKEN"
 WEB_DIR = Path(__file__).parent / "web"
 MAX_BATCH = 1000
+MAX_THRESHOLDS = 100
+SHARED_KEPT = 32
+"""Finished distributions kept for their retries and repeats (each is a few KiB)."""
+SHARED_PENDING = 8
+"""Distributions queued or computing at once: each is up to minutes of a core."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +76,10 @@ class ApiError(Exception):
 
 # --- request and response models ---------------------------------------------------------
 
-StateInput = dict[str, Any] | str
+StateInput = JsonValue
+"""Any JSON: the validator says what is wrong with a state in the CLI's words, at ``state``
+(pydantic would name a union member, ``state.dict[str,any]``), and a batch gives a bad
+state its own error entry whatever its type."""
 
 _STATE_EXAMPLE: dict[str, JsonValue] = {
     "filled": [
@@ -106,6 +118,36 @@ class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rules: str = "yahtzee"
     states: list[StateInput] = Field(max_length=MAX_BATCH)
+
+
+class StatsRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"rules": "yahtzee-upper", "state": "start", "thresholds": [60, 80]}]
+        },
+    )
+    rules: str = Field("yahtzee", description="a built-in rule set (GET /v1/rules)")
+    state: StateInput = Field(
+        "start", description="as for /v1/advice; the points counted are those still to come"
+    )
+    thresholds: list[int] = Field(
+        default_factory=list,
+        max_length=MAX_THRESHOLDS,
+        description="also answer P(points >= t) for each t",
+    )
+    full: bool = Field(False, description="include the probability of every total")
+
+
+class ReviewRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: str | None = Field(
+        None, description="a built-in rule set; default: the game's own rules, else yahtzee"
+    )
+    game: dict[str, Any] = Field(
+        description='{"rules"?, "turns": [{"rolls": [[5 faces], ...], "keeps": [[faces '
+        'kept after each roll but the last], ...], "box": name}, ...]}'
+    )
 
 
 class PrecomputeRequest(BaseModel):
@@ -155,6 +197,75 @@ class ValueOut(BaseModel):
     turn_start_value: float
 
 
+class StateOut(BaseModel):
+    filled: list[str]
+    upper: int
+    yahtzee_bonus: bool
+    rerolls_left: int | None
+    dice: list[int] | None
+
+
+class StatsOut(BaseModel):
+    rules: str
+    state: StateOut
+    from_start: bool = Field(
+        description="true: the points are the final score; false: the points still to come"
+    )
+    mean: float
+    std: float
+    percentiles: dict[str, int]
+    p_upper_bonus: float
+    p_yahtzee: float
+    p_extra_bonus: float
+    box_points: dict[str, float]
+    bonus_points: dict[str, float]
+    survival: dict[str, float]
+    probabilities: list[float] | None = Field(
+        None, description="P(points == s) for s = 0, 1, ...; only with full: true"
+    )
+
+
+class DecisionOut(BaseModel):
+    turn: int
+    step: str = Field(description="keep N (the keep after roll N) or box")
+    state: str
+    dice: list[int]
+    rerolls_left: int
+    chosen: ActionOut
+    best: ActionOut
+    loss: float
+
+
+class ScoredOut(BaseModel):
+    turn: int
+    box: str
+    points: int
+    bonus: int
+
+
+class MistakeOut(BaseModel):
+    turn: int
+    step: str
+    loss: float
+    words: str
+
+
+class ReviewOut(BaseModel):
+    rules: str
+    turns_played: int
+    complete: bool
+    decisions: list[DecisionOut]
+    boxes: list[ScoredOut]
+    final_score: int | float
+    banked: int
+    remaining_value: float
+    expected_score: float
+    total_loss: float
+    skill: float
+    luck: float
+    worst_mistakes: list[MistakeOut]
+
+
 class RuleSetOut(BaseModel):
     name: str
     description: str
@@ -193,6 +304,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 # --- the service --------------------------------------------------------------------------
 
 
+@dataclass(eq=False)
+class _Work:
+    """Work started in the service's task group: its outcome, once done."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    outcome: list[Any] = field(default_factory=list)
+
+
 class Service:
     """What the routes share: the store, one engine per rule set, and the background group."""
 
@@ -201,36 +320,72 @@ class Service:
         self.settings = settings
         self.engines: dict[str, Engine] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
+        self.stats_limiter = anyio.CapacityLimiter(1)
+        """One distribution computed at a time: each keeps a core busy for minutes."""
+        self._shared: OrderedDict[Hashable, _Work] = OrderedDict()
 
     def engine(self, rules: RuleSet) -> Engine:
         return self.engines[rules.name]
 
     async def run(self, work: Callable[[], Awaitable[T]]) -> T:
         """Run ``work`` in the service's task group; wait at most the deadline for it."""
+        return await self._wait(self._start(work))  # type: ignore[no-any-return]
+
+    async def run_shared(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
+        """As :meth:`run`, for work whose result no memo keeps (a score distribution).
+
+        Identical requests share one computation, and the last results are kept: the retry
+        after a 503 finds the work its first request started instead of starting it over.
+        A failure is not kept. With too many computations queued, a new one is refused
+        with a 503 rather than piling minutes of work on minutes of work.
+        """
+        running = self._shared.get(key)
+        if running is None:
+            pending = sum(not w.done.is_set() for w in self._shared.values())
+            if pending >= SHARED_PENDING:
+                metrics.DEADLINES.inc()
+                raise ApiError(
+                    503, "state", "too many distributions are being computed; retry shortly"
+                )
+            running = self._shared[key] = self._start(work, forget=key)
+            finished = [k for k, w in self._shared.items() if w.done.is_set()]
+            for old in finished[: max(0, len(finished) - SHARED_KEPT)]:
+                del self._shared[old]
+        else:
+            self._shared.move_to_end(key)
+        return await self._wait(running)  # type: ignore[no-any-return]
+
+    def _start(self, work: Callable[[], Awaitable[Any]], forget: Hashable = None) -> _Work:
         assert self.task_group is not None, "the app's lifespan is not running"
-        done = anyio.Event()
-        outcome: list[Any] = []
+        started = _Work()
 
         async def background() -> None:
             try:
-                outcome.append(await work())
-            except Exception as exc:  # handed to the request that asked, if still waiting
-                outcome.append(exc)
+                started.outcome.append(await work())
+            except Exception as exc:  # handed to the requests that asked, if still waiting
+                started.outcome.append(exc)
+                if forget is not None and self._shared.get(forget) is started:
+                    del self._shared[forget]
             finally:
-                done.set()
+                started.done.set()
 
         self.task_group.start_soon(background)
+        return started
+
+    async def _wait(self, work: _Work) -> Any:
         with anyio.move_on_after(self.settings.deadline_s):
-            await done.wait()
-        if not done.is_set():
+            await work.done.wait()
+        if not work.done.is_set():
             metrics.DEADLINES.inc()
             raise ApiError(
                 503, "state", "still computing this state; retry shortly (the work goes on)"
             )
-        result = outcome[0]
+        if not work.outcome:  # cancelled: the service is shutting down
+            raise ApiError(503, "state", "the service is shutting down; retry shortly")
+        result = work.outcome[0]
         if isinstance(result, Exception):
             raise result
-        return result  # type: ignore[no-any-return]
+        return result
 
 
 def _rules(name: str) -> RuleSet:
@@ -242,6 +397,14 @@ def _rules(name: str) -> RuleSet:
 
 def _state(raw: StateInput, rules: RuleSet) -> State:
     return parse_state(raw, rules) if isinstance(raw, str) else state_from_json(raw, rules)
+
+
+class _JSONResponse(JSONResponse):
+    """JSON as ASCII: a lone surrogate a client sent (JSON allows ``"\\ud800"``) and an
+    error echoes back is escaped, where UTF-8 encoding would fail with a 500."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
 
 
 def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = None) -> FastAPI:
@@ -276,6 +439,7 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         summary="Optimal strategy for Yahtzee-family dice games: advice for any state.",
         lifespan=lifespan,
         responses=ERRORS,
+        default_response_class=_JSONResponse,
     )
     app.add_middleware(_BodyLimit, max_bytes=settings.max_body_bytes)
     _install_error_handlers(app, settings)
@@ -360,6 +524,44 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         return ValueOut(
             rules=rules.name, value=result.value, turn_start_value=result.turn_start_value
         )
+
+    @app.post("/v1/stats", response_model=StatsOut, response_model_exclude_unset=True)
+    async def stats(body: StatsRequest, request: Request) -> dict[str, Any]:
+        """The exact distribution of the points to come under optimal play.
+
+        From the start that is the final score; from a state, the points still to come.
+        A whole game takes minutes the first time: 503 with Retry-After until it is done.
+        """
+        rules = _rules(body.rules)
+        state = _state(body.state, rules)
+        service = service_of(request)
+        engine = service.engine(rules)
+
+        def work() -> Awaitable[Distribution]:
+            return distribution_in_thread(engine, rules, state, service.stats_limiter)
+
+        dist = await service.run_shared(("stats", rules.name, state), work)
+        return stats_json(dist, rules, state, tuple(body.thresholds), full=body.full)
+
+    @app.post("/v1/review", response_model=ReviewOut, response_model_exclude_unset=True)
+    async def review(body: ReviewRequest, request: Request) -> dict[str, Any]:
+        """Every decision of a played game against the optimal one, and the score split
+        into expected score, skill and luck. A game that breaks the rules: 422, field game.
+        """
+        named = body.game.get("rules")
+        if body.rules is not None:
+            rules = _rules(body.rules)
+        elif isinstance(named, str):
+            try:
+                rules = get_rule_set(named)
+            except UnknownRuleSetError as exc:
+                raise ApiError(422, "game", f"rules: {exc}") from None
+        else:
+            rules = _rules("yahtzee")
+        read_game(body.game, rules)  # a bad game is refused before any work starts
+        service = service_of(request)
+        result = await service.run(lambda: review_game(service.engine(rules), rules, body.game))
+        return result.to_json()
 
     @app.get("/v1/rules/{name}/coverage", response_model=CoverageOut)
     async def coverage(name: str, request: Request) -> CoverageOut:
@@ -462,7 +664,7 @@ def _authorize(request: Request) -> None:
 def _error(
     status: int, field: str, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse(
+    return _JSONResponse(
         {"error": {"field": field, "message": message}}, status_code=status, headers=headers
     )
 
@@ -477,6 +679,10 @@ def _install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
     @app.exception_handler(StateError)
     async def state_error(request: Request, exc: StateError) -> JSONResponse:
         return _error(422, exc.field, exc.message)
+
+    @app.exception_handler(GameError)
+    async def game_error(request: Request, exc: GameError) -> JSONResponse:
+        return _error(422, "game", exc.message)
 
     @app.exception_handler(StoreUnavailableError)
     async def store_down(request: Request, exc: StoreUnavailableError) -> JSONResponse:
@@ -513,24 +719,32 @@ class _BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await _error(413, "body", too_big)(scope, receive, send)
             return
+        # Read the body here, so a streamed one over the limit is refused before the app sees
+        # it (an error raised while FastAPI reads the body would become its 400).
+        chunks: list[bytes] = []
         seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
+        more = True
+        while more:
             message = await receive()
-            seen += len(message.get("body", b""))
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
             if seen > self.max_bytes:
-                raise _BodyTooLargeError
-            return message
+                await _error(413, "body", too_big)(scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        replayed = False
 
-        try:
-            await self.app(scope, limited, send)
-        except _BodyTooLargeError:
-            await _error(413, "body", too_big)(scope, receive, send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
-
-class _BodyTooLargeError(Exception):
-    """Raised inside the app when the streamed body passes the limit."""
+        await self.app(scope, replay, send)
 
 
 def openapi_document(app: FastAPI) -> str:

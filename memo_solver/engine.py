@@ -29,7 +29,7 @@ import anyio.to_thread
 from memo_solver.cache import BlockCache
 from memo_solver.codec import FORMAT_VERSION, decode_block, encode_block
 from memo_solver.game import Block, Game
-from memo_solver.store import Claim, Store
+from memo_solver.store import Claim, Store, StoreUnavailableError
 
 log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 10.0
@@ -61,6 +61,17 @@ class _Job:
     done: anyio.Event = field(default_factory=anyio.Event)
     value: Block | None = None
     """Set when the block was solved or found; None when another worker holds its claim."""
+    error: Exception | None = None
+    """Set when its batch failed (the store went away): raised to whoever waits for it."""
+
+
+@dataclass
+class _Lookup:
+    """Keys wanted from the store, coalesced with other lookups into one round trip."""
+
+    keys: Sequence[str]
+    asked: anyio.Event = field(default_factory=anyio.Event)
+    error: Exception | None = None
 
 
 class Engine:
@@ -91,7 +102,7 @@ class Engine:
         self._held: set[str] = set()
         self._ready: list[_Job] = []
         self._work = anyio.Event()
-        self._lookups: list[tuple[Sequence[str], anyio.Event]] = []
+        self._lookups: list[_Lookup] = []
         self._lookup_work = anyio.Event()
 
     async def block(self, key: str) -> Block:
@@ -130,22 +141,29 @@ class Engine:
 
     async def _lookup(self, keys: Sequence[str]) -> dict[str, Block]:
         """Fetch from the store, coalesced with concurrent lookups into one round trip."""
-        asked = anyio.Event()
-        self._lookups.append((keys, asked))
+        lookup = _Lookup(keys)
+        self._lookups.append(lookup)
         self._lookup_work.set()
-        await asked.wait()
+        await lookup.asked.wait()
+        if lookup.error is not None:
+            raise lookup.error
         return {k: v for k in keys if (v := self.memo.get(k)) is not None}
 
     async def _lookup_forever(self) -> None:
+        """Serve lookups until the engine closes: a failed fetch (the store gone) fails the
+        lookups of that round, never this task, or every later lookup would wait forever."""
         while True:
             await self._lookup_work.wait()
             self._lookup_work = anyio.Event()
             batch, self._lookups = self._lookups, []
             try:
-                await self._fetch(list({key for keys, _ in batch for key in keys}))
+                await self._fetch(list({key for lookup in batch for key in lookup.keys}))
+            except Exception as exc:
+                for lookup in batch:
+                    lookup.error = exc
             finally:
-                for _, asked in batch:
-                    asked.set()
+                for lookup in batch:
+                    lookup.asked.set()
 
     async def _fetch(self, keys: Sequence[str]) -> dict[str, Block]:
         raw = await self.store.get_many(self.namespace, keys)
@@ -203,6 +221,8 @@ class Engine:
             self._ready.append(job)
             self._work.set()
             await job.done.wait()
+            if job.error is not None:
+                raise job.error
             if job.value is not None:
                 return job.value
             # Another worker holds the claim: wait for its commit, or for its lease to lapse.
@@ -228,6 +248,9 @@ class Engine:
                 self._work.set()
             try:
                 await self._run_batch(batch)
+            except Exception as exc:  # the batch's failure (the store gone), not the engine's
+                for job in batch:
+                    job.error = exc
             finally:
                 for job in batch:
                     job.done.set()
@@ -285,7 +308,12 @@ class Engine:
         while True:
             await anyio.sleep(self.lease_s / 3)
             if self._held:
-                await self.store.renew(self.namespace, list(self._held), self.token, self.lease_s)
+                try:
+                    await self.store.renew(
+                        self.namespace, list(self._held), self.token, self.lease_s
+                    )
+                except StoreUnavailableError as exc:  # the batch's own calls fail and say so
+                    log.warning("could not renew claims: %s", exc)
 
 
 def namespace(game: Game) -> str:

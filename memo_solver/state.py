@@ -178,6 +178,8 @@ def _decode_json(text: str) -> object:
         raise
     except ValueError as exc:  # a syntax error, or a number past Python's digit limit
         raise StateError("state", f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise StateError("state", "malformed JSON: nested too deeply") from None
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
