@@ -42,6 +42,10 @@ EXAMPLES = """examples:
   memo-solver --redis redis://127.0.0.1:6379/0 serve --host 0.0.0.0 --port 8000
   memo-solver play --rules yahtzee
   memo-solver status --json
+  memo-solver stats --rules yahtzee-free-joker --threshold 300 --plot dist.png
+  memo-solver simulate --rules yahtzee --games 10000 --seed 1
+  memo-solver review --rules yahtzee game.json
+  memo-solver export-table --rules yazy --format jsonl --out yazy.jsonl
 
 states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_left": 2,
 "dice": [1,2,2,2,6]}), the reference Haskell line (- x x ... 62 False 2 1 2 2 2 6), or the
@@ -123,6 +127,40 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="a .msgpack file, an SQLite file or a redis:// URL",
     )
+    stats = command("stats", "the exact distribution of the points to come under optimal play")
+    stats.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    stats.add_argument("state", nargs="?", default="start", help="the state (default: start)")
+    stats.add_argument(
+        "--threshold",
+        type=int,
+        action="append",
+        default=[],
+        metavar="T",
+        help="also print P(points >= T); repeatable",
+    )
+    stats.add_argument(
+        "--plot", type=Path, metavar="PNG", help="draw the distribution (matplotlib)"
+    )
+    simulate = command("simulate", "play games with the optimal (or greedy) strategy")
+    simulate.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    simulate.add_argument("--games", type=int, default=1000, help="games to play (default: 1000)")
+    simulate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    simulate.add_argument(
+        "--policy", choices=("optimal", "greedy"), default="optimal", help="strategy to play"
+    )
+    simulate.add_argument("--log", type=Path, metavar="FILE", help="write every game as JSON lines")
+    simulate.add_argument(
+        "--show", action="store_true", help="narrate one game decision by decision"
+    )
+    review = command("review", "rate every decision of a played game against the optimal one")
+    review.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    review.add_argument("game", help="the game as JSON (a file, or - for standard input)")
+    table = command("export-table", "write the strategy table (turn-start values, decisions)")
+    table.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    table.add_argument(
+        "--format", choices=("npz", "parquet", "jsonl"), default="npz", help="file format"
+    )
+    table.add_argument("--out", type=Path, required=True, help="the file to write")
     serve = command("serve", "run the HTTP advice service (OpenAPI docs at /docs)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
@@ -208,6 +246,10 @@ def _run_async(args: argparse.Namespace) -> int:
         "status": _operate,
         "export": _operate,
         "import": _operate,
+        "stats": _analyse,
+        "simulate": _analyse,
+        "review": _analyse,
+        "export-table": _analyse,
     }
     keep_freed_memory()
     return anyio.run(handlers[args.command], args)
@@ -374,6 +416,22 @@ async def _operate(args: argparse.Namespace) -> int:
     }
     async with open_store(args) as store:
         return await handlers[args.command](args, store)
+
+
+async def _analyse(args: argparse.Namespace) -> int:
+    """The analyst commands: each lives in the module that holds its logic."""
+    from memo_solver import review, simulate, stats, table
+
+    handlers: dict[str, Callable[[argparse.Namespace, Engine, RuleSet], Coroutine[Any, Any, int]]]
+    handlers = {
+        "stats": stats.command,
+        "simulate": simulate.command,
+        "review": review.command,
+        "export-table": table.command,
+    }
+    return await _with_engine(
+        args, lambda engine, rules: handlers[args.command](args, engine, rules)
+    )
 
 
 async def cmd_play(args: argparse.Namespace) -> int:

@@ -116,7 +116,7 @@ async def score_distribution(
                 probabilities=final,
                 p_upper_bonus=tally.p_upper_bonus,
                 p_yahtzee=tally.p_yahtzee,
-                p_extra_bonus=1.0 - float(clean.pop(filled).sum()),
+                p_extra_bonus=max(0.0, 1.0 - float(clean.pop(filled).sum())),
                 box_points=tally.box_points,
                 bonus_points=tally.bonus_points,
             )

@@ -1,0 +1,494 @@
+"""Score distributions against brute force, hand counts and the pins; the stats command and API.
+
+The brute force here knows nothing of the solver: it scores dice by the printed rules,
+enumerates every keep of every roll, and follows the best one (ties broken by the
+documented rule: more dice kept, then the first keep; the first box) to the exact
+distribution. End games of one or two boxes are small enough for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from api_support import api_client
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memo_solver import stats
+from memo_solver.advice import advise
+from memo_solver.api import ApiSettings
+from memo_solver.distribution import Distribution, score_distribution
+from memo_solver.engine import Engine, open_engine
+from memo_solver.rules import RULE_SETS, RuleSet
+from memo_solver.state import State, parse_state, start_state
+from memo_solver.store import MemoryStore
+from memo_solver.yahtzee import YahtzeeGame
+
+CLI = Path(sys.executable).with_name("memo-solver")
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")},
+    "OPENBLAS_NUM_THREADS": "1",
+}
+TOL = 1e-9
+SUM_TOL = 1e-12
+LOWER = RULE_SETS["yahtzee-lower"]
+UPPER = RULE_SETS["yahtzee-upper"]
+
+
+@dataclass
+class Solver:
+    """Engines on memory stores, one per rule set, in one event loop for the module."""
+
+    portal: BlockingPortal
+    stack: contextlib.ExitStack
+    engines: dict[str, Engine] = field(default_factory=dict)
+
+    def engine(self, rules: RuleSet) -> Engine:
+        engine = self.engines.get(rules.name)
+        if engine is None:
+            opened = open_engine(YahtzeeGame(rules), MemoryStore())
+            engine = self.stack.enter_context(self.portal.wrap_async_context_manager(opened))
+            self.engines[rules.name] = engine
+        return engine
+
+    def distribution(self, rules: RuleSet, state: State) -> Distribution:
+        return self.portal.call(score_distribution, self.engine(rules), rules, state)
+
+    def value(self, rules: RuleSet, state: State) -> float:
+        return self.portal.call(advise, self.engine(rules), rules, state).value
+
+
+@pytest.fixture(scope="module")
+def solver() -> Iterator[Solver]:
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        yield Solver(portal, stack)
+
+
+# --- the brute force -----------------------------------------------------------------------
+
+
+Roll = tuple[int, ...]
+ROLLS: list[Roll] = list(itertools.combinations_with_replacement(range(1, 7), 5))
+KEEPS: list[Roll] = [
+    k for n in range(6) for k in itertools.combinations_with_replacement(range(1, 7), n)
+]
+KEEP_ORDER = {k: i for i, k in enumerate(KEEPS)}
+
+
+@cache
+def outcomes(n: int) -> list[tuple[Roll, float]]:
+    """Every multiset ``n`` dice can show, with its chance."""
+    counts = Counter(tuple(sorted(faces)) for faces in itertools.product(range(1, 7), repeat=n))
+    return [(faces, ways / 6**n) for faces, ways in counts.items()]
+
+
+@cache
+def sub_keeps(roll: Roll) -> list[Roll]:
+    """Every distinct keep inside the roll, in keep order."""
+    inside = {k for n in range(6) for k in itertools.combinations(roll, n)}
+    return sorted(inside, key=KEEP_ORDER.__getitem__)
+
+
+@dataclass(frozen=True)
+class Box:
+    name: str
+    score: Callable[[Roll], int]
+    face: int = 0
+    """1..6 for an upper box (its points count toward the bonus)."""
+
+
+@dataclass(frozen=True)
+class EndGame:
+    """A game with a few boxes left, scored by hand-written rules."""
+
+    boxes: tuple[Box, ...]
+    """In scorecard order: ties go to the first."""
+    threshold: int = 63
+    upper_bonus: int = 0
+    rerolls: int = 2
+
+    @cache  # noqa: B019 (a handful of small end games, alive for the test run)
+    def turn(self, open_: frozenset[str], upper: int) -> tuple[float, dict[int, float]]:
+        """The value and the distribution of the points to come from a turn start."""
+        if not open_:
+            return 0.0, {0: 1.0}
+        boxes = [b for b in self.boxes if b.name in open_]
+
+        def scored(box: Box, roll: Roll) -> tuple[int, frozenset[str], int]:
+            points = box.score(roll)
+            bonus = 0
+            new_upper = upper
+            if box.face:
+                new_upper = upper + points
+                if self.upper_bonus and upper < self.threshold <= new_upper:
+                    bonus = self.upper_bonus
+            return points + bonus, open_ - {box.name}, new_upper
+
+        def box_value(box: Box, roll: Roll) -> float:
+            gain, rest, new_upper = scored(box, roll)
+            return gain + self.turn(rest, new_upper)[0]
+
+        # Values and choices, from the last roll back to the first.
+        value: dict[Roll, float] = {}
+        box_choice: dict[Roll, Box] = {}
+        for roll in ROLLS:
+            values = [round(box_value(b, roll), 9) for b in boxes]
+            box_choice[roll] = boxes[values.index(max(values))]
+            value[roll] = box_value(box_choice[roll], roll)
+        keep_choice: list[dict[Roll, Roll]] = [{}]
+        for _ in range(self.rerolls):
+            worth = {
+                k: sum(p * value[tuple(sorted(k + o))] for o, p in outcomes(5 - len(k)))
+                for k in KEEPS
+            }
+
+            rank = {k: (-round(worth[k], 9), -len(k), KEEP_ORDER[k]) for k in KEEPS}
+            choice = {roll: min(sub_keeps(roll), key=rank.__getitem__) for roll in ROLLS}
+            keep_choice.append(choice)
+            value = {roll: worth[choice[roll]] for roll in ROLLS}
+        # The mass of the first roll, moved through the choices.
+        mass: dict[Roll, float] = dict(outcomes(5))
+        for n in range(self.rerolls, 0, -1):
+            moved: defaultdict[Roll, float] = defaultdict(float)
+            for roll, m in mass.items():
+                k = keep_choice[n][roll]
+                for o, p in outcomes(5 - len(k)):
+                    moved[tuple(sorted(k + o))] += m * p
+            mass = moved
+        dist: defaultdict[int, float] = defaultdict(float)
+        for roll, m in mass.items():
+            gain, rest, new_upper = scored(box_choice[roll], roll)
+            for points, q in self.turn(rest, new_upper)[1].items():
+                dist[gain + points] += m * q
+        start = sum(p * value[roll] for roll, p in outcomes(5))
+        return start, dict(dist)
+
+
+def as_array(dist: dict[int, float]) -> np.ndarray:
+    out = np.zeros(max(dist) + 1)
+    for points, p in dist.items():
+        out[points] = p
+    return out
+
+
+def same_distribution(ours: Distribution, brute: dict[int, float]) -> None:
+    theirs = as_array(brute)
+    size = max(ours.probabilities.size, theirs.size)
+    a = np.pad(ours.probabilities, (0, size - ours.probabilities.size))
+    b = np.pad(theirs, (0, size - theirs.size))
+    assert np.abs(a - b).max() < 1e-12
+
+
+CHANCE = Box("chance", sum)
+YAHTZEE = Box("yahtzee", lambda r: 50 if len(set(r)) == 1 else 0)
+FIVES = Box("fives", lambda r: 5 * r.count(5), face=5)
+SIXES = Box("sixes", lambda r: 6 * r.count(6), face=6)
+
+
+# --- small games, by hand and by brute force -----------------------------------------------
+
+
+def test_only_chance_open_matches_the_brute_force(solver: Solver) -> None:
+    ours = solver.distribution(LOWER, parse_state("open=chance", LOWER))
+    value, brute = EndGame((CHANCE,)).turn(frozenset({"chance"}), 0)
+
+    same_distribution(ours, brute)
+    assert ours.mean == pytest.approx(value, abs=TOL)
+    assert ours.box_points == {"chance": pytest.approx(value, abs=TOL)}
+    assert ours.probabilities[:5].sum() == 0  # five dice show at least 5
+    assert ours.probabilities[30] == pytest.approx(brute[30], abs=1e-15)
+
+
+def test_only_yahtzee_open_is_the_chance_of_five_alike_in_three_rolls(solver: Solver) -> None:
+    ours = solver.distribution(LOWER, parse_state("open=yahtzee", LOWER))
+    p_fifty = 2783176 / 60466176  # the classic count: keep the most common face
+
+    assert np.flatnonzero(ours.probabilities).tolist() == [0, 50]
+    assert ours.probabilities[50] == pytest.approx(p_fifty, abs=1e-15)
+    assert ours.probabilities[0] == pytest.approx(1 - p_fifty, abs=1e-15)
+    assert ours.p_yahtzee == pytest.approx(p_fifty, abs=1e-15)
+    assert ours.mean == pytest.approx(50 * p_fifty, abs=1e-12)
+    same_distribution(ours, EndGame((YAHTZEE,)).turn(frozenset({"yahtzee"}), 0)[1])
+
+
+def test_chance_and_yahtzee_end_game_matches_the_brute_force(solver: Solver) -> None:
+    ours = solver.distribution(LOWER, parse_state("open=yahtzee,chance", LOWER))
+    value, brute = EndGame((YAHTZEE, CHANCE)).turn(frozenset({"yahtzee", "chance"}), 0)
+
+    same_distribution(ours, brute)
+    assert ours.mean == pytest.approx(value, abs=TOL)
+
+
+def test_fives_and_sixes_for_the_upper_bonus_match_the_brute_force(solver: Solver) -> None:
+    """23 short of the bonus with Fives and Sixes open: the bonus decides the keeps."""
+    state = parse_state("open=fives,sixes upper=40", UPPER)
+    ours = solver.distribution(UPPER, state)
+    game = EndGame((FIVES, SIXES), upper_bonus=35)
+    value, brute = game.turn(frozenset({"fives", "sixes"}), 40)
+
+    same_distribution(ours, brute)
+    assert ours.mean == pytest.approx(value, abs=TOL)
+    assert ours.p_upper_bonus == pytest.approx(
+        sum(p for points, p in brute.items() if points >= 23 + 35), abs=1e-12
+    )
+    assert ours.bonus_points["upper"] == pytest.approx(35 * ours.p_upper_bonus, abs=1e-12)
+
+
+def test_a_state_with_dice_rolled_starts_from_those_dice(solver: Solver) -> None:
+    """Mid-turn: 6 6 6 6 6 with Yahtzee open and no rerolls is 50 for sure."""
+    ours = solver.distribution(
+        LOWER, parse_state("open=yahtzee,chance dice=66666 rerolls=0", LOWER)
+    )
+    chance_alone = EndGame((CHANCE,)).turn(frozenset({"chance"}), 0)[1]
+    same_distribution(ours, {50 + points: p for points, p in chance_alone.items()})
+
+
+# --- mean equals value ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "yahtzee-upper",
+        "yahtzee-upper-no-bonus",
+        "yahtzee-lower",
+        pytest.param("yazy", marks=pytest.mark.slow),
+    ],
+)
+def test_the_mean_from_the_start_is_the_pinned_value(solver: Solver, name: str) -> None:
+    rules = RULE_SETS[name]
+    dist = solver.distribution(rules, start_state())
+
+    assert dist.mean == pytest.approx(rules.start_value, abs=TOL)
+    assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
+    assert (dist.probabilities >= 0).all()
+    # Every point comes from a box or a bonus.
+    total = sum(dist.box_points.values()) + sum(dist.bonus_points.values())
+    assert total == pytest.approx(dist.mean, abs=TOL)
+
+
+# Late states: a few boxes open, with or without the turn's dice.
+LATE = {
+    "yahtzee": (1, 3),
+    "yahtzee-free-joker": (1, 2),
+    "yatzy": (1, 2),
+    "yahtzee-upper": (1, 3),
+    "yahtzee-lower": (1, 3),
+}
+
+
+@st.composite
+def late_states(draw: st.DrawFn) -> tuple[RuleSet, State]:
+    rules = RULE_SETS[draw(st.sampled_from(sorted(LATE)))]
+    low, high = LATE[rules.name]
+    n = len(rules.categories)
+    opened = draw(st.sets(st.integers(0, n - 1), min_size=low, max_size=high))
+    filled = rules.all_filled & ~sum(1 << box for box in opened)
+    upper = draw(st.sampled_from([int(t) for t in np.flatnonzero(rules.upper_totals(filled))]))
+    yahtzee = rules.yahtzee_box
+    bonus = yahtzee is not None and filled >> yahtzee & 1 == 1 and draw(st.booleans())
+    state = State(filled, upper, bonus, None, None)
+    if draw(st.booleans()):
+        face = st.integers(1, 6)
+        dice = draw(st.one_of(face.map(lambda f: [f] * 5), st.lists(face, min_size=5, max_size=5)))
+        state = replace(state, dice=tuple(sorted(dice)), rerolls_left=draw(st.integers(0, 2)))
+    return rules, state
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=late_states())
+def test_the_mean_of_a_late_state_is_its_value(solver: Solver, case: tuple[RuleSet, State]) -> None:
+    rules, state = case
+    dist = solver.distribution(rules, state)
+
+    assert dist.mean == pytest.approx(solver.value(rules, state), abs=TOL)
+    assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
+    for p in (dist.p_upper_bonus, dist.p_yahtzee, dist.p_extra_bonus):
+        assert -SUM_TOL <= p <= 1 + SUM_TOL
+    for q in (0.01, 0.5, 0.99):
+        assert dist.probabilities[: dist.percentile(q) + 1].sum() >= q - SUM_TOL
+
+
+# --- the full games (minutes each) -----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_yahtzee_free_joker_full_game_distribution(solver: Solver) -> None:
+    """About 2.5 minutes of one core on an idle machine; the median and spread as pinned
+    (the spread depends on the tie rule: the strategy keeping more dice)."""
+    rules = RULE_SETS["yahtzee-free-joker"]
+    dist = solver.distribution(rules, start_state())
+
+    assert dist.mean == pytest.approx(254.5896094820, abs=TOL)
+    assert dist.std == pytest.approx(59.611436, abs=1e-6)
+    assert dist.percentile(0.5) == 248
+    assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
+
+
+# --- words, JSON and the plot ------------------------------------------------------------------
+
+
+def run_stats(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), "--store", str(tmp_path / "store.sqlite3"), "stats", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+
+
+def test_cli_stats_json(tmp_path: Path) -> None:
+    result = run_stats(tmp_path, "--rules", "yahtzee-upper", "--json", "--threshold", "63")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no progress bar off a terminal
+    answer = json.loads(result.stdout)
+    assert answer["rules"] == "yahtzee-upper"
+    assert answer["from_start"] is True
+    assert answer["state"]["filled"] == []
+    assert answer["mean"] == pytest.approx(UPPER.start_value, abs=TOL)
+    assert math.fsum(answer["probabilities"]) == pytest.approx(1, abs=SUM_TOL)
+    assert answer["survival"] == {"63": pytest.approx(sum(answer["probabilities"][63:]))}
+    assert set(answer["percentiles"]) == {str(q) for q in stats.PERCENTILES}
+    assert set(answer["box_points"]) == {c.name for c in UPPER.categories}
+    assert answer["bonus_points"]["upper"] == pytest.approx(35 * answer["p_upper_bonus"])
+
+
+def test_cli_stats_in_words_from_a_state(tmp_path: Path) -> None:
+    result = run_stats(tmp_path, "--rules", "yahtzee-lower", "open=yahtzee", "--threshold", "50")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "yahtzee-lower, from open=yahtzee: the points still to come" in text
+    assert "points already on the scorecard are not included" in text
+    assert f"P(points still to come >= 50) = {2783176 / 60466176:.6f}" in text
+    assert "expected points per box (still to come):" in text
+
+
+def test_cli_stats_plot_writes_a_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "upper.png"
+    result = run_stats(tmp_path, "--rules", "yahtzee-upper", "--plot", str(png))
+    assert result.returncode == 0, result.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 10_000
+    assert f"plot written to {png}" in result.stdout
+
+
+def test_cli_stats_plot_into_a_missing_folder_fails_before_the_work(tmp_path: Path) -> None:
+    result = run_stats(tmp_path, "--rules", "yahtzee", "--plot", str(tmp_path / "no" / "x.png"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("memo-solver: error: --plot: the folder ")
+    assert result.stdout == ""
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from memo_solver.cli import UsageError
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(UsageError, match=r"pip install 'memo-solver\[plot\]'"):
+        stats.check_plot_target(tmp_path / "x.png")
+
+
+# --- the API -----------------------------------------------------------------------------------
+
+
+async def test_api_stats_without_and_with_the_probabilities(tmp_path: Path) -> None:
+    body = {"rules": "yahtzee-upper", "state": "start", "thresholds": [63, 100]}
+    async with api_client(tmp_path / "store.sqlite3") as client:
+        short = await client.post("/v1/stats", json=body)
+        full = await client.post("/v1/stats", json={**body, "full": True})
+        late = await client.post(
+            "/v1/stats", json={"rules": "yahtzee-lower", "state": {"filled": ["chance"]}}
+        )
+    assert short.status_code == 200, short.text
+    answer = short.json()
+    assert "probabilities" not in answer
+    assert answer["mean"] == pytest.approx(UPPER.start_value, abs=TOL)
+    assert set(answer["survival"]) == {"63", "100"}
+    assert answer["state"] == {
+        "filled": [],
+        "upper": 0,
+        "yahtzee_bonus": False,
+        "rerolls_left": None,
+        "dice": None,
+    }
+    whole = full.json()
+    assert math.fsum(whole.pop("probabilities")) == pytest.approx(1, abs=SUM_TOL)
+    assert whole == answer
+    assert late.status_code == 200
+    assert late.json()["from_start"] is False
+    assert "chance" not in late.json()["box_points"]
+
+
+async def test_api_stats_errors_name_the_field(tmp_path: Path) -> None:
+    async with api_client(tmp_path / "store.sqlite3") as client:
+        bad_state = await client.post("/v1/stats", json={"state": "upper=999"})
+        bad_rules = await client.post("/v1/stats", json={"rules": "nope"})
+        too_many = await client.post("/v1/stats", json={"thresholds": list(range(101))})
+        not_int = await client.post("/v1/stats", json={"thresholds": ["x"]})
+    assert bad_state.status_code == 422
+    assert bad_state.json()["error"]["field"] == "upper"
+    assert bad_rules.status_code == 422
+    assert bad_rules.json()["error"]["field"] == "rules"
+    assert too_many.status_code == 422
+    assert too_many.json()["error"]["field"] == "thresholds"
+    assert not_int.status_code == 422
+    assert not_int.json()["error"]["field"].startswith("thresholds")
+
+
+async def test_api_stats_past_the_deadline_is_503_and_the_retry_shares_the_work(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    body = {"rules": "yahtzee-lower", "state": "start"}
+    async with api_client(tmp_path / "store.sqlite3", ApiSettings(deadline_s=0.01)) as client:
+        first = await client.post("/v1/stats", json=body)
+        service = client.app.state.service  # type: ignore[attr-defined]
+        for _ in range(3000):
+            answer = await client.post("/v1/stats", json=body)
+            if answer.status_code == 200:
+                break
+            assert answer.status_code == 503
+            await anyio.sleep(0.02)
+        shared = list(service._shared)
+    assert first.status_code == 503
+    assert first.headers["retry-after"]
+    assert first.json()["error"]["field"] == "state"
+    assert answer.status_code == 200
+    assert answer.json()["mean"] == pytest.approx(LOWER.start_value, abs=TOL)
+    assert shared == [("stats", "yahtzee-lower", start_state())]  # computed once
+
+
+async def test_distribution_in_thread_is_the_same_and_stops_when_cancelled() -> None:
+    import anyio
+
+    async with open_engine(YahtzeeGame(LOWER), MemoryStore()) as engine:
+        state = parse_state("filled=chance", LOWER)
+        here = await score_distribution(engine, LOWER, state)
+        there = await stats.distribution_in_thread(engine, LOWER, state)
+        assert np.array_equal(here.probabilities, there.probabilities)
+        await engine.block("0")  # solved: the cancel below lands in the thread's pass
+        started = time.monotonic()
+        with anyio.move_on_after(0.05) as scope:
+            await stats.distribution_in_thread(engine, LOWER, start_state())
+        assert scope.cancelled_caught
+        assert time.monotonic() - started < 0.5  # not held up by the thread

@@ -1,0 +1,295 @@
+"""The exported strategy table read back as another program would: numpy, json, pyarrow.
+
+``yahtzee-lower`` (128 blocks) is small enough for the decision table, and its decisions
+with only Chance or only Yahtzee open can be worked out by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from anyio.from_thread import start_blocking_portal
+
+from memo_solver import table as table_module
+from memo_solver.dice import KEEP_INDEX, KEEPS, ROLL_INDEX, ROLLS
+from memo_solver.engine import open_engine
+from memo_solver.rules import RULE_SETS, RuleSet
+from memo_solver.store import MemoryStore
+from memo_solver.table import Table, build_table, decisions_path, has_decision_table
+from memo_solver.yahtzee import YahtzeeGame, block_key
+
+LOWER = RULE_SETS["yahtzee-lower"]
+CLI = Path(sys.executable).with_name("memo-solver")
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")},
+    "OPENBLAS_NUM_THREADS": "1",
+}
+TOL = 1e-9
+
+
+def only(rules: RuleSet, *names: str) -> int:
+    """The filled mask with every box but ``names`` filled."""
+    return rules.all_filled & ~sum(1 << rules.category_index(n) for n in names)
+
+
+@pytest.fixture(scope="module")
+def lower() -> Iterator[tuple[Table, dict[str, Any]]]:
+    """The yahtzee-lower table, and its blocks as the engine solved them."""
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        opened = open_engine(YahtzeeGame(LOWER), MemoryStore())
+        engine = stack.enter_context(portal.wrap_async_context_manager(opened))
+        table = portal.call(build_table, engine, LOWER)
+        keys = [block_key(m) for m in range(LOWER.all_filled + 1)]
+        blocks = portal.call(engine.blocks, keys)
+        yield table, blocks
+
+
+def test_which_rule_sets_get_a_decision_table() -> None:
+    small = {name for name, rules in RULE_SETS.items() if has_decision_table(rules)}
+    assert small == {"yazy", "yahtzee-lower", "yahtzee-upper", "yahtzee-upper-no-bonus"}
+
+
+# --- npz ---------------------------------------------------------------------------------------
+
+
+def test_npz_round_trip(lower: tuple[Table, dict[str, Any]], tmp_path: Path) -> None:
+    table, blocks = lower
+    out = tmp_path / "lower.table"  # no .npz: the file is written where asked all the same
+    assert table_module.write_npz(table, out) == [out]
+
+    with np.load(out, allow_pickle=False) as npz:
+        data = {name: npz[name] for name in npz.files}
+    assert str(data["rules"]) == "yahtzee-lower"
+    assert str(data["fingerprint"]) == LOWER.fingerprint
+    assert list(data["boxes"]) == [c.name for c in LOWER.categories]
+    assert str(data["note"]) == ""
+    assert data["filled"].tolist() == list(range(128))  # one guidepost per block: no bonuses
+    assert data["upper"].tolist() == data["bonus"].tolist() == [0] * 128
+    assert data["value"][0] == pytest.approx(LOWER.start_value, abs=TOL)
+    assert data["value"][127] == 0
+    for row, filled in enumerate(data["filled"]):
+        assert data["value"][row] == blocks[block_key(int(filled))][0, 0]
+    keep, box = data["decision_keep"], data["decision_box"]
+    assert keep.shape == (128, 2, 252)
+    assert box.shape == (128, 252)
+    assert (box[127] == -1).all()
+    assert (keep[127] == -1).all()
+    assert data["rolls"].tolist() == [list(r) for r in ROLLS]
+    assert [tuple(k[:n]) for k, n in zip(data["keeps"], data["keep_size"], strict=True)] == list(
+        KEEPS
+    )
+
+    def chosen_keep(mask: int, rerolls: int, dice: tuple[int, ...]) -> tuple[int, ...]:
+        k = keep[mask, rerolls - 1, ROLL_INDEX[dice]]
+        return tuple(int(f) for f in data["keeps"][k][: data["keep_size"][k]])
+
+    chance = only(LOWER, "chance")
+    assert {data["boxes"][b] for b in box[chance]} == {"chance"}  # nothing else is open
+    # Chance alone: keep the dice worth more than a reroll (4.25 with one reroll after,
+    # 3.5 with none).
+    assert chosen_keep(chance, 2, (1, 2, 4, 5, 6)) == (5, 6)
+    assert chosen_keep(chance, 1, (1, 2, 4, 5, 6)) == (4, 5, 6)
+    assert chosen_keep(chance, 2, (1, 1, 1, 1, 1)) == ()
+    assert chosen_keep(chance, 2, (6, 6, 6, 6, 6)) == (6, 6, 6, 6, 6)
+    # Yahtzee alone: keep the most common face.
+    yahtzee = only(LOWER, "yahtzee")
+    assert chosen_keep(yahtzee, 2, (2, 3, 3, 5, 6)) == (3, 3)
+    # Both open, no rerolls, no Yahtzee: a 0 in Yahtzee keeps Chance (23.33 next turn),
+    # worth more than 16 now and a Yahtzee chance (2.30) next turn; 29 in Chance is not.
+    both = only(LOWER, "chance", "yahtzee")
+    assert data["boxes"][box[both, ROLL_INDEX[(1, 2, 3, 4, 6)]]] == "yahtzee"
+    assert data["boxes"][box[both, ROLL_INDEX[(5, 6, 6, 6, 6)]]] == "chance"
+    # At the start, a large straight rolled with no rerolls left is scored as one.
+    assert data["boxes"][box[0, ROLL_INDEX[(2, 3, 4, 5, 6)]]] == "large_straight"
+
+
+# --- jsonl -------------------------------------------------------------------------------------
+
+
+def test_jsonl_round_trip(lower: tuple[Table, dict[str, Any]], tmp_path: Path) -> None:
+    table, _ = lower
+    out = tmp_path / "lower.jsonl"
+    table_module.write_jsonl(table, out)
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+    header, rest = lines[0], lines[1:]
+    assert header == {
+        "kind": "header",
+        "rules": "yahtzee-lower",
+        "fingerprint": LOWER.fingerprint,
+        "boxes": [c.name for c in LOWER.categories],
+        "rerolls": 2,
+        "values": 128,
+        "decisions": 127 * 3 * 252,
+        "note": None,
+    }
+    values = [line for line in rest if line["kind"] == "value"]
+    decisions = [line for line in rest if line["kind"] == "decision"]
+    assert len(values) == 128
+    assert len(decisions) == header["decisions"]
+    start = next(v for v in values if v["filled"] == [])
+    assert start == {
+        "kind": "value",
+        "filled": [],
+        "upper": 0,
+        "yahtzee_bonus": False,
+        "value": pytest.approx(LOWER.start_value, abs=TOL),
+    }
+    assert values == [
+        {
+            "kind": "value",
+            "filled": [c.name for i, c in enumerate(LOWER.categories) if f >> i & 1],
+            "upper": 0,
+            "yahtzee_bonus": False,
+            "value": float(v),
+        }
+        for f, v in zip(table.filled, table.value, strict=True)
+    ]
+
+    chance_only = [c.name for c in LOWER.categories if c.name != "chance"]
+    here = [d for d in decisions if d["filled"] == chance_only]
+    assert len(here) == 3 * 252
+    last = [d for d in here if d["rerolls_left"] == 0]
+    assert {d["box"] for d in last} == {"chance"}
+    assert all("keep" not in d for d in last)
+    first = {tuple(d["dice"]): d["keep"] for d in here if d["rerolls_left"] == 2}
+    assert first[(1, 2, 4, 5, 6)] == [5, 6]
+    second = {tuple(d["dice"]): d["keep"] for d in here if d["rerolls_left"] == 1}
+    assert second[(1, 2, 4, 5, 6)] == [4, 5, 6]
+
+
+# --- parquet -----------------------------------------------------------------------------------
+
+
+def test_parquet_round_trip_matches_the_npz(
+    lower: tuple[Table, dict[str, Any]], tmp_path: Path
+) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    table, _ = lower
+    out = tmp_path / "lower.parquet"
+    assert table_module.write_parquet(table, out) == [out, tmp_path / "lower.decisions.parquet"]
+
+    values = pq.read_table(out)
+    assert values.column_names == ["filled", "upper", "bonus", "value"]
+    assert values.column("filled").to_pylist() == table.filled.tolist()
+    assert values.column("value").to_pylist() == table.value.tolist()
+    header = json.loads(values.schema.metadata[b"memo_solver"])
+    assert header["rules"] == "yahtzee-lower"
+    decisions = pq.read_table(decisions_path(out)).to_pylist()
+    assert len(decisions) == 127 * 3 * 252
+    assert table.decisions is not None
+    for row in decisions[::997]:  # a sample spread over the table
+        i = int(np.flatnonzero(table.filled == row["filled"])[0])
+        r = ROLL_INDEX[tuple(row["dice"])]
+        if row["rerolls_left"]:
+            expected = KEEPS[table.decisions.keep[i, row["rerolls_left"] - 1, r]]
+            assert tuple(row["keep"]) == expected
+            assert row["box"] is None
+        else:
+            assert row["box"] == LOWER.categories[table.decisions.box[i, r]].name
+            assert row["keep"] is None
+
+
+def test_decisions_path_names() -> None:
+    assert decisions_path(Path("a/yazy.parquet")) == Path("a/yazy.decisions.parquet")
+    assert decisions_path(Path("yazy.pq")) == Path("yazy.pq.decisions.parquet")
+
+
+def test_parquet_without_pyarrow_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memo_solver.cli import UsageError
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(UsageError, match=r"pip install 'memo-solver\[parquet\]'"):
+        table_module._pyarrow()
+
+
+# --- big rule sets -----------------------------------------------------------------------------
+
+
+def test_a_big_rule_set_gets_values_and_a_note_not_an_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """As yahtzee would (8,192 blocks), shown on yahtzee-lower with the limit lowered."""
+    monkeypatch.setattr(table_module, "MAX_DECISION_BLOCKS", 64)
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        opened = open_engine(YahtzeeGame(LOWER), MemoryStore())
+        engine = stack.enter_context(portal.wrap_async_context_manager(opened))
+        table = portal.call(build_table, engine, LOWER)
+    assert table.decisions is None
+    assert "no decision table: yahtzee-lower has 128 blocks, more than the 64" in table.note
+    table_module.write_npz(table, tmp_path / "t.npz")
+    with np.load(tmp_path / "t.npz") as npz:
+        assert "decision_keep" not in npz.files
+        assert "no decision table" in str(npz["note"])
+    table_module.write_jsonl(table, tmp_path / "t.jsonl")
+    header = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])
+    assert header["decisions"] is None
+    assert "no decision table" in header["note"]
+
+
+def test_yahtzee_upper_has_every_reachable_upper_total(tmp_path: Path) -> None:
+    """With the upper bonus the rows are guideposts: (filled, upper level) pairs."""
+    rules = RULE_SETS["yahtzee-upper"]
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        opened = open_engine(YahtzeeGame(rules), MemoryStore())
+        engine = stack.enter_context(portal.wrap_async_context_manager(opened))
+        table = portal.call(build_table, engine, rules)
+    assert table.value[0] == pytest.approx(rules.start_value, abs=TOL)
+    sixes = 1 << rules.category_index("sixes")
+    levels = table.upper[table.filled == sixes].tolist()
+    assert levels == [0, 6, 12, 18, 24, 30]
+    all_filled = table.upper[table.filled == rules.all_filled]
+    assert all_filled.max() == 63  # totals past the threshold collapse onto it
+    assert table.decisions is not None
+    # Only Sixes open, 63 already reached: every roll keeps its sixes, the bonus is banked.
+    row = int(np.flatnonzero((table.filled == rules.all_filled & ~sixes) & (table.upper == 63))[0])
+    keep = table.decisions.keep[row, 1, ROLL_INDEX[(1, 2, 6, 6, 6)]]
+    assert KEEPS[keep] == (6, 6, 6)
+    assert KEEP_INDEX[(6, 6, 6)] == keep
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def export_table(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), "--store", str(tmp_path / "s.sqlite3"), "export-table", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("fmt", ["npz", "jsonl", "parquet"])
+def test_cli_export_table(tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / f"upper.{fmt}"
+    rules = "yahtzee-upper-no-bonus"
+    result = export_table(tmp_path, "--rules", rules, "--format", fmt, "--out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["files"][0] == str(out)
+    assert answer["values"] == 64
+    assert answer["decisions"] == 63 * 3 * 252
+    assert answer["note"] is None
+    assert all(Path(f).stat().st_size > 0 for f in answer["files"])
+    words = export_table(tmp_path, "--rules", rules, "--format", fmt, "--out", str(out))
+    assert words.stdout.startswith(f"wrote 64 turn-start values and 47,628 decisions of {rules}")
+
+
+def test_cli_export_table_to_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
+    result = export_table(tmp_path, "--rules", "yahtzee-upper", "--out", str(tmp_path / "a/t.npz"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("memo-solver: error: --out: the folder ")
+    assert result.stderr.count("\n") == 1
