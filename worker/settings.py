@@ -30,7 +30,8 @@ class WorkerSettings:
     lease_s: float = 10.0
     heartbeat_s: float = 2.0
     stale_job_s: float = 30.0
-    """A job left unacknowledged this long by a silent worker is taken over."""
+    """A job left unacknowledged this long by a silent worker is taken over: three leases,
+    and never under five heartbeats (a live worker touches its jobs at every beat)."""
     check: bool = False
     verbose: bool = False
 
@@ -81,7 +82,7 @@ def settings_from(
         concurrency=concurrency,
         lease_s=lease_s,
         heartbeat_s=args.heartbeat,
-        stale_job_s=max(30.0, 3 * lease_s),
+        stale_job_s=max(5 * args.heartbeat, 3 * lease_s),
         check=args.check,
         verbose=args.verbose,
     )
