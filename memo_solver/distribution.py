@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +66,18 @@ class Distribution:
         """P(points >= threshold)."""
         return float(self.probabilities[max(0, threshold) :].sum())
 
+    @classmethod
+    def from_json(cls, payload: dict[str, Any]) -> Distribution:
+        """Back from :meth:`to_json` (a worker's answer to a background ``stats`` job)."""
+        return cls(
+            probabilities=np.asarray(payload["probabilities"], dtype=np.float64),
+            p_upper_bonus=float(payload["p_upper_bonus"]),
+            p_yahtzee=float(payload["p_yahtzee"]),
+            p_extra_bonus=float(payload["p_extra_bonus"]),
+            box_points={k: float(v) for k, v in payload["box_points"].items()},
+            bonus_points={k: float(v) for k, v in payload["bonus_points"].items()},
+        )
+
     def to_json(self, thresholds: tuple[int, ...] = ()) -> dict[str, object]:
         return {
             "mean": self.mean,
@@ -96,7 +109,7 @@ async def score_distribution(
     """The exact distribution from ``state`` (turn start or mid-turn with dice)."""
     start = state.filled
     open_mask = rules.all_filled & ~start
-    blocks = sorted(_submasks(open_mask), key=lambda m: m.bit_count())
+    blocks = sorted(submasks(open_mask), key=lambda m: m.bit_count())
     upper, bonus = guidepost(state, rules)
     first = Guideposts.reachable(rules, start)
     row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
@@ -129,7 +142,8 @@ async def score_distribution(
     raise AssertionError("the pass never reached the end of the game")
 
 
-def _submasks(mask: int) -> list[int]:
+def submasks(mask: int) -> list[int]:
+    """Every subset of a bit mask (the blocks below a state are its filled mask plus one)."""
     subs, sub = [], mask
     while True:
         subs.append(sub)

@@ -25,8 +25,8 @@ from memo_solver.rules import get_rule_set
 from memo_solver.state import parse_state, state_to_json
 from memo_solver.yahtzee import YahtzeeGame
 
-JobKind = Literal["precompute", "warm", "block"]
-KINDS: Final = ("precompute", "warm", "block")
+JobKind = Literal["precompute", "warm", "block", "stats"]
+KINDS: Final = ("precompute", "warm", "block", "stats")
 
 
 class JobError(ValueError):
@@ -38,8 +38,8 @@ class Job:
     kind: JobKind
     rules: str
     state: str = ""
-    """For ``warm``: the state as canonical JSON text; for ``block``: the block key (the
-    pieces a precompute fans out into, so that every idle worker joins it)."""
+    """For ``warm`` and ``stats``: the state as canonical JSON text; for ``block``: the
+    block key (the pieces a precompute fans out into, so that every idle worker joins)."""
 
     @property
     def id(self) -> str:
@@ -56,6 +56,11 @@ class Job:
     @classmethod
     def warm(cls, rules: str, state_text: str) -> Job:
         return cls.parse({"kind": "warm", "rules": rules, "state": state_text})
+
+    @classmethod
+    def stats(cls, rules: str, state_text: str) -> Job:
+        """The exact score distribution from a state; the answer lands in the job record."""
+        return cls.parse({"kind": "stats", "rules": rules, "state": state_text})
 
     @classmethod
     def block(cls, rules: str, key: str) -> Job:
@@ -84,7 +89,7 @@ class Job:
         except ValueError as exc:
             raise JobError(f"bad state: {exc}") from None
         canonical = json.dumps(state_to_json(state, rules), sort_keys=True)
-        return cls("warm", rules.name, canonical)
+        return cls("stats" if kind == "stats" else "warm", rules.name, canonical)
 
 
 Fields = dict[FieldT, EncodableT]

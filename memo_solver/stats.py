@@ -17,8 +17,10 @@ a worker thread (:func:`distribution_in_thread`) so that its event loop stays fr
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,10 +30,18 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
-from memo_solver.distribution import Distribution, Progress, score_distribution
+from memo_solver import jobs
+from memo_solver.distribution import Distribution, Progress, score_distribution, submasks
 from memo_solver.engine import Engine
 from memo_solver.rules import RuleSet
-from memo_solver.state import State, format_state, parse_state, start_state, state_to_json
+from memo_solver.state import (
+    State,
+    StateError,
+    format_state,
+    parse_state,
+    start_state,
+    state_to_json,
+)
 from memo_solver.store import MemoryStore
 from memo_solver.yahtzee import YahtzeeGame, block_key
 
@@ -43,6 +53,7 @@ PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 MARKED = (5, 25, 50, 75, 95)
 """The percentiles drawn on the plot: more lines would hide the curve."""
 PLOT_EXTRA = "pip install 'memo-solver[plot]'"
+_POLL_S = 0.5
 
 
 async def command(args: argparse.Namespace, engine: Engine, rules: RuleSet) -> int:
@@ -54,13 +65,45 @@ async def command(args: argparse.Namespace, engine: Engine, rules: RuleSet) -> i
     plot: Path | None = args.plot
     if plot is not None:
         check_plot_target(plot)  # before minutes of work, not after
-    with _progress_bar(rules, state) as progress:
-        dist = await score_distribution(engine, rules, state, progress)
+    redis = getattr(engine.store, "redis", None)
+    if redis is not None and await jobs.live_workers(redis):
+        dist = await _from_workers(redis, rules, state)
+    else:
+        with _progress_bar(rules, state) as progress:
+            dist = await score_distribution(engine, rules, state, progress)
     if plot is not None:
         draw(dist, plot, title=_title(rules, state))
     payload = stats_json(dist, rules, state, thresholds)
     emit(args, payload, describe(dist, rules, state, thresholds, plot))
     return 0
+
+
+async def _from_workers(redis: Any, rules: RuleSet, state: State) -> Distribution:
+    """With workers on the shared store, the pass is their background job: ask, then wait.
+
+    The job id is the content's, so asking twice (or from two terminals) waits for one
+    computation, and a finished one answers at once.
+    """
+    from tqdm import tqdm
+
+    job = jobs.Job.stats(rules.name, json.dumps(state_to_json(state, rules)))
+    job_id, _ = await jobs.enqueue(redis, job)
+    with tqdm(
+        desc=f"{rules.name}: stats job {job_id} on the workers",
+        unit="s",
+        disable=None,
+        file=sys.stderr,
+    ) as bar:
+        started = time.monotonic()
+        while True:
+            record = await jobs.job_record(redis, job_id) or {}
+            if record.get("status") in ("done", "failed"):
+                break
+            await anyio.sleep(_POLL_S)
+            bar.update(round(time.monotonic() - started) - bar.n)
+    if record.get("status") == "failed" or "result" not in record:
+        raise StateError("state", f"the stats job {job_id} failed: {record.get('error')}")
+    return Distribution.from_json(json.loads(record["result"]))
 
 
 def stats_json(
@@ -195,7 +238,7 @@ async def distribution_in_thread(
     filled = state.filled
     open_mask = rules.all_filled & ~filled
     await engine.block(block_key(filled))  # solves everything below the state
-    keys = [block_key(filled | sub) for sub in _submasks(open_mask)]
+    keys = [block_key(filled | sub) for sub in submasks(open_mask)]
     snapshot = Engine(YahtzeeGame(rules), MemoryStore())
     for key, block in (await engine.blocks(keys)).items():
         snapshot.memo.put(key, block)
@@ -212,15 +255,6 @@ async def distribution_in_thread(
         return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
     finally:
         stop.set()
-
-
-def _submasks(mask: int) -> Iterator[int]:
-    sub = mask
-    while True:
-        yield sub
-        if sub == 0:
-            return
-        sub = (sub - 1) & mask
 
 
 # --- the plot --------------------------------------------------------------------------------

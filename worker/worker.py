@@ -13,6 +13,7 @@ of them from computing the same block.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -32,6 +33,7 @@ from memo_solver.jobs import Fields, Job, JobError, enqueue, ensure_group, text,
 from memo_solver.redis_store import RedisStore
 from memo_solver.rules import RULE_SETS, get_rule_set
 from memo_solver.state import parse_state
+from memo_solver.stats import distribution_in_thread, stats_json
 from memo_solver.store import StoreUnavailableError
 from memo_solver.yahtzee import YahtzeeGame
 from worker.settings import WorkerSettings
@@ -246,6 +248,12 @@ class Worker:
             return
         if job.kind == "block":
             await engine.block(job.state)
+            return
+        if job.kind == "stats":
+            rules = get_rule_set(job.rules)
+            state = parse_state(job.state, rules)
+            dist = await distribution_in_thread(engine, rules, state, self._limiter)
+            await update(self.redis, job.id, result=json.dumps(stats_json(dist, rules, state)))
             return
         game = engine.game
         for key in game.successors(game.root()):
