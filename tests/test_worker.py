@@ -557,3 +557,25 @@ def test_a_worker_waits_for_its_redis_and_serves_once_it_is_up(
         result = cli_json(url, "precompute", "--rules", "yahtzee-lower", "--wait", timeout=60)
         assert result["value"] == pytest.approx(LOWER_PIN, abs=TOL)
     assert "Traceback" not in worker.text()
+
+
+# --- the score distribution as a background job ---------------------------------------------
+
+
+def test_stats_with_workers_is_their_background_job(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    """With a worker alive, `stats` queues the forward pass for it; the answer is exact."""
+    start_workers(children, r, redis_url, ["w1"])
+    answer = cli_json(redis_url, "stats", "--rules", "yahtzee-upper")
+    assert answer["mean"] == pytest.approx(UPPER_PIN, abs=TOL)
+    assert sum(answer["probabilities"]) == pytest.approx(1, abs=1e-12)
+    stats_jobs = [
+        record
+        for key in r.scan_iter(match=f"{redis_keys.JOB_PREFIX}*")
+        if (record := job_record(r, key.decode().removeprefix(redis_keys.JOB_PREFIX)))
+        and record.get("kind") == "stats"
+    ]
+    assert [(job["rules"], job["status"], job["worker"]) for job in stats_jobs] == [
+        ("yahtzee-upper", "done", "w1")
+    ]
