@@ -140,19 +140,19 @@ async def update(redis: aioredis.Redis, job_id: str, **fields: str | int | float
     await redis.hset(redis_keys.job(job_id), mapping=mapping)
 
 
-async def all_jobs(redis: aioredis.Redis) -> list[dict[str, str]]:
-    jobs = []
-    async for key in redis.scan_iter(match=f"{redis_keys.JOB_PREFIX}*"):
+async def _records(redis: aioredis.Redis, match: str, order: str) -> list[dict[str, str]]:
+    """Every hash whose key matches, as text, sorted by one of its fields."""
+    records = []
+    async for key in redis.scan_iter(match=match):
         raw = await redis.hgetall(key)
         if raw:
-            jobs.append(_text(raw))
-    return sorted(jobs, key=lambda j: j.get("queued_at", ""))
+            records.append(_text(raw))
+    return sorted(records, key=lambda record: record.get(order, ""))
+
+
+async def all_jobs(redis: aioredis.Redis) -> list[dict[str, str]]:
+    return await _records(redis, f"{redis_keys.JOB_PREFIX}*", "queued_at")
 
 
 async def live_workers(redis: aioredis.Redis, pattern: str = "*") -> list[dict[str, str]]:
-    workers = []
-    async for key in redis.scan_iter(match=f"{redis_keys.WORKER_PREFIX}{pattern}"):
-        raw = await redis.hgetall(key)
-        if raw:
-            workers.append(_text(raw))
-    return sorted(workers, key=lambda w: w.get("id", ""))
+    return await _records(redis, f"{redis_keys.WORKER_PREFIX}{pattern}", "id")
