@@ -7,10 +7,12 @@ schema, so it works offline; nothing here needs Docker.
 
 from __future__ import annotations
 
+import http.server
 import re
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,6 +45,12 @@ def redis_service(compose: dict[str, Any]) -> Service:
 @pytest.fixture(scope="module")
 def worker_service(compose: dict[str, Any]) -> Service:
     service: Service = compose["services"]["worker"]
+    return service
+
+
+@pytest.fixture(scope="module")
+def api_service(compose: dict[str, Any]) -> Service:
+    service: Service = compose["services"]["api"]
     return service
 
 
@@ -115,7 +123,7 @@ def test_compose_file_is_valid_against_the_compose_specification() -> None:
 
 def test_compose_file_has_no_obsolete_version_key(compose: dict[str, Any]) -> None:
     assert "version" not in compose, "the Compose specification dropped `version:`"
-    assert set(compose["services"]) >= {"redis", "worker"}
+    assert set(compose["services"]) >= {"redis", "worker", "api"}
 
 
 def test_redis_persists_with_an_append_only_file_synced_every_second(
@@ -174,6 +182,84 @@ def test_workers_point_at_the_redis_service(
     assert url.hostname == "redis", url
     assert url.hostname in compose["services"], url
     assert url.port in {None, 6379}, url
+
+
+def test_api_serves_on_port_8000_from_the_same_image(
+    api_service: Service, worker_service: Service
+) -> None:
+    assert api_service["build"] == worker_service["build"]
+    words = _command(api_service["command"])
+    assert words[:2] == ["memo-solver", "serve"], words
+    assert words[words.index("--host") + 1] == "0.0.0.0", words
+    assert words[words.index("--port") + 1] == "8000", words
+    published = []
+    for port in api_service["ports"]:
+        if isinstance(port, dict):
+            published.append((str(port.get("published")), str(port["target"])))
+        else:
+            host_side, _, container = str(port).rpartition(":")
+            published.append((host_side.rpartition(":")[2], container.split("/")[0]))
+    assert ("8000", "8000") in published, published
+
+
+def test_api_points_at_redis_and_takes_the_operator_token_from_the_host(
+    compose: dict[str, Any], api_service: Service
+) -> None:
+    env = _environment(api_service)
+    url = urlsplit(env["MEMO_SOLVER_REDIS_URL"])
+    assert url.scheme in {"redis", "rediss"}, url
+    assert url.hostname == "redis", url
+    assert url.hostname in compose["services"], url
+    # Interpolated from the host's environment, empty (endpoints disabled) when unset:
+    # never a token written into the file.
+    assert env["MEMO_SOLVER_ADMIN_TOKEN"] == "${MEMO_SOLVER_ADMIN_TOKEN:-}", env
+
+
+def test_api_checks_readiness_and_starts_once_redis_is_healthy(api_service: Service) -> None:
+    test = _healthcheck(api_service)
+    assert test[:2] == ["python", "-c"], test
+    assert "http://127.0.0.1:8000/readyz" in " ".join(test), test
+    depends_on = api_service["depends_on"]
+    assert isinstance(depends_on, dict), "the list form of depends_on waits for no health"
+    assert depends_on["redis"]["condition"] == "service_healthy"
+    assert api_service["restart"] == "unless-stopped"
+
+
+def test_api_health_check_passes_on_200_and_fails_when_nothing_listens(
+    api_service: Service,
+) -> None:
+    test = _healthcheck(api_service)
+    code = test[test.index("-c") + 1]
+    seen: list[str] = []
+
+    class Ready(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            self.send_response(200 if self.path == "/readyz" else 404)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    def check(port: int) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", code.replace("127.0.0.1:8000", f"127.0.0.1:{port}")],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        return done.returncode
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ready) as server:
+        port = server.server_address[1]
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            assert check(port) == 0
+        finally:
+            server.shutdown()
+    assert seen == ["/readyz"], seen
+    assert check(port) != 0  # the server is gone: connection refused
 
 
 def test_dockerfile_installs_the_project_and_runs_the_worker_unprivileged() -> None:

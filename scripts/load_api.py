@@ -1,0 +1,524 @@
+"""Load on the HTTP API: ``POST /v1/advice`` for random warm states, over loopback.
+
+What it does:
+
+1. Precomputes ``yahtzee`` into a temporary SQLite store with ``memo-solver precompute``
+   (or reuses ``--store``, filling it if needed), so every answer is warm in the store.
+2. Starts one server process, ``memo-solver --store <store> serve --host 127.0.0.1 --port
+   <free port>`` (one uvicorn worker), and waits for ``GET /readyz``.
+3. Builds every request body before any timing: a random valid state per request (seeded),
+   a uniform random filled mask (never all filled), a random upper total the filled upper
+   boxes can make (``rules.upper_totals``), the Yahtzee-bonus flag at random only when the
+   Yahtzee box is filled, 0..2 rerolls left and five random dice, as JSON.
+4. Sends untimed warm-up requests first (closed loop; by default one for each of the 8,191
+   filled masks, which loads every block into the server's process memo, as in a server
+   that has been up a while; ``--warmup N`` sends N random ones instead), then
+   ``--requests`` timed ones (default
+   20,000), at most ``--concurrency`` (default 32) in flight on keep-alive connections,
+   bounded by ``--max-seconds``. Loopback only. Closed loop (the default): each of the 32
+   clients sends its next request as soon as its last is answered, which saturates the
+   server and measures its throughput. Open loop (``--rate R``): request ``i`` is due at
+   ``i / R`` s and its latency counts from then, so it measures latency at a given load.
+
+Reports requests/s, latency p50/p90/p99/max in ms (from writing the request to reading
+the whole response), errors (a status other than 200, a broken connection, a timeout), the
+server process's CPU time during the timed phase (``/proc/<pid>/stat``) and the client's
+own, and checks the targets: >= 1,000 requests/s, p50 <= 5 ms, p99 <= 25 ms, 0 errors over
+at least 20,000 requests. In closed loop the mean latency is ``concurrency / throughput``
+(Little's law): with 32 in flight, a p50 of 5 ms needs about 6,400 requests/s.
+
+The client shares the machine with the server, so it must be cheap: ``--client raw`` (the
+default) speaks HTTP/1.1 over asyncio streams with keep-alive, one connection per client
+(about 0.1 ms of client CPU per request here); ``--client httpx`` uses
+``httpx.AsyncClient`` with a pool of ``--concurrency`` connections, which cost about 3 ms
+of client CPU per request here, 20 times more, and made the client the bottleneck.
+
+``--profile FILE`` runs the server under cProfile (for finding where its time goes; such a
+run's figures are not the benchmark's).
+
+Run::
+
+    .venv/bin/python scripts/load_api.py                      # precomputes into a temp file
+    .venv/bin/python scripts/load_api.py --store S.db --json  # reuse a store; one JSON object
+    .venv/bin/python scripts/load_api.py --rate 500            # open loop, 500 requests/s
+    .venv/bin/python scripts/load_api.py --client httpx
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TARGET_RPS = 1000.0
+TARGET_P50_MS = 5.0
+TARGET_P99_MS = 25.0
+TARGET_MIN_REQUESTS = 20_000
+REQUEST_TIMEOUT_S = 30.0
+PATH = "/v1/advice"
+
+
+# --- request bodies -----------------------------------------------------------------------
+
+
+def random_body(rng: random.Random, filled: int | None = None) -> bytes:
+    """The JSON body of one advice request for a random valid warm ``yahtzee`` state."""
+    import numpy as np
+
+    from memo_solver.rules import get_rule_set
+
+    rules = get_rule_set("yahtzee")
+    if filled is None:
+        filled = rng.randrange(rules.all_filled)  # never all filled: that is game over
+    totals = [int(t) for t in np.flatnonzero(rules.upper_totals(filled))]
+    box = rules.yahtzee_box
+    bonus = box is not None and bool(filled >> box & 1) and rng.random() < 0.5
+    state = {
+        "filled": [c.name for i, c in enumerate(rules.categories) if filled >> i & 1],
+        "upper": rng.choice(totals),
+        "yahtzee_bonus": bonus,
+        "rerolls_left": rng.randint(0, rules.rerolls),
+        "dice": [rng.randint(1, 6) for _ in range(5)],
+    }
+    return json.dumps({"rules": "yahtzee", "state": state}, separators=(",", ":")).encode()
+
+
+def make_bodies(seed: int, count: int) -> list[bytes]:
+    rng = random.Random(seed)
+    return [random_body(rng) for _ in range(count)]
+
+
+def every_mask_bodies(seed: int) -> list[bytes]:
+    """One request per filled mask but the last (8,191): together they touch every block."""
+    from memo_solver.rules import get_rule_set
+
+    rng = random.Random(seed)
+    masks = list(range(get_rule_set("yahtzee").all_filled))
+    rng.shuffle(masks)
+    return [random_body(rng, filled) for filled in masks]
+
+
+# --- the server process -------------------------------------------------------------------
+
+
+def memo_solver_command(given: str | None) -> str:
+    if given:
+        return given
+    beside = Path(sys.executable).parent / "memo-solver"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("memo-solver")
+    if found is None:
+        raise SystemExit("memo-solver not found: install the project or pass --memo-solver")
+    return found
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    return env
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # After the command name: state is field 3, utime 14 and stime 15 (1-based).
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_ready(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> float:
+    """Poll ``GET /readyz`` until 200; the seconds it took."""
+    started = time.perf_counter()
+    url = f"http://127.0.0.1:{port}/readyz"
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return time.perf_counter() - started
+        except OSError:
+            pass
+        if time.perf_counter() - started > timeout_s:
+            raise RuntimeError(f"the server was not ready after {timeout_s:.0f} s")
+        time.sleep(0.1)
+
+
+# --- the load -----------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    statuses: Counter[str] = field(default_factory=Counter)
+    errors: int = 0
+    first_error: str | None = None
+    last_body: bytes = b""
+
+    def fail(self, reason: str) -> None:
+        self.errors += 1
+        self.statuses[reason] += 1
+        if self.first_error is None:
+            self.first_error = reason
+
+
+class RawConnection:
+    """One keep-alive HTTP/1.1 connection over asyncio streams: just enough for the API."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.head = (
+            f"POST {PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            "Content-Type: application/json\r\nContent-Length: "
+        ).encode()
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, body: bytes) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        assert self.reader is not None
+        self.writer.write(self.head + str(len(body)).encode() + b"\r\n\r\n" + body)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        status = int(lines[0].split(b" ", 2)[1])
+        length, close = None, False
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"connection" and value.strip().lower() == b"close":
+                close = True
+        if length is None:
+            raise RuntimeError("a response without Content-Length")
+        payload = await self.reader.readexactly(length)
+        if close:
+            await self.close()
+        return status, payload
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                await self.writer.wait_closed()
+        self.reader = self.writer = None
+
+
+Post = Callable[[bytes], Awaitable[tuple[int, bytes]]]
+
+
+async def drive(
+    port: int,
+    bodies: Sequence[bytes],
+    concurrency: int,
+    client: str,
+    deadline: float,
+    rate: float | None = None,
+) -> Tally:
+    """Send every body once, at most ``concurrency`` at a time; stop at ``deadline``.
+
+    Closed loop (``rate`` None): ``concurrency`` clients, each sending its next request as
+    soon as the last one is answered, so the server is saturated. Open loop: request ``i``
+    is due at ``i / rate`` seconds; its latency counts from then, so time spent waiting
+    for a free connection is included (no coordinated omission).
+    """
+    tally = Tally()
+
+    async def send(post: Post, body: bytes, due: float) -> None:
+        try:
+            status, payload = await asyncio.wait_for(post(body), REQUEST_TIMEOUT_S)
+        except (OSError, RuntimeError, ValueError, TimeoutError, asyncio.IncompleteReadError):
+            tally.fail("connection error or timeout")
+            raise
+        tally.latencies.append(time.perf_counter() - due)
+        if status == 200 and payload[:1] == b"{":
+            tally.statuses["200"] += 1
+            tally.last_body = payload
+        else:
+            tally.fail(str(status))
+
+    async def closed_loop(posts: list[Post]) -> None:
+        queue = iter(bodies)
+
+        async def one(post: Post) -> None:
+            for body in queue:
+                if time.perf_counter() > deadline:
+                    return
+                await send(post, body, time.perf_counter())
+
+        results = await asyncio.gather(*(one(p) for p in posts), return_exceptions=True)
+        note(results)
+
+    async def open_loop(posts: list[Post], rate: float) -> None:
+        free: asyncio.Queue[Post] = asyncio.Queue()
+        for post in posts:
+            free.put_nowait(post)
+        tasks = []
+
+        async def one(body: bytes, due: float) -> None:
+            post = await free.get()
+            try:
+                await send(post, body, due)
+            finally:
+                free.put_nowait(post)
+
+        start = time.perf_counter()
+        for i, body in enumerate(bodies):
+            due = start + i / rate
+            now = time.perf_counter()
+            if now > deadline:
+                break
+            if due > now:
+                await asyncio.sleep(due - now)
+            tasks.append(asyncio.create_task(one(body, due)))
+        note(await asyncio.gather(*tasks, return_exceptions=True))
+
+    def note(results: list[Any]) -> None:
+        for result in results:
+            if isinstance(result, BaseException) and tally.first_error is not None:
+                tally.first_error += f" ({result!r})"
+                return
+
+    async def run(posts: list[Post]) -> None:
+        if rate is None:
+            await closed_loop(posts)
+        else:
+            await open_loop(posts, rate)
+
+    if client == "raw":
+        connections = [RawConnection(port) for _ in range(concurrency)]
+        try:
+            await run([c.post for c in connections])
+        finally:
+            for connection in connections:
+                await connection.close()
+        return tally
+
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    url = f"http://127.0.0.1:{port}{PATH}"
+    headers = {"content-type": "application/json"}
+    async with httpx.AsyncClient(limits=limits, timeout=REQUEST_TIMEOUT_S) as http:
+
+        async def post(body: bytes) -> tuple[int, bytes]:
+            response = await http.post(url, content=body, headers=headers)
+            return response.status_code, response.content
+
+        await run([post] * concurrency)
+    return tally
+
+
+# --- figures ------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """Nearest rank: the smallest value with ``share`` of them at or below it."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(share * len(ordered)))
+    return ordered[rank - 1]
+
+
+def run_phase(
+    port: int, pid: int, bodies: Sequence[bytes], args: argparse.Namespace, rate: float | None
+) -> dict[str, Any]:
+    server_cpu = proc_cpu_s(pid)
+    client_cpu = time.process_time()
+    started = time.perf_counter()
+    tally = asyncio.run(
+        drive(port, bodies, args.concurrency, args.client, started + args.max_seconds, rate)
+    )
+    wall = time.perf_counter() - started
+    server_cpu = proc_cpu_s(pid) - server_cpu
+    client_cpu = time.process_time() - client_cpu
+    ms = [s * 1e3 for s in tally.latencies] or [math.nan]
+    done = len(tally.latencies)
+    return {
+        "requests": done,
+        "wall_s": wall,
+        "requests_per_s": done / wall,
+        "p50_ms": percentile(ms, 0.50),
+        "p90_ms": percentile(ms, 0.90),
+        "p99_ms": percentile(ms, 0.99),
+        "max_ms": max(ms),
+        "mean_ms": statistics.fmean(ms),
+        "errors": tally.errors,
+        "not_sent": len(bodies) - done - tally.statuses["connection error or timeout"],
+        "statuses": dict(tally.statuses),
+        "first_error": tally.first_error,
+        "server_cpu_s": server_cpu,
+        "server_cpu_us_per_request": server_cpu / max(done, 1) * 1e6,
+        "server_cpu_share_of_one_core": server_cpu / wall,
+        "client_cpu_s": client_cpu,
+        "client_cpu_us_per_request": client_cpu / max(done, 1) * 1e6,
+        "sample_response": json.loads(tally.last_body) if tally.last_body else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--store", type=Path, help="reuse this SQLite store (default: temp file)")
+    parser.add_argument(
+        "--requests", type=int, default=20_000, help="timed requests (default 20000)"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        help="untimed random requests first (default: one per filled mask, 8191, which "
+        "loads every block into the server's memo; 0 for none)",
+    )
+    parser.add_argument("--concurrency", type=int, default=32, help="clients at once (32)")
+    parser.add_argument(
+        "--client", choices=("raw", "httpx"), default="raw", help="HTTP client (default raw)"
+    )
+    parser.add_argument(
+        "--max-seconds", type=float, default=300.0, help="stop the timed phase after (300)"
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="open loop: offer this many requests/s (at most --concurrency in flight) "
+        "instead of sending each as soon as the last is answered",
+    )
+    parser.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
+    parser.add_argument("--memo-solver", help="our console script (default: beside python)")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="run the server under cProfile and write its stats to FILE (slows it down: "
+        "the figures of such a run are not the benchmark's)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    if min(args.requests, args.concurrency, args.max_seconds, args.rate or 1) <= 0:
+        parser.error("--requests, --concurrency, --max-seconds and --rate must be positive")
+    if args.warmup is not None and args.warmup < 0:
+        parser.error("--warmup must not be negative")
+    mode = "closed loop" if args.rate is None else f"open loop at {args.rate:g} req/s"
+
+    command = memo_solver_command(args.memo_solver)
+    bodies = make_bodies(args.seed, args.requests)
+    if args.warmup is None:
+        warm_bodies = every_mask_bodies(args.seed + 1)
+    else:
+        warm_bodies = make_bodies(args.seed + 1, args.warmup)
+    with tempfile.TemporaryDirectory(prefix="load-api-") as tmp:
+        store = str(args.store or Path(tmp) / "warm.sqlite3")
+        solve = subprocess.run(
+            [command, "--store", store, "precompute", "--rules", "yahtzee", "--json"],
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        port = free_port()
+        argv = [command, "--store", store, "serve", "--host", "127.0.0.1", "--port", str(port)]
+        with open(Path(tmp) / "server.log", "w+b") as log:
+            profiler = [sys.executable, "-m", "cProfile", "-o", str(args.profile)]
+            launch = [*profiler, *argv] if args.profile else argv
+            server = subprocess.Popen(launch, env=child_env(), stdout=log, stderr=log)
+            try:
+                ready_s = wait_ready(port, server, 60.0)
+                warm = None
+                if warm_bodies:  # closed loop: as fast as the server goes
+                    warm = run_phase(port, server.pid, warm_bodies, args, None)
+                timed = run_phase(port, server.pid, bodies, args, args.rate)
+            except BaseException:
+                log.seek(0)
+                sys.stderr.write(log.read().decode(errors="replace")[-3000:])
+                raise
+            finally:
+                server.send_signal(signal.SIGINT)
+                try:
+                    _, _, usage = os.wait4(server.pid, 0)
+                    server.returncode = 0
+                    server_total_cpu = usage.ru_utime + usage.ru_stime
+                    server_rss_mb = usage.ru_maxrss / 1024
+                except ChildProcessError:
+                    server_total_cpu = server_rss_mb = math.nan
+
+    checks = {
+        "requests_ge_20000": timed["requests"] >= TARGET_MIN_REQUESTS,
+        "rps_ge_1000": timed["requests_per_s"] >= TARGET_RPS,
+        "p50_le_5_ms": timed["p50_ms"] <= TARGET_P50_MS,
+        "p99_le_25_ms": timed["p99_ms"] <= TARGET_P99_MS,
+        "zero_errors": timed["errors"] == 0,
+    }
+    result = {
+        "server": [*argv[:2], "<store>", *argv[3:-1], "<port>"],
+        "client": args.client,
+        "mode": mode,
+        "concurrency": args.concurrency,
+        "seed": args.seed,
+        "precompute": json.loads(solve.stdout),
+        "ready_s": ready_s,
+        "warmup": warm,
+        "timed": timed,
+        "server_total_cpu_s": server_total_cpu,
+        "server_peak_rss_mb": server_rss_mb,
+        "load_average": os.getloadavg(),
+        "checks": checks,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(
+        f"POST {PATH}: {timed['requests']} requests, {mode}, concurrency {args.concurrency}, "
+        f"client {args.client}, one uvicorn process (ready in {ready_s:.2f} s)"
+    )
+    for name, row in (("warm-up (untimed)", warm), ("timed", timed)):
+        if row is None:
+            continue
+        print(
+            f"  {name:<18} {row['requests']:>6} req in {row['wall_s']:6.2f} s = "
+            f"{row['requests_per_s']:7.0f} req/s; ms p50 {row['p50_ms']:.2f} "
+            f"p90 {row['p90_ms']:.2f} p99 {row['p99_ms']:.2f} max {row['max_ms']:.2f}; "
+            f"errors {row['errors']}"
+        )
+    print(
+        f"  server CPU {timed['server_cpu_s']:.2f} s ({timed['server_cpu_us_per_request']:.0f} "
+        f"us/request, {timed['server_cpu_share_of_one_core']:.0%} of a core); client CPU "
+        f"{timed['client_cpu_s']:.2f} s ({timed['client_cpu_us_per_request']:.0f} us/request)"
+    )
+    print(
+        f"  server process: {server_total_cpu:.2f} CPU s in all, peak RSS "
+        f"{server_rss_mb:.0f} MB; load average {os.getloadavg()[0]:.2f}"
+    )
+    if timed["first_error"]:
+        print(f"  first error: {timed['first_error']}")
+    for name, passed in checks.items():
+        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
