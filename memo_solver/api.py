@@ -442,23 +442,12 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         default_response_class=_JSONResponse,
     )
     app.add_middleware(_BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(_Observe)  # outermost: counts every answer, 413s included
     _install_error_handlers(app, settings)
 
     def service_of(request: Request) -> Service:
         service: Service = request.app.state.service
         return service
-
-    @app.middleware("http")
-    async def observe(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        metrics.REQUESTS.labels(path, str(response.status_code)).inc()
-        metrics.LATENCY.labels(path).observe(time.perf_counter() - started)
-        return response
 
     @app.get("/v1/rules", response_model=list[RuleSetOut])
     async def rules_list() -> list[RuleSetOut]:
@@ -578,7 +567,12 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
             workers_alive=len(await _workers(service.store)),
         )
 
-    @app.post("/v1/jobs/precompute", response_model=JobOut, status_code=202)
+    @app.post(
+        "/v1/jobs/precompute",
+        response_model=JobOut,
+        status_code=202,
+        response_model_exclude_none=True,
+    )
     async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
         """Queue the background precompute of a rule set (operator token required)."""
         _authorize(request)
@@ -590,7 +584,7 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         record = await jobs.job_record(redis, job_id) or {}
         return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
 
-    @app.get("/v1/jobs/{job_id}", response_model=JobOut)
+    @app.get("/v1/jobs/{job_id}", response_model=JobOut, response_model_exclude_none=True)
     async def job(job_id: str, request: Request) -> JobOut:
         """A background job's record (operator token required)."""
         _authorize(request)
@@ -701,6 +695,35 @@ def _install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         field = "path" if exc.status_code in (404, 405) else "request"
         return _error(exc.status_code, field, str(exc.detail))
+
+
+class _Observe:
+    """Requests and latency per route, as plain ASGI. (``@app.middleware("http")`` runs each
+    request in a task group of its own: about 0.27 ms of CPU and some 40 objects in
+    reference cycles per request, which the cyclic GC then has to find.)"""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def noting_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting_status)
+        finally:
+            path = getattr(scope.get("route"), "path", "unmatched")
+            metrics.REQUESTS.labels(path, str(status)).inc()
+            metrics.LATENCY.labels(path).observe(time.perf_counter() - started)
 
 
 class _BodyLimit:

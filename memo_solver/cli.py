@@ -15,7 +15,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from memo_solver.runtime import keep_freed_memory, pin_blas_threads
+from memo_solver.runtime import freeze_startup_objects, keep_freed_memory, pin_blas_threads
 
 if TYPE_CHECKING:
     from memo_solver.engine import Engine
@@ -328,6 +328,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"serving on http://{args.host}:{args.port} (store: {_store_name(args)})",
     )
     keep_freed_memory()
+    freeze_startup_objects()
     uvicorn.run(
         app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning"
     )
