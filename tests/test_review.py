@@ -17,21 +17,18 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import start_blocking_portal
 from api_support import api_client
+from portal_engines import PortalEngines
 
 from memo_solver.advice import Advice, advise
-from memo_solver.engine import Engine, open_engine
 from memo_solver.review import GameError, Review, read_game, review_game
 from memo_solver.rules import RULE_SETS, RuleSet
 from memo_solver.state import parse_state
-from memo_solver.store import MemoryStore
-from memo_solver.yahtzee import YahtzeeGame
 
 DATA = Path(__file__).parent / "data"
 CLI = Path(sys.executable).with_name("memo-solver")
@@ -50,27 +47,14 @@ def load(name: str) -> dict[str, Any]:
     return game
 
 
-@dataclass
-class Solver:
-    """Engines on memory stores, one per rule set, living in one event loop for the module."""
-
-    portal: BlockingPortal
-    stack: contextlib.ExitStack
-    engines: dict[str, Engine] = field(default_factory=dict)
-
-    def engine(self, rules: RuleSet) -> Engine:
-        engine = self.engines.get(rules.name)
-        if engine is None:
-            opened = open_engine(YahtzeeGame(rules), MemoryStore())
-            engine = self.stack.enter_context(self.portal.wrap_async_context_manager(opened))
-            self.engines[rules.name] = engine
-        return engine
+class Solver(PortalEngines):
+    """Engines on memory stores, one per rule set, in one event loop for the module."""
 
     def review(self, rules: RuleSet, game: object) -> Review:
-        return self.portal.call(review_game, self.engine(rules), rules, game)
+        return self.call(review_game, rules, game)
 
     def advise(self, rules: RuleSet, text: str) -> Advice:
-        return self.portal.call(advise, self.engine(rules), rules, parse_state(text, rules))
+        return self.call(advise, rules, parse_state(text, rules))
 
 
 @pytest.fixture(scope="module")

@@ -18,22 +18,23 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import start_blocking_portal
 from api_support import api_client
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from portal_engines import PortalEngines
 
 from memo_solver import stats
 from memo_solver.advice import advise
 from memo_solver.api import ApiSettings
 from memo_solver.distribution import Distribution, score_distribution
-from memo_solver.engine import Engine, open_engine
+from memo_solver.engine import open_engine
 from memo_solver.rules import RULE_SETS, RuleSet
 from memo_solver.state import State, parse_state, start_state
 from memo_solver.store import MemoryStore
@@ -50,27 +51,14 @@ LOWER = RULE_SETS["yahtzee-lower"]
 UPPER = RULE_SETS["yahtzee-upper"]
 
 
-@dataclass
-class Solver:
+class Solver(PortalEngines):
     """Engines on memory stores, one per rule set, in one event loop for the module."""
 
-    portal: BlockingPortal
-    stack: contextlib.ExitStack
-    engines: dict[str, Engine] = field(default_factory=dict)
-
-    def engine(self, rules: RuleSet) -> Engine:
-        engine = self.engines.get(rules.name)
-        if engine is None:
-            opened = open_engine(YahtzeeGame(rules), MemoryStore())
-            engine = self.stack.enter_context(self.portal.wrap_async_context_manager(opened))
-            self.engines[rules.name] = engine
-        return engine
-
     def distribution(self, rules: RuleSet, state: State) -> Distribution:
-        return self.portal.call(score_distribution, self.engine(rules), rules, state)
+        return self.call(score_distribution, rules, state)
 
     def value(self, rules: RuleSet, state: State) -> float:
-        return self.portal.call(advise, self.engine(rules), rules, state).value
+        return self.call(advise, rules, state).value
 
 
 @pytest.fixture(scope="module")

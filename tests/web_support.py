@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
+
+from redis_server import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
@@ -78,14 +79,6 @@ def _runs(binary: Path) -> bool:
         )
         return done.returncode == 0
     return False
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (the kernel's pick)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Service:
