@@ -348,12 +348,15 @@ def test_a_redis_crash_loses_at_most_the_last_second_and_the_job_resumes(
         at_kill = blocks_done(r)
         server.kill()
     assert BLOCKS // 5 <= at_kill <= BLOCKS * 4 // 5, f"{at_kill} blocks at the kill"
+    # Redis stays down until the worker has given up its session: a restart before that
+    # would let the old session's in-flight batches land uncounted by the new counters.
+    worker = children.started[0]
+    wait_for("the worker to lose Redis", lambda: "retrying in" in worker.text(), 30)
 
     server.restart()
     with server.client() as r:
         survived = set(r.hkeys(redis_keys.blocks(YAHTZEE_NS)))
         assert fsynced <= len(survived) <= at_kill
-        worker = children.started[0]
         assert worker.process.poll() is None, worker.text()
 
         # The worker comes back by itself; asking again merges into the same job.
