@@ -8,10 +8,13 @@ later, so a player is never told to reroll for nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from memo_solver import dice
 from memo_solver.engine import Engine
@@ -89,6 +92,19 @@ class Advice:
         }
 
 
+def blocks_needed(rules: RuleSet, state: State) -> list[str]:
+    """The blocks :func:`advise` reads: the state's own, and once the dice are rolled, the
+    one after each open box. With all of them in the engine's memo it never waits."""
+    keys = [block_key(state.filled)]
+    if state.dice is not None and state.rerolls_left is not None:
+        keys += (
+            block_key(state.filled | 1 << box)
+            for box in range(len(rules.categories))
+            if not state.filled >> box & 1
+        )
+    return keys
+
+
 async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
     """Solve whatever the state needs (lazily, through the engine) and rank its actions."""
     upper, bonus = guidepost(state, rules)
@@ -107,32 +123,50 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
         state.rerolls_left,
     )
     roll = dice.ROLL_INDEX[state.dice]
-    candidates: list[tuple[tuple[float, int, int, int], Action]] = []
-    for i, box in enumerate(tables.boxes):
-        points = float(tables.points[i, roll])
-        if np.isfinite(points):
-            value = float(tables.scores[i, roll, 0])
-            action = Action(
-                kind="score",
-                value=value,
-                loss=0.0,
-                category=rules.categories[box].name,
-                label=rules.categories[box].label,
-                points=int(points),
-                bonus=_banked_bonus(rules, state, box, int(points), state.dice),
-            )
-            candidates.append(((-_tie(value), 0, 0, box), action))
+    # Plain floats first (one conversion per array, not one per element), ranked as flat
+    # tuples (tie key, kind, keep size, box or keep, value, row); each Action is built once,
+    # with its loss, after the ranking.
+    ranked: list[tuple[float, int, int, int, float, int]] = []
+    points_now = tables.points[:, roll].tolist()
+    for i, value in enumerate(tables.scores[:, roll, 0].tolist()):
+        if math.isfinite(points_now[i]):
+            ranked.append((-_tie(value), 0, 0, tables.boxes[i], value, i))
     if state.rerolls_left > 0:
-        keeps = tables.keeps[state.rerolls_left]
-        for k in dice.sub_keeps(state.dice):
-            value = float(keeps[k, 0])
-            keep = dice.KEEPS[k]
-            action = Action("keep", value, 0.0, keep=keep)
-            candidates.append(((-_tie(value), 1, -len(keep), k), action))
-    candidates.sort(key=lambda c: c[0])
-    best = candidates[0][1].value
-    actions = tuple(replace(a, loss=max(0.0, best - a.value)) for _, a in candidates)
-    return Advice(value=best, turn_start_value=start, actions=actions)
+        inside, rows, sizes = _sub_keeps(state.dice)
+        values = tables.keeps[state.rerolls_left].take(rows).tolist()
+        ranked += [
+            (-_tie(v), 1, -size, k, v, -1) for k, size, v in zip(inside, sizes, values, strict=True)
+        ]
+    ranked.sort()  # the first four fields never tie: the value and row are never compared
+    best = ranked[0][4]
+    actions: list[Action] = []
+    for _, _, _, index, value, i in ranked:
+        loss = max(0.0, best - value)
+        if i < 0:
+            actions.append(Action("keep", value, loss, keep=dice.KEEPS[index]))
+        else:
+            category = rules.categories[index]
+            points = int(points_now[i])
+            actions.append(
+                Action(
+                    "score",
+                    value,
+                    loss,
+                    category=category.name,
+                    label=category.label,
+                    points=points,
+                    bonus=_banked_bonus(rules, state, index, points, state.dice),
+                )
+            )
+    return Advice(value=best, turn_start_value=start, actions=tuple(actions))
+
+
+@cache
+def _sub_keeps(roll: tuple[int, ...]) -> tuple[list[int], npt.NDArray[np.int64], list[int]]:
+    """The keeps inside a roll (252 rolls in all): their indices, the same as rows of a
+    (462, 1) table, and how many dice each keeps."""
+    inside = dice.sub_keeps(roll)
+    return inside, np.array(inside, dtype=np.int64), [len(dice.KEEPS[k]) for k in inside]
 
 
 def _tie(value: float) -> float:

@@ -122,11 +122,21 @@ class RuleSet:
         totals = np.flatnonzero(self.upper_totals(filled))
         return np.unique(np.minimum(totals, self.upper_threshold))
 
+    @cached_property
+    def _box_index(self) -> dict[str, int]:
+        """Boxes by their exact names, the form every JSON state uses."""
+        return {
+            c.name: i for i, c in enumerate(self.categories) if normalize_name(c.name) == c.name
+        }
+
     def category_index(self, name: str) -> int:
         """Find a box by name: case-insensitive, spaces and hyphens read as underscores.
 
         Raises KeyError with the valid names in its message.
         """
+        exact = self._box_index.get(name)
+        if exact is not None:
+            return exact
         wanted = normalize_name(name)
         for i, category in enumerate(self.categories):
             if category.name == wanted:

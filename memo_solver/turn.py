@@ -67,7 +67,9 @@ class Guideposts:
 
     @classmethod
     def one(cls, rules: RuleSet, upper: int, bonus: int) -> Guideposts:
-        return cls(rules, upper=np.array([upper]), bonus=np.array([bonus]))
+        """A single guidepost (advice for one state), kept with its gather indices: a rule
+        set has at most a few hundred."""
+        return _one(rules, upper, bonus)
 
     @cached_property
     def flat(self) -> IntArray:
@@ -110,6 +112,11 @@ def _reachable(rules: RuleSet, upper_mask: int, yahtzee_filled: bool) -> Guidepo
     )
 
 
+@lru_cache(maxsize=4096)
+def _one(rules: RuleSet, upper: int, bonus: int) -> Guideposts:
+    return Guideposts(rules, upper=np.array([upper]), bonus=np.array([bonus]))
+
+
 def open_boxes(rules: RuleSet, filled: int) -> list[int]:
     return [c for c in range(len(rules.categories)) if not filled >> c & 1]
 
@@ -126,7 +133,9 @@ def points(rules: RuleSet, filled: int, boxes: list[int]) -> FloatArray:
         return table
     faces = rules.upper_faces[boxes]
     joker = np.array([rules.categories[c].joker_points for c in boxes], dtype=np.float64)
-    upper_open = np.isin(_FACE_RANGE, faces)  # (6,): is the upper box of face g open?
+    upper_open = np.zeros(FACES + 1, dtype=bool)  # [g]: is the upper box of face g open?
+    upper_open[faces] = True
+    upper_open = upper_open[1:]
     plain = table[:, YAHTZEE_ROLLS]  # (C, 6): ordinary scores of the Yahtzee of face g
     with_joker = np.where(joker[:, None] > 0, joker[:, None], plain)
     if rules.joker == "forced":
