@@ -33,7 +33,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memo_solver import metrics
-from memo_solver.advice import advise
+from memo_solver.advice import advise, blocks_needed
+from memo_solver.api_fast import advice_body, install_fast_post
 from memo_solver.distribution import Distribution
 from memo_solver.engine import Engine, namespace, open_engine
 from memo_solver.review import GameError, read_game, review_game
@@ -388,6 +389,9 @@ class Service:
         return result
 
 
+_ADVICE_KEYS = frozenset(StateRequest.model_fields)
+
+
 def _rules(name: str) -> RuleSet:
     try:
         return get_rule_set(name)
@@ -478,6 +482,27 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         service = service_of(request)
         result = await service.run(lambda: advise(service.engine(rules), rules, state))
         return result.to_json()
+
+    async def advice_fast(scope: Scope, body: Any) -> bytes | None:
+        """``advice`` for a well-formed request, the same bytes without FastAPI's parsing
+        and response model (see :mod:`memo_solver.api_fast`); None: ``advice`` answers."""
+        if type(body) is not dict or "state" not in body or not body.keys() <= _ADVICE_KEYS:
+            return None
+        name = body.get("rules", "yahtzee")
+        if type(name) is not str:
+            return None
+        try:
+            rules = get_rule_set(name)
+            state = _state(body["state"], rules)
+        except (UnknownRuleSetError, StateError):
+            return None
+        service: Service = scope["app"].state.service
+        engine = service.engine(rules)
+        if engine.memo.holds(blocks_needed(rules, state)):  # warm: no wait, no deadline
+            return advice_body(await advise(engine, rules, state))
+        return advice_body(await service.run(lambda: advise(engine, rules, state)))
+
+    install_fast_post(app, "/v1/advice", advice_fast)
 
     @app.post("/v1/advice/batch", response_model=BatchOut, response_model_exclude_none=True)
     async def advice_batch(body: BatchRequest, request: Request) -> dict[str, Any]:

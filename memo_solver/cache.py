@@ -8,6 +8,7 @@ limit when many rule sets or games are asked for.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 
 from memo_solver.game import Block
 
@@ -28,6 +29,10 @@ class BlockCache:
         self.hits += 1
         self._blocks.move_to_end(key)
         return block
+
+    def holds(self, keys: Iterable[str]) -> bool:
+        """Whether every one of ``keys`` is here (counted neither as hits nor as misses)."""
+        return all(key in self._blocks for key in keys)
 
     def put(self, key: str, block: Block) -> None:
         old = self._blocks.pop(key, None)

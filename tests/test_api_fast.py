@@ -1,0 +1,151 @@
+"""The hot path of ``POST /v1/advice`` (memo_solver.api_fast) against FastAPI's own handler.
+
+Every request is sent twice: as ``application/json``, which the fast path answers, and as
+``application/json; charset=utf-8``, which it leaves to the route's FastAPI handler (body
+parsing, response model, encoder). The two answers must be the same bytes with the same
+headers, for warm and cold states, before and after the roll, game over included, and for
+requests the fast path hands on (bad JSON, bad states, unknown rules, extra keys).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from api_support import api_client, as_json, late_states, random_state
+
+from memo_solver.advice import Action, Advice
+from memo_solver.api import ApiSettings
+from memo_solver.api_fast import FastPost, advice_body
+from memo_solver.rules import RULE_SETS
+
+QUICK = ApiSettings(deadline_s=30.0)
+FAST = {"content-type": "application/json"}
+SLOW = {"content-type": "application/json; charset=utf-8"}
+
+
+def fast_post(client: httpx.AsyncClient) -> FastPost:
+    app = client.app  # type: ignore[attr-defined]
+    (route,) = [r for r in app.router.routes if getattr(r, "path", None) == "/v1/advice"]
+    assert isinstance(route.app, FastPost)
+    return route.app
+
+
+async def both(client: httpx.AsyncClient, body: bytes) -> tuple[httpx.Response, bool]:
+    """The fast path's answer, checked equal to FastAPI's; whether the fast path took it."""
+    fast = fast_post(client)
+    before = fast.answered
+    got = await client.post("/v1/advice", content=body, headers=FAST)
+    taken = fast.answered == before + 1
+    want = await client.post("/v1/advice", content=body, headers=SLOW)
+    assert fast.answered == before + taken  # the charset request always goes to FastAPI
+    assert (got.status_code, got.content) == (want.status_code, want.content), body
+    assert got.headers == want.headers
+    return got, taken
+
+
+async def test_the_fast_path_is_the_response_model_byte_for_byte(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    cases: list[dict[str, Any]] = []
+    for name in ("yahtzee", "yatzy", "yahtzee-free-joker", "yahtzee-no-joker"):
+        rules = RULE_SETS[name]
+        cases += [{"rules": name, "state": as_json(s, rules)} for s in late_states(rules, rng, 25)]
+    lower = RULE_SETS["yahtzee-lower"]
+    for _ in range(60):  # a small whole game: early states, cold then warm
+        state = random_state(lower, rng, rng.randrange(lower.all_filled), rolled=rng.random() < 0.9)
+        cases.append({"rules": "yahtzee-lower", "state": as_json(state, lower)})
+    cases += [
+        {"state": "start"},  # rules by default
+        {"rules": " Yahtzee-Lower ", "state": "start"},
+        {"rules": "yahtzee-lower", "state": "open=chance dice=66666 rerolls=0"},
+        {"rules": "yahtzee-lower", "state": {"filled": [c.name for c in lower.categories]}},
+    ]
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        for case in cases:
+            for _ in range(2):  # cold (or warm already), then warm
+                response, taken = await both(client, json.dumps(case).encode())
+                assert response.status_code == 200, response.text
+                assert taken
+    over = json.loads(response.content)
+    assert over["game_over"] is True
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"{",
+        b"[]",
+        b"null",
+        b'"start"',
+        b"\xff\xfe",
+        b'{"rules": "yahtzee-lower"}',
+        b'{"rules": 1, "state": "start"}',
+        b'{"rules": null, "state": "start"}',
+        b'{"rules": "nope", "state": "start"}',
+        b'{"rules": "\\ud800", "state": "start"}',
+        b'{"rules": "yahtzee-lower", "state": "start", "extra": 1}',
+        b'{"rules": "yahtzee-lower", "state": null}',
+        b'{"rules": "yahtzee-lower", "state": {"upper": NaN}}',
+        b'{"rules": "yahtzee-lower", "state": {"dice": [1, 2, 3, 4, 5.0], "rerolls_left": 1}}',
+        b'{"rules": "yahtzee-lower", "state": {"filled": ["nope"]}}',
+        b'{"rules": "yahtzee-lower", "state": "bogus"}',
+    ],
+)
+async def test_what_the_fast_path_hands_on_is_answered_as_before(
+    tmp_path: Path, body: bytes
+) -> None:
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        response, taken = await both(client, body)
+    assert 400 <= response.status_code < 500, response.text
+    assert not taken
+
+
+async def test_other_content_types_go_to_fastapi(tmp_path: Path) -> None:
+    body = json.dumps({"rules": "yahtzee-lower", "state": "start"}).encode()
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        fast = fast_post(client)
+        answers = [await client.post("/v1/advice", content=body, headers=FAST)]
+        for content_type in ("application/vnd.api+json", "text/plain", None):
+            headers = {} if content_type is None else {"content-type": content_type}
+            answers.append(await client.post("/v1/advice", content=body, headers=headers))
+    assert fast.answered == 1
+    assert [a.status_code for a in answers] == [200, 200, 422, 422]
+    assert answers[1].content == answers[0].content
+
+
+def test_advice_body_refuses_what_the_encoder_refuses() -> None:
+    for bad in (float("nan"), float("inf")):
+        advice = Advice(value=bad, turn_start_value=1.0, actions=())
+        with pytest.raises(ValueError, match="JSON compliant"):
+            advice_body(advice)
+    keep = Action("keep", 2.0, 0.5, keep=(1, 2))
+    score = Action("score", 2.5, 0.0, category="x", label='odd "label"', points=3, bonus=35)
+    advice = Advice(value=2.5, turn_start_value=-0.0, actions=(score, keep))
+    assert json.loads(advice_body(advice)) == {
+        "game_over": False,
+        "value": 2.5,
+        "turn_start_value": -0.0,
+        "actions": [
+            {
+                "kind": "score",
+                "value": 2.5,
+                "loss": 0.0,
+                "words": 'score 3 in odd "label" (+35 bonus)',
+                "category": "x",
+                "points": 3,
+                "bonus": 35,
+            },
+            {
+                "kind": "keep",
+                "value": 2.0,
+                "loss": 0.5,
+                "words": "keep 1 2 and reroll 3 dice",
+                "keep": [1, 2],
+            },
+        ],
+    }
