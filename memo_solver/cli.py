@@ -314,6 +314,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from memo_solver.api import ApiSettings, create_app
+    from memo_solver.serving import http_protocol
 
     if args.deadline <= 0 or args.cache_mb <= 0 or not 0 < args.port < 65536:
         raise UsageError("--deadline, --cache-mb and --port must be positive (port < 65536)")
@@ -330,7 +331,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     keep_freed_memory()
     freeze_startup_objects()
     uvicorn.run(
-        app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning"
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info" if args.verbose else "warning",
+        access_log=args.verbose,  # off: not even formatted (warning level drops it anyway)
+        http=http_protocol(),  # uvicorn's own, one write per response
     )
     return 0
 
