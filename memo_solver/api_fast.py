@@ -69,7 +69,7 @@ class FastPost:
         if not more and _is_json(scope):
             try:
                 decoded = json.loads(body)
-            except ValueError:  # JSONDecodeError, or bytes that are not UTF-8/16/32
+            except Exception:  # bad JSON, bad bytes, too deep: FastAPI says which
                 pass
             else:
                 payload = await self.answer(scope, decoded)

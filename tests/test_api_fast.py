@@ -94,6 +94,8 @@ async def test_the_fast_path_is_the_response_model_byte_for_byte(tmp_path: Path)
         b'{"rules": "yahtzee-lower", "state": {"dice": [1, 2, 3, 4, 5.0], "rerolls_left": 1}}',
         b'{"rules": "yahtzee-lower", "state": {"filled": ["nope"]}}',
         b'{"rules": "yahtzee-lower", "state": "bogus"}',
+        b'{"state": %s}' % (b"[" * 100_000 + b"]" * 100_000),  # too deep for json.loads
+        b'{"state": %s}' % (b"[" * 900 + b"]" * 900),  # too deep to echo in the error
     ],
 )
 async def test_what_the_fast_path_hands_on_is_answered_as_before(
