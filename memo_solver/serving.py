@@ -11,7 +11,7 @@ Closing flushes first; aborting drops what is pending, as it drops the transport
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 
 class OneWritePerTurn:
@@ -66,9 +66,11 @@ def http_protocol() -> type[asyncio.Protocol]:
 
     class Protocol(base):  # type: ignore[misc, valid-type]
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            loop = asyncio.get_running_loop()
-            assert isinstance(transport, asyncio.Transport)
-            super().connection_made(OneWritePerTurn(transport, loop))
+            # (uvloop's transports are not asyncio.Transport subclasses: hence the cast)
+            wrapped = OneWritePerTurn(
+                cast(asyncio.Transport, transport), asyncio.get_running_loop()
+            )
+            super().connection_made(wrapped)
 
     Protocol.__name__ = Protocol.__qualname__ = f"OneWrite{base.__name__}"
     return Protocol
