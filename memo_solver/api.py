@@ -34,7 +34,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memo_solver import metrics
 from memo_solver.advice import advise, blocks_needed
-from memo_solver.api_fast import advice_body, install_fast_post
+from memo_solver.api_fast import (
+    advice_body,
+    batch_advice,
+    batch_body,
+    batch_error,
+    install_fast_post,
+)
 from memo_solver.distribution import Distribution
 from memo_solver.engine import Engine, namespace, open_engine
 from memo_solver.review import GameError, read_game, review_game
@@ -505,7 +511,7 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
     install_fast_post(app, "/v1/advice", advice_fast)
 
     @app.post("/v1/advice/batch", response_model=BatchOut, response_model_exclude_none=True)
-    async def advice_batch(body: BatchRequest, request: Request) -> dict[str, Any]:
+    async def advice_batch(body: BatchRequest, request: Request) -> Response:
         """Up to 1,000 states answered in order; a bad state gets its own error entry."""
         rules = _rules(body.rules)
         service = service_of(request)
@@ -517,16 +523,17 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
             except StateError as exc:
                 parsed.append(ErrorDetail(field=exc.field, message=exc.message))
 
-        async def answer_all() -> list[dict[str, Any]]:
-            results: list[dict[str, Any]] = []
+        async def answer_all() -> bytes:
+            results: list[bytes] = []
             for item in parsed:
                 if isinstance(item, ErrorDetail):
-                    results.append({"error": item.model_dump()})
+                    results.append(batch_error(item.field, item.message))
                 else:
-                    results.append({"advice": (await advise(engine, rules, item)).to_json()})
-            return results
+                    results.append(batch_advice(await advise(engine, rules, item)))
+            return batch_body(results)
 
-        return {"results": await service.run(answer_all)}
+        # BatchOut's bytes, written directly (see api_fast): no model check of 20,000 actions
+        return Response(await service.run(answer_all), media_type="application/json")
 
     @app.post("/v1/value", response_model=ValueOut)
     async def value(body: StateRequest, request: Request) -> ValueOut:

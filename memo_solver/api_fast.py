@@ -14,7 +14,8 @@ exception handlers as the route's own would.
 
 :func:`advice_body` writes an :class:`~memo_solver.advice.Advice` as the bytes the
 ``AdviceOut`` response model gives (same keys, same order, nulls left out, same float
-text); ``tests/test_api_fast.py`` holds the two paths to byte equality.
+text), and the ``batch_*`` functions a ``BatchOut`` of them, which the batch route returns
+as a ready response; ``tests/test_api_fast.py`` holds them to byte equality with the models.
 """
 
 from __future__ import annotations
@@ -142,6 +143,21 @@ def advice_body(advice: Advice) -> bytes:
         f'{{"game_over":{"true" if advice.game_over else "false"},"value":{advice.value!r},'
         f'"turn_start_value":{advice.turn_start_value!r},"actions":[{",".join(parts)}]}}'
     ).encode()
+
+
+def batch_advice(advice: Advice) -> bytes:
+    """One answer of ``BatchOut.results`` (``BatchItemOut`` without nulls)."""
+    return b'{"advice":%s}' % advice_body(advice)
+
+
+def batch_error(field: str, message: str) -> bytes:
+    """One bad state's entry of ``BatchOut.results``."""
+    return _ENCODER.encode({"error": {"field": field, "message": message}}).encode()
+
+
+def batch_body(results: list[bytes]) -> bytes:
+    """``BatchOut`` from its entries."""
+    return b'{"results":[%s]}' % b",".join(results)
 
 
 def _encoded(advice: Advice) -> bytes:

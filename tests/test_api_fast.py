@@ -19,7 +19,7 @@ import pytest
 from api_support import api_client, as_json, late_states, random_state
 
 from memo_solver.advice import Action, Advice
-from memo_solver.api import ApiSettings
+from memo_solver.api import ApiSettings, BatchOut
 from memo_solver.api_fast import FastPost, advice_body
 from memo_solver.rules import RULE_SETS
 
@@ -72,6 +72,32 @@ async def test_the_fast_path_is_the_response_model_byte_for_byte(tmp_path: Path)
                 assert taken
     over = json.loads(response.content)
     assert over["game_over"] is True
+
+
+async def test_the_batch_is_the_response_model_byte_for_byte(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    lower = RULE_SETS["yahtzee-lower"]
+    states: list[Any] = [as_json(s, lower) for s in late_states(lower, rng, 40, max_open=6)]
+    for bad in ({"filled": ["nope"]}, "bogus", 5, None, "caf\u00e9", "\ud800", {"upper": 7}):
+        states.insert(rng.randrange(len(states)), bad)
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        batch = json.dumps({"rules": "yahtzee-lower", "states": states}).encode()
+        got = await client.post("/v1/advice/batch", content=batch, headers=FAST)
+        entries = []
+        for state in states:  # each alone, through FastAPI's handler and response model
+            one = await client.post(
+                "/v1/advice",
+                content=json.dumps({"rules": "yahtzee-lower", "state": state}).encode(),
+                headers=SLOW,
+            )
+            entries.append(
+                b'{"advice":%s}' % one.content if one.status_code == 200 else one.content
+            )
+    assert got.status_code == 200
+    assert got.headers["content-type"] == "application/json"
+    assert got.content == b'{"results":[%s]}' % b",".join(entries)
+    model = BatchOut.model_validate_json(got.content).model_dump(mode="json", exclude_none=True)
+    assert json.dumps(model, separators=(",", ":"), allow_nan=False).encode() == got.content
 
 
 @pytest.mark.parametrize(
