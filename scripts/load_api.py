@@ -20,13 +20,14 @@ What it does:
    server and measures its throughput. Open loop (``--rate R``): request ``i`` is due at
    ``i / R`` s and its latency counts from then, so it measures latency at a given load.
 
-Reports requests/s, latency p50/p90/p99/max in ms (from writing the request to reading
-the whole response), errors (a status other than 200, a broken connection, a timeout), the
+Reports requests/s, latency p50/p90/p99/max in ms (from writing the request to reading the
+whole response), errors (a status other than 200, a broken connection, a timeout), the
 server process's CPU time during the timed phase (``/proc/<pid>/stat``), the client's own,
 and what every other process on the machine took meanwhile (``/proc/stat``, in cores: the
-neighbours on a shared machine), and checks the targets: >= 1,000 requests/s, p50 <= 5 ms, p99 <= 25 ms, 0 errors over
-at least 20,000 requests. In closed loop the mean latency is ``concurrency / throughput``
-(Little's law): with 32 in flight, a p50 of 5 ms needs about 6,400 requests/s.
+neighbours on a shared machine), and checks the targets: >= 1,000 requests/s, p50 <= 5 ms,
+p99 <= 25 ms, 0 errors over at least 20,000 requests. In closed loop the mean latency is
+``concurrency / throughput`` (Little's law): with 32 in flight, a p50 of 5 ms needs about
+6,400 requests/s.
 
 The client shares the machine with the server, so it must be cheap: ``--client lean`` (the
 default) is one ``asyncio.Protocol`` per keep-alive connection on uvloop (``--loop``): a
