@@ -36,12 +36,12 @@ from memo_solver import metrics
 from memo_solver.advice import advise
 from memo_solver.distribution import Distribution
 from memo_solver.engine import Engine, namespace, open_engine
+from memo_solver.games import GameEntry, UnknownGameError, get_game, registry
 from memo_solver.review import GameError, read_game, review_game
 from memo_solver.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
 from memo_solver.state import State, StateError, parse_state, state_from_json
 from memo_solver.stats import distribution_in_thread, stats_json
 from memo_solver.store import Store, StoreUnavailableError
-from memo_solver.yahtzee import YahtzeeGame
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -395,6 +395,13 @@ def _rules(name: str) -> RuleSet:
         raise ApiError(422, "rules", str(exc)) from None
 
 
+def _game(name: str) -> GameEntry:
+    try:
+        return get_game(name)
+    except UnknownGameError as exc:
+        raise ApiError(422, "rules", str(exc)) from None
+
+
 def _state(raw: StateInput, rules: RuleSet) -> State:
     return parse_state(raw, rules) if isinstance(raw, str) else state_from_json(raw, rules)
 
@@ -417,10 +424,10 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
             store = await stack.enter_async_context(open_store())
             service = Service(store, settings)
             limiter = anyio.CapacityLimiter(1)
-            for name, rules in RULE_SETS.items():
+            for name, entry in registry().items():
                 service.engines[name] = await stack.enter_async_context(
                     open_engine(
-                        YahtzeeGame(rules),
+                        entry.game,
                         store,
                         compute_limiter=limiter,
                         cache_bytes=settings.cache_bytes,
@@ -554,13 +561,14 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
 
     @app.get("/v1/rules/{name}/coverage", response_model=CoverageOut)
     async def coverage(name: str, request: Request) -> CoverageOut:
-        """Blocks solved of total, claims held, and workers alive."""
-        rules = _rules(name)
+        """Blocks solved of total, claims held, and workers alive: for a rule set or any
+        other game the service knows (``dice-of-doom-3x3``)."""
+        entry = _game(name)
         service = service_of(request)
-        game = YahtzeeGame(rules)
+        game = entry.game
         covered = await service.store.coverage(namespace(game))
         return CoverageOut(
-            rules=rules.name,
+            rules=entry.name,
             blocks_total=game.block_count,
             blocks_done=covered.blocks,
             claims_held=covered.claims,
@@ -574,13 +582,14 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         response_model_exclude_none=True,
     )
     async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
-        """Queue the background precompute of a rule set (operator token required)."""
+        """Queue the background precompute of a rule set or another game such as
+        ``dice-of-doom-3x3`` (operator token required)."""
         _authorize(request)
-        rules = _rules(body.rules)
+        entry = _game(body.rules)
         redis = _redis_of(service_of(request).store)
         from memo_solver import jobs
 
-        job_id, queued = await jobs.enqueue(redis, jobs.Job.precompute(rules.name))
+        job_id, queued = await jobs.enqueue(redis, jobs.Job.precompute(entry.name))
         record = await jobs.job_record(redis, job_id) or {}
         return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
 
@@ -612,7 +621,7 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
     async def readyz(request: Request) -> dict[str, str]:
         """The store is reachable."""
         store = service_of(request).store
-        await store.coverage(namespace(YahtzeeGame(RULE_SETS["yahtzee-upper"])))
+        await store.coverage("readyz")  # any namespace: one round trip to the store
         return {"status": "ready", "store": store.description}
 
     @app.get("/metrics", include_in_schema=False)

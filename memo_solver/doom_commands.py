@@ -1,0 +1,73 @@
+"""The ``--game dice-of-doom`` side of ``advise``, ``stats`` and ``play``.
+
+They parse, call and format: the rules live in :mod:`memo_solver.doom`, the solving in
+:mod:`memo_solver.doom_tree` (one position's DAG) and :mod:`memo_solver.doom_advice`
+(answers from the shared memo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import anyio
+
+from memo_solver.cli import emit, open_store
+from memo_solver.doom import parse_board, player_index
+from memo_solver.doom_advice import Lookup, advise
+from memo_solver.doom_game import SIZES, doom_game
+from memo_solver.doom_tree import (
+    DoomSolver,
+    Position,
+    analysis_to_json,
+    format_analysis,
+)
+from memo_solver.engine import open_engine
+
+
+def position_of(args: argparse.Namespace) -> Position:
+    board = parse_board(args.board)
+    return Position(board, player_index(args.to_move), args.captured)
+
+
+@asynccontextmanager
+async def memo_lookup(args: argparse.Namespace, size: int) -> AsyncIterator[Lookup | None]:
+    """The store's blocks for this board size, when the shared memo holds that size."""
+    if size not in SIZES:
+        yield None
+        return
+    async with AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(args))
+        engine = await stack.enter_async_context(open_engine(doom_game(size), store))
+        yield engine.stored
+
+
+async def advise_command(args: argparse.Namespace) -> int:
+    position = position_of(args)
+    solver = DoomSolver(position.board.size, args.limit)
+    async with memo_lookup(args, position.board.size) as lookup:
+        advice = await advise(position, lookup, solver, anyio.CapacityLimiter(1))
+    payload = {**analysis_to_json(advice.analysis), "source": advice.source}
+    source = "from the shared memo" if advice.source == "memo" else "solved here"
+    emit(args, payload, f"{format_analysis(advice.analysis)}\n({source})")
+    return 0
+
+
+async def stats_command(args: argparse.Namespace) -> int:
+    position = position_of(args)
+    solver = DoomSolver(position.board.size, args.limit)
+    analysis = await anyio.to_thread.run_sync(solver.analyse, position)
+    emit(args, analysis_to_json(analysis), format_analysis(analysis))
+    return 0
+
+
+def play_command(args: argparse.Namespace) -> int:
+    from memo_solver.doom_play import play
+
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    return play(args, sys.stdin.readline, write)
