@@ -28,8 +28,9 @@ MAX_DICE: Final = 3
 """Dice a hex can hold; attacks and reinforcements never go past it."""
 MIN_SIZE: Final = 2
 MAX_SIZE: Final = 5
-"""Boards from 2x2 (the book's first games) to 5x5; beyond that the code would outgrow the
-solver's integer keys long before any solve could finish."""
+"""Boards from 2x2 (the book's first games) to 5x5. Already on 4x4 most game trees need
+more positions than a machine holds, so larger boards could only ever hit the solver's
+limit."""
 PLAYER_NAMES: Final = ("a", "b")
 """Player 0 is ``a`` and player 1 is ``b``, as the book's ``player-letter`` writes them."""
 CELL_CODES: Final = len(PLAYER_NAMES) * MAX_DICE
@@ -226,23 +227,22 @@ def _count(n: int, one: str, many: str) -> str:
 
 def format_board(board: Board) -> str:
     """The notation :func:`parse_board` reads: ``a-3 b-3 / a-2 b-2``."""
-    cells = [
-        f"{player_name(owner)}-{dice}" for owner, dice in zip(board.owners, board.dice, strict=True)
-    ]
-    return " / ".join(
-        " ".join(cells[row : row + board.size]) for row in range(0, len(cells), board.size)
-    )
+    return " / ".join(" ".join(row) for row in _rows(board))
 
 
 def draw_board(board: Board) -> str:
     """The board as the book draws it: rows shifted left as they go down, like hexes."""
+    return "\n".join(
+        "  " * (board.size - number) + " ".join(row) for number, row in enumerate(_rows(board))
+    )
+
+
+def _rows(board: Board) -> list[list[str]]:
+    """The hexes written ``a-3``, row by row."""
     cells = [
         f"{player_name(owner)}-{dice}" for owner, dice in zip(board.owners, board.dice, strict=True)
     ]
-    return "\n".join(
-        "  " * (board.size - row) + " ".join(cells[row * board.size : (row + 1) * board.size])
-        for row in range(board.size)
-    )
+    return [cells[start : start + board.size] for start in range(0, len(cells), board.size)]
 
 
 # --- rules -------------------------------------------------------------------------------------
@@ -291,7 +291,9 @@ def attack(board: Board, src: int, dst: int) -> Board:
     if dst not in neighbours(board.size)[src]:
         raise DoomError("dst", f"hex {dst} is not a neighbour of hex {src}")
     if board.owners[src] == board.owners[dst]:
-        raise DoomError("dst", f"hex {dst} is not an enemy of hex {src}; both belong to the same player")
+        raise DoomError(
+            "dst", f"hex {dst} is not an enemy of hex {src}; both belong to the same player"
+        )
     if board.dice[src] <= board.dice[dst]:
         raise DoomError(
             "src",

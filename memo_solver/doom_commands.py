@@ -8,6 +8,8 @@ They parse, call and format: the rules live in :mod:`memo_solver.doom`, the solv
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -15,7 +17,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 
 from memo_solver.cli import emit, open_store
-from memo_solver.doom import parse_board, player_index
+from memo_solver.doom import parse_board, player_index, player_name
 from memo_solver.doom_advice import Lookup, advise
 from memo_solver.doom_game import SIZES, doom_game
 from memo_solver.doom_tree import (
@@ -64,10 +66,16 @@ async def stats_command(args: argparse.Namespace) -> int:
 
 
 def play_command(args: argparse.Namespace) -> int:
+    """A game against the book's perfect computer; with --json, the result as JSON last."""
     from memo_solver.doom_play import play
 
     def write(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    return play(args, sys.stdin.readline, write)
+    start = parse_board(args.board) if args.board else args.size
+    winners = play(start, args.human, sys.stdin.readline, write, rng=random.Random(args.seed))
+    if args.json:
+        names = None if winners is None else [player_name(w) for w in winners]
+        print(json.dumps({"finished": winners is not None, "winners": names}))
+    return 0

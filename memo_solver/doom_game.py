@@ -10,8 +10,8 @@ mask (bit i set: player b holds hex i), in the order of their dice (base 3, hex 
 least significant digit). A turn always loses dice (an attack destroys the defender's,
 reinforcements give back at most all but one of them), so every successor block has a
 smaller total and the blocks form a DAG. Successors are over-approximated from the key
-alone (every smaller total, every mask where the mover holds more hexes): cheap to list
-on the event loop, and a full solve needs all of them anyway.
+alone (every mask where the mover holds more hexes, every total the captures allow):
+cheap to list on the event loop, close enough that a lazy solve stays small.
 
 Summary blocks sit above them so that a precompute has one root: ``a22`` holds the share
 of the turn starts with ``a`` to move and 22 dice that the mover wins (ties count half),
@@ -121,12 +121,20 @@ class DiceOfDoomGame:
             return [turn_key(p, total, mask, self.cells) for mask in range(1 << self.cells)]
         p, total, mask = parse_turn_key(key)
         # The mover only gains hexes: the enemy's hexes after the turn are a strict subset.
-        enemy = mask if p == 0 else ~mask & ((1 << self.cells) - 1)
-        masks = [sub for sub in _submasks(enemy) if sub != enemy]
-        after = masks if p == 0 else [~m & ((1 << self.cells) - 1) for m in masks]
-        return [
-            turn_key(1 - p, t, m, self.cells) for t in range(self.min_dice, total) for m in after
-        ]
+        # Each captured hex had at most 2 dice (fewer than its attacker's 3), and the
+        # reinforcements give back all but one captured die at most: capturing k hexes
+        # leaves between 1 and 2k dice fewer on the board.
+        full = (1 << self.cells) - 1
+        enemy = mask if p == 0 else ~mask & full
+        keys = []
+        for sub in _submasks(enemy):
+            captured = enemy.bit_count() - sub.bit_count()
+            if captured == 0:
+                continue
+            after = sub if p == 0 else ~sub & full
+            lowest = max(self.min_dice, total - 2 * captured)
+            keys += [turn_key(1 - p, t, after, self.cells) for t in range(lowest, total)]
+        return keys
 
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         if key == ROOT:

@@ -22,8 +22,10 @@ board, either player to move, gives the tree size and leaf winners of
 
 Speed: the DAG is built with an explicit stack (no recursion limit), on integer keys
 (the base-6 board code with the spare dice and the player packed below it), with per-size
-tables for decoding boards and attacking. The 3x3 board above, cold, value and statistics,
-takes about 1.5 s of CPU here (``tests/test_doom_tree.py``).
+tables for decoding boards and attacking, and no object allocated per node. The 3x3 board
+above, cold, value and statistics, takes 0.82 to 0.85 s of CPU (three runs of
+``analyse(make_position(BOARD, "a"))`` timed with ``time.process_time``, on the 2-core
+development machine); ``tests/test_doom_tree.py`` holds it under 3 s. Memory: about 60 MB.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from memo_solver.doom import (
     MAX_DICE,
     Board,
     DoomError,
+    attack,
     attacks,
     board_from_code,
     check_size,
@@ -49,6 +52,7 @@ from memo_solver.doom import (
     parse_board,
     player_index,
     player_name,
+    reinforce,
     winners,
 )
 
@@ -59,12 +63,17 @@ DEFAULT_LIMIT: Final = 2_000_000
 """Distinct positions one solver may hold: about 0.6 GB. The largest published board needs
 201,861; 4x4 and 5x5 boards can need far more than any machine holds."""
 
-_BYTES_PER_POSITION: Final = 300
-"""Measured memory per memoised position (dict entry, key, children, statistics)."""
+_MB_PER_MILLION: Final = 310
+"""Memory per million memoised positions, measured on the 3x3 board above (peak RSS growth
+over 201,861 positions: dict entry, key, children, statistics)."""
+_FIELD_BITS: Final = 64
+"""Initial width of each leaf-count field packed below the tree size; widened on demand."""
 
 _KEY_SHIFT: Final = 8
-"""A position key is ``code << 8 | captured << 1 | player``; captured dice stay below 128
-because a turn can capture at most every die on a 5x5 board, 75."""
+"""A position key is ``code << 8 | captured << 1 | player``. Captured dice stay below 128:
+they are at most 2 per hex (see :class:`Position`), 50 on a 5x5 board."""
+_CAPTURED: Final = (1 << _KEY_SHIFT - 1) - 1
+"""Mask of the captured dice once shifted down by one."""
 _CHUNK: Final = 5
 """Boards are decoded five hexes (one 7,776-entry table lookup) at a time."""
 
@@ -80,6 +89,10 @@ class Position:
     ``captured`` is the dice taken so far this turn; 0 means the turn has just begun, so no
     pass is allowed yet. Every attack captures at least one die, so the book's ``first-move``
     flag is ``captured == 0`` and is not stored twice.
+
+    An attack moves the defender's dice from the board to the captured count, so captured
+    dice plus the dice on the board never exceed what the board held when the turn began,
+    3 per hex. Positions past that bound are refused: none can occur in a game.
     """
 
     board: Board
@@ -88,13 +101,17 @@ class Position:
 
     def __post_init__(self) -> None:
         if self.player not in (0, 1):
-            raise DoomError("player", f"player {self.player} is unknown; players are 0 (a) or 1 (b)")
-        most = MAX_DICE * self.board.size * self.board.size
+            raise DoomError(
+                "player", f"player {self.player} is unknown; players are 0 (a) or 1 (b)"
+            )
+        on_board = sum(self.board.dice)
+        most = MAX_DICE * len(self.board.dice) - on_board
         if not 0 <= self.captured <= most:
             raise DoomError(
                 "captured",
-                f"{self.captured} dice captured this turn is impossible on a "
-                f"{self.board.size}x{self.board.size} board; it is 0 to {most}",
+                f"{self.captured} dice captured this turn is impossible: with {on_board} dice "
+                f"on the board it is 0 to {most} (the board held at most {MAX_DICE} dice a hex "
+                "when the turn began)",
             )
 
     @property
@@ -156,7 +173,9 @@ class Analysis:
     the game is over."""
     winners: tuple[int, ...] | None
     """The winners when the game is over here (the mover cannot attack), else None."""
-    stats: TreeStats
+    stats: TreeStats | None
+    """The tree below the position; None when the answer came from values alone (a store
+    of turn-start values knows no trees)."""
 
 
 class DoomSolver:
@@ -196,7 +215,7 @@ class DoomSolver:
     def analyse_moves(self, position: Position) -> tuple[tuple[MoveValue, ...], MoveValue | None]:
         """Every legal move with its value, and the first best, without tree statistics."""
         node = self._solve(position)
-        moves = _legal_moves(position)
+        moves = legal_moves(position)
         values = self._value
         rated = []
         for move, child in zip(moves, self._kids[node], strict=True):
@@ -210,7 +229,8 @@ class DoomSolver:
         node = self._solve(position)
         moves, best = self.analyse_moves(position)
         over = winners(position.board) if not moves else None
-        return Analysis(position, self.value(position), moves, best, over, self._stats(node))
+        value = Fraction(self._value[node], 2)
+        return Analysis(position, value, moves, best, over, self._stats(node))
 
     # --- the memo --------------------------------------------------------------------------
 
@@ -218,16 +238,19 @@ class DoomSolver:
         """Empty the memo. Nodes live in parallel lists indexed by discovery number."""
         self._index: dict[int, int] = {}
         self._keys: list[int] = []
-        self._kids: list[tuple[int, ...] | None] = []
-        """Children in move order (the pass first); None until the node is expanded."""
+        self._kids: list[tuple[int, ...]] = []
+        """Children in move order (the pass first); empty until the node is expanded, and
+        for ever at a leaf (told apart by its value, set as soon as it is expanded)."""
         self._value: list[int] = []
         """Value for the mover in halves (0, 1, 2); -1 until every child is solved."""
         self._packed: list[int] = []
-        """Tree size and leaf counts packed in one integer, see :meth:`_pack_width`."""
+        """Tree size and leaf counts packed in one integer: the size above three fields of
+        ``self._width`` bits (a wins, b wins, ties), so a parent adds its children's counts
+        in one sum; see :meth:`_widen`."""
         self._depth: list[int] = []
         self._order: list[int] = []
         """Nodes in the order they were solved: children always before their parents."""
-        self._width = 64
+        self._width = _FIELD_BITS
 
     def _key(self, position: Position) -> int:
         if position.board.size != self.size:
@@ -236,15 +259,12 @@ class DoomSolver:
                 f"this solver holds {self.size}x{self.size} boards, "
                 f"not {position.board.size}x{position.board.size}",
             )
-        return (
-            position.board.code << _KEY_SHIFT | position.captured << 1 | position.player
-        )
+        return position.board.code << _KEY_SHIFT | position.captured << 1 | position.player
 
     def _position(self, node: int) -> Position:
         key = self._keys[node]
-        return Position(
-            board_from_code(self.size, key >> _KEY_SHIFT), key & 1, (key >> 1) & 0x7F
-        )
+        board = board_from_code(self.size, key >> _KEY_SHIFT)
+        return Position(board, key & 1, key >> 1 & _CAPTURED)
 
     def _solve(self, position: Position) -> int:
         """The node of ``position``, with it and everything below it solved."""
@@ -269,12 +289,12 @@ class DoomSolver:
             raise DoomLimitError(
                 "limit",
                 f"solving this position needs more than {self.limit:,} distinct positions, "
-                f"the solver's limit; raise the limit (each million positions takes about "
-                f"{_BYTES_PER_POSITION * 1_000_000 // 10**9} GB of memory) to solve it",
+                f"the solver's limit; raise the limit (--limit on the command line) to solve "
+                f"it: a million positions take about {_MB_PER_MILLION} MB of memory",
             )
         self._index[key] = node
         self._keys.append(key)
-        self._kids.append(None)
+        self._kids.append(())
         self._value.append(-1)
         self._packed.append(0)
         self._depth.append(0)
@@ -289,7 +309,12 @@ class DoomSolver:
         the module, hence local names for everything it touches.
         """
         tables = self._tables
-        hexes, near, weights, key_weights = tables.hexes, tables.near, tables.weights, tables.key_weights
+        hexes, near, weights, key_weights = (
+            tables.hexes,
+            tables.near,
+            tables.weights,
+            tables.key_weights,
+        )
         decode, targets, gains = tables.decode, tables.targets, tables.gains
         index, keys, kids, value = self._index, self._keys, self._kids, self._value
         packed, depth, order = self._packed, self._depth, self._order
@@ -297,16 +322,19 @@ class DoomSolver:
         width = self._width
         one = 1 << 3 * width
         leaf_a, leaf_tie, leaf_b = one | 1 << 2 * width, one | 1, one | 1 << width
+        captured_mask = _CAPTURED
+        captured_bits = captured_mask << 1
         stack = [root]
         while stack:
             node = stack[-1]
-            kid_nodes = kids[node]
-            if kid_nodes is not None:
+            if value[node] >= 0:  # solved meanwhile through another parent
                 stack.pop()
-                if value[node] >= 0:
-                    continue  # solved meanwhile through another parent
+                continue
+            kid_nodes = kids[node]
+            if kid_nodes:  # expanded, and everything pushed above it is solved
+                stack.pop()
                 key = keys[node]
-                if key & 0xFE:  # mid-turn: the first child is the pass, valued by the opponent
+                if key & captured_bits:  # mid-turn: the pass first, valued by the opponent
                     best = 2 - value[kid_nodes[0]]
                     if best < 2 and len(kid_nodes) > 1:
                         best = max(best, max(map(value.__getitem__, kid_nodes[1:])))
@@ -319,7 +347,7 @@ class DoomSolver:
                 continue
             key = keys[node]
             player = key & 1
-            captured = (key >> 1) & 0x7F
+            captured = key >> 1 & captured_mask
             code = key >> _KEY_SHIFT
             cells = decode(code)
             children = []
@@ -359,7 +387,6 @@ class DoomSolver:
                 else:
                     value[node], packed[node] = 0, leaf_b if player == 0 else leaf_a
                 depth[node] = 1
-                kids[node] = ()
                 order.append(node)
                 stack.pop()
                 continue
@@ -405,7 +432,6 @@ class DoomSolver:
         reached = 1
         while stack:
             kid_nodes = kids[stack.pop()]
-            assert kid_nodes is not None  # solved nodes are expanded
             edges += len(kid_nodes)
             for child in kid_nodes:
                 if not seen[child]:
@@ -434,11 +460,30 @@ def _leaf_field(key: int, value: int) -> int:
     return 2 if mover_won == ((key & 1) == 0) else 1
 
 
-def _legal_moves(position: Position) -> tuple[Move, ...]:
-    """The moves in the book's order: end of turn first when allowed, then the attacks."""
+def legal_moves(position: Position) -> tuple[Move, ...]:
+    """The moves in the book's order: end of turn first when allowed, then the attacks.
+
+    None at all means the game is over: the mover is at the start of a turn and cannot
+    attack.
+    """
     moves: list[Move] = [None] if position.attacked else []
     moves += attacks(position.board, position.player)
     return tuple(moves)
+
+
+def play_move(position: Position, move: Move) -> Position:
+    """The position after ``move``: an attack keeps the turn and adds the defender's dice
+    to the captured count; ending the turn reinforces and hands the move over."""
+    if move is None:
+        if not position.attacked:
+            raise DoomError("move", "the turn cannot end before the first attack")
+        board = reinforce(position.board, position.player, position.captured)
+        return Position(board, 1 - position.player)
+    src, dst = move
+    board = attack(position.board, src, dst)  # checks the hexes, then the rules
+    if position.board.owners[src] != position.player:
+        raise DoomError("move", f"hex {src} does not belong to {player_name(position.player)}")
+    return Position(board, position.player, position.captured + position.board.dice[dst])
 
 
 @dataclass(frozen=True)
@@ -524,6 +569,10 @@ def format_value(value: Fraction) -> str:
     return str(value)
 
 
+def _count_dice(count: int) -> str:
+    return f"{count} {'die' if count == 1 else 'dice'}"
+
+
 def _outcome(value: Fraction) -> str:
     if value == 1:
         return "wins with best play"
@@ -582,7 +631,7 @@ def analysis_to_json(analysis: Analysis) -> dict[str, object]:
         else [player_name(player) for player in analysis.winners],
         "best": None if analysis.best is None else rated(analysis.best),
         "moves": [rated(move_value) for move_value in analysis.moves],
-        "stats": stats_to_json(analysis.stats),
+        "stats": None if analysis.stats is None else stats_to_json(analysis.stats),
     }
 
 
@@ -592,7 +641,7 @@ def format_analysis(analysis: Analysis) -> str:
     mover = player_name(position.player)
     lines = [
         f"{mover} to move"
-        + (f", {position.captured} dice captured this turn" if position.attacked else "")
+        + (f", {_count_dice(position.captured)} captured this turn" if position.attacked else "")
         + ":",
         draw_board(position.board),
     ]
@@ -614,15 +663,17 @@ def format_analysis(analysis: Analysis) -> str:
                 f"  {describe_move(move_value.move)} (value {format_value(move_value.value)})"
                 + mark
             )
-    stats = analysis.stats
-    leaves = ", ".join(
-        f"{label} {count:,}"
-        for label, count in (("a wins", stats.a_wins), ("b wins", stats.b_wins), ("tie", stats.ties))
-        if count
-    )
-    lines.append(
+    if analysis.stats is not None:
+        lines.append(format_stats(analysis.stats))
+    return "\n".join(lines)
+
+
+def format_stats(stats: TreeStats) -> str:
+    """One line of tree figures: nodes, depth, distinct positions, calls, leaves by outcome."""
+    outcomes = (("a wins", stats.a_wins), ("b wins", stats.b_wins), ("tie", stats.ties))
+    leaves = ", ".join(f"{label} {count:,}" for label, count in outcomes if count)
+    return (
         f"Game tree: {stats.tree_size:,} nodes, depth {stats.depth}, "
         f"{stats.positions:,} distinct positions, {stats.calls:,} memoised calls; "
         f"leaves: {leaves}"
     )
-    return "\n".join(lines)
