@@ -32,9 +32,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memo_solver import metrics
+from memo_solver import doom_api, metrics
 from memo_solver.advice import advise
 from memo_solver.distribution import Distribution
+from memo_solver.doom import DoomError
 from memo_solver.engine import Engine, namespace, open_engine
 from memo_solver.games import GameEntry, UnknownGameError, get_game, registry
 from memo_solver.review import GameError, read_game, review_game
@@ -443,7 +444,8 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
     app = FastAPI(
         title="memo-solver",
         version="0.1.0",
-        summary="Optimal strategy for Yahtzee-family dice games: advice for any state.",
+        summary="Optimal strategy for Yahtzee-family dice games and Dice of Doom: advice for "
+        "any state.",
         lifespan=lifespan,
         responses=ERRORS,
         default_response_class=_JSONResponse,
@@ -605,6 +607,8 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
             raise ApiError(404, "job_id", f"no job {job_id!r}")
         return JobOut(job=job_id, status=record.get("status", "?"), record=record)
 
+    app.include_router(doom_api.router(service_of))
+
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         """The players' page: a static front end that calls this API."""
@@ -681,6 +685,10 @@ def _install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
 
     @app.exception_handler(StateError)
     async def state_error(request: Request, exc: StateError) -> JSONResponse:
+        return _error(422, exc.field, exc.message)
+
+    @app.exception_handler(DoomError)
+    async def doom_error(request: Request, exc: DoomError) -> JSONResponse:
         return _error(422, exc.field, exc.message)
 
     @app.exception_handler(GameError)
