@@ -81,8 +81,12 @@ class DoomAdviceOut(BaseModel):
     value: str = Field(description="for the player to move: 0, 1/2 or 1")
     value_float: float
     game_over: bool
-    winners: list[Literal["a", "b"]] | None
-    best: DoomMoveOut | None = Field(description="the book's move: the first best")
+    winners: list[Literal["a", "b"]] | None = Field(
+        None, description="when the game is over here: who holds the most hexes"
+    )
+    best: DoomMoveOut | None = Field(
+        None, description="the book's move (the first best); absent when the game is over"
+    )
     moves: list[DoomMoveOut]
     stats: DoomStatsOut | None = None
     source: Literal["memo", "solved"]
