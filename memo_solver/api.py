@@ -65,6 +65,9 @@ class ApiSettings:
     """In-process block cache per rule set (the whole ``yahtzee`` game is 8 MiB)."""
     max_body_bytes: int = 1 << 20
     retry_after_s: int = 2
+    doom_limit: int = 1_000_000
+    """Positions one Dice of Doom request may solve (about 0.3 GB): every 2 x 2 and 3 x 3
+    board fits; a larger board past it gets a 422 naming the limit."""
 
 
 class ApiError(Exception):
@@ -607,7 +610,7 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
             raise ApiError(404, "job_id", f"no job {job_id!r}")
         return JobOut(job=job_id, status=record.get("status", "?"), record=record)
 
-    app.include_router(doom_api.router(service_of))
+    app.include_router(doom_api.router(service_of, settings.doom_limit))
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
     )
+    serve.add_argument(
+        "--doom-limit",
+        type=int,
+        default=1_000_000,
+        help="most positions one Dice of Doom request may solve (default: 1,000,000)",
+    )
     worker = commands.add_parser(
         "worker",
         help="run a background worker (see 'memo-solver worker --help')",
@@ -410,12 +416,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from memo_solver.api import ApiSettings, create_app
 
-    if args.deadline <= 0 or args.cache_mb <= 0 or not 0 < args.port < 65536:
-        raise UsageError("--deadline, --cache-mb and --port must be positive (port < 65536)")
+    if min(args.deadline, args.cache_mb, args.doom_limit) <= 0 or not 0 < args.port < 65536:
+        raise UsageError(
+            "--deadline, --cache-mb, --doom-limit and --port must be positive (port < 65536)"
+        )
     import anyio
 
     anyio.run(_check_store, args)  # fail now, in one line, if the store cannot be reached
-    settings = ApiSettings(deadline_s=args.deadline, cache_bytes=args.cache_mb << 20)
+    settings = ApiSettings(
+        deadline_s=args.deadline, cache_bytes=args.cache_mb << 20, doom_limit=args.doom_limit
+    )
     app = create_app(lambda: open_store(args), settings)
     emit(
         args,

@@ -24,9 +24,6 @@ from memo_solver.doom_tree import DoomSolver, Position, analysis_to_json
 if TYPE_CHECKING:
     from memo_solver.api import Service
 
-DOOM_LIMIT = 1_000_000
-"""Positions one request may solve (about 0.3 GB): every 2 x 2 and 3 x 3 board fits."""
-
 
 class DoomAdviceRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -92,7 +89,7 @@ class DoomAdviceOut(BaseModel):
     source: Literal["memo", "solved"]
 
 
-def router(service_of: Callable[[Request], Service]) -> APIRouter:
+def router(service_of: Callable[[Request], Service], limit: int) -> APIRouter:
     routes = APIRouter()
     limiter = anyio.CapacityLimiter(1)
 
@@ -111,7 +108,7 @@ def router(service_of: Callable[[Request], Service]) -> APIRouter:
         lookup = None if engine is None or body.stats else engine.stored
 
         async def work() -> dict[str, Any]:
-            advice = await advise(position, lookup, DoomSolver(board.size, DOOM_LIMIT), limiter)
+            advice = await advise(position, lookup, DoomSolver(board.size, limit), limiter)
             payload = {**analysis_to_json(advice.analysis), "source": advice.source}
             if not body.stats:
                 payload.pop("stats", None)
