@@ -348,9 +348,7 @@ class Service:
             pending = sum(not w.done.is_set() for w in self._shared.values())
             if pending >= SHARED_PENDING:
                 metrics.DEADLINES.inc()
-                raise ApiError(
-                    503, "state", "too many distributions are being computed; retry shortly"
-                )
+                raise ApiError(503, "state", "too many computations are queued; retry shortly")
             running = self._shared[key] = self._start(work, forget=key)
             finished = [k for k, w in self._shared.items() if w.done.is_set()]
             for old in finished[: max(0, len(finished) - SHARED_KEPT)]:

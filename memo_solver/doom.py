@@ -36,7 +36,9 @@ PLAYER_NAMES: Final = ("a", "b")
 CELL_CODES: Final = len(PLAYER_NAMES) * MAX_DICE
 """A hex is one of six codes, ``owner * 3 + (dice - 1)``; a board is a base-6 number."""
 
-_CELL = re.compile(r"([a-z])-(\d+)")
+_CELL = re.compile(r"([a-z])-([0-9]{1,9})", re.ASCII)
+"""ASCII digits only (``\\d`` would read ``a-٣`` as ``a-3``), and few of them: a count of
+thousands of digits is no board, and ``int`` refuses to read one."""
 _SQUARES: Final = ", ".join(str(n * n) for n in range(MIN_SIZE, MAX_SIZE)) + (
     f" or {MAX_SIZE * MAX_SIZE}"
 )

@@ -86,28 +86,45 @@ class _Turn:
         return Analysis(root, best.value, moves, best, None, None)
 
 
+async def from_memo(position: Position, lookup: Lookup) -> Analysis | None:
+    """The analysis read from the memo, or None when it lacks a turn start the turn can
+    reach (or the turn reaches none: a finished game is the solver's, with its figures)."""
+    size = position.board.size
+    if size not in SIZES:
+        return None
+    turn = _Turn(position)
+    game = doom_game(size)
+    where = {
+        start: game.locate(start.board.owners, start.board.dice, start.player)
+        for start in turn.turn_starts()
+    }
+    if not where:
+        return None
+    stored = await lookup(sorted({key for key, _ in where.values()}))
+    if not all(key in stored for key, _ in where.values()):
+        return None
+    start_values = {
+        start: Fraction(float(stored[key][index]))  # 0, 1/2 or 1: exact in binary
+        for start, (key, index) in where.items()
+    }
+    return turn.analysis(position, start_values)
+
+
+async def solve(position: Position, solver: DoomSolver, limiter: anyio.CapacityLimiter) -> Analysis:
+    """Solve on the position's own DAG in a worker thread (``limiter`` keeps the solver,
+    which is not thread-safe, to one thread)."""
+    return await anyio.to_thread.run_sync(solver.analyse, position, limiter=limiter)
+
+
 async def advise(
     position: Position,
     lookup: Lookup | None,
     solver: DoomSolver,
     limiter: anyio.CapacityLimiter,
 ) -> DoomAdvice:
-    """Answer from the memo when it holds every turn start the turn can reach, else solve
-    in a worker thread (``limiter`` keeps the solver, which is not thread-safe, to one)."""
-    size = position.board.size
-    if lookup is not None and size in SIZES:
-        turn = _Turn(position)
-        game = doom_game(size)
-        where = {
-            start: game.locate(start.board.owners, start.board.dice, start.player)
-            for start in turn.turn_starts()
-        }
-        stored = await lookup(sorted({key for key, _ in where.values()}))
-        if all(key in stored for key, _ in where.values()):
-            start_values = {
-                start: Fraction(float(stored[key][index]))  # 0, 1/2 or 1: exact in binary
-                for start, (key, index) in where.items()
-            }
-            return DoomAdvice(turn.analysis(position, start_values), "memo")
-    analysis = await anyio.to_thread.run_sync(solver.analyse, position, limiter=limiter)
-    return DoomAdvice(analysis, "solved")
+    """Answer from the memo when it holds every turn start the turn can reach, else solve."""
+    if lookup is not None:
+        analysis = await from_memo(position, lookup)
+        if analysis is not None:
+            return DoomAdvice(analysis, "memo")
+    return DoomAdvice(await solve(position, solver, limiter), "solved")

@@ -16,10 +16,10 @@ import anyio
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memo_solver.doom import MAX_SIZE, parse_board, player_index
-from memo_solver.doom_advice import advise
+from memo_solver.doom import MAX_SIZE, DoomError, parse_board, player_index
+from memo_solver.doom_advice import from_memo, solve
 from memo_solver.doom_game import SIZES, doom_name
-from memo_solver.doom_tree import DoomSolver, Position, analysis_to_json
+from memo_solver.doom_tree import Analysis, DoomSolver, Position, analysis_to_json
 
 if TYPE_CHECKING:
     from memo_solver.api import Service
@@ -32,7 +32,7 @@ class DoomAdviceRequest(BaseModel):
         description="rows separated by '/', each hex owner-dice: 'a-3 b-3 / a-2 b-2'",
         examples=["a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"],
     )
-    to_move: Literal["a", "b"] = "a"
+    to_move: str = Field("a", max_length=8, description="the player to move: a or b")
     captured: int = Field(
         0, ge=0, le=3 * MAX_SIZE * MAX_SIZE, description="dice captured so far this turn"
     )
@@ -102,18 +102,32 @@ def router(service_of: Callable[[Request], Service], limit: int) -> APIRouter:
         """The value of a Dice of Doom position for the player to move, every legal move with
         its value, and the book's move; with ``stats``, the game tree's exact figures."""
         board = parse_board(body.board)
-        position = Position(board, player_index(body.to_move), body.captured)
+        try:
+            player = player_index(body.to_move)
+        except DoomError as exc:
+            raise DoomError("to_move", exc.message) from None
+        position = Position(board, player, body.captured)
         service = service_of(request)
         engine = service.engines.get(doom_name(board.size)) if board.size in SIZES else None
         lookup = None if engine is None or body.stats else engine.stored
 
-        async def work() -> dict[str, Any]:
-            advice = await advise(position, lookup, DoomSolver(board.size, limit), limiter)
-            payload = {**analysis_to_json(advice.analysis), "source": advice.source}
+        def answer(analysis: Analysis, source: str) -> dict[str, Any]:
+            payload = {**analysis_to_json(analysis), "source": source}
             if not body.stats:
                 payload.pop("stats", None)
             return payload
 
-        return await service.run_shared(("dice-of-doom", position, body.stats), work)
+        if lookup is not None:
+            # Read the memo on every request (never a kept answer): it fills over time.
+            found = await from_memo(position, lookup)
+            if found is not None:
+                return answer(found, "memo")
+
+        async def work() -> Analysis:
+            return await solve(position, DoomSolver(board.size, limit), limiter)
+
+        # Shared: a retry after a 503 finds the solve its first request started.
+        analysis = await service.run_shared(("dice-of-doom", position), work)
+        return answer(analysis, "solved")
 
     return routes

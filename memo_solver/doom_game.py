@@ -28,6 +28,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from memo_solver.bits import submasks
 from memo_solver.doom import neighbours
 from memo_solver.game import Block
 
@@ -127,7 +128,7 @@ class DiceOfDoomGame:
         full = (1 << self.cells) - 1
         enemy = mask if p == 0 else ~mask & full
         keys = []
-        for sub in _submasks(enemy):
+        for sub in submasks(enemy):
             captured = enemy.bit_count() - sub.bit_count()
             if captured == 0:
                 continue
@@ -247,12 +248,3 @@ def turn_key(player: int, total: int, mask: int, cells: int) -> str:
 def parse_turn_key(key: str) -> tuple[int, int, int]:
     head, mask = key.split("-")
     return PLAYERS.index(head[0]), int(head[1:]), int(mask, 16)
-
-
-def _submasks(mask: int) -> list[int]:
-    subs, sub = [], mask
-    while True:
-        subs.append(sub)
-        if sub == 0:
-            return subs
-        sub = (sub - 1) & mask

@@ -289,8 +289,9 @@ class DoomSolver:
             raise DoomLimitError(
                 "limit",
                 f"solving this position needs more than {self.limit:,} distinct positions, "
-                f"the solver's limit; raise the limit (--limit on the command line) to solve "
-                f"it: a million positions take about {_MB_PER_MILLION} MB of memory",
+                f"the solver's limit; raise the limit to solve this (--limit of advise, stats and "
+                f"play; --doom-limit of serve): a million positions take about "
+                f"{_MB_PER_MILLION} MB of memory",
             )
         self._index[key] = node
         self._keys.append(key)
