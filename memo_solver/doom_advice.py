@@ -21,19 +21,21 @@ import anyio.to_thread
 
 from memo_solver.doom import attack, attacks, reinforce, winners
 from memo_solver.doom_game import SIZES, doom_game
-from memo_solver.doom_tree import Analysis, DoomSolver, MoveValue, Position
+from memo_solver.doom_tree import Analysis, DoomLimitError, DoomSolver, MoveValue, Position
+from memo_solver.engine import Engine
 from memo_solver.game import Block
 
-Source = Literal["memo", "solved"]
-Lookup = Callable[[Sequence[str]], Awaitable[Mapping[str, Block]]]
-"""The blocks the store already holds among some keys (never computing one)."""
+Source = Literal["memo", "solved", "computed"]
+Fetch = Callable[[Sequence[str]], Awaitable[Mapping[str, Block]]]
+"""Blocks by key: those the memo holds, or all of them, computing what is missing."""
 
 
 @dataclass(frozen=True)
 class DoomAdvice:
     analysis: Analysis
     source: Source
-    """``memo``: read from the shared memo; ``solved``: solved here on the position's DAG."""
+    """``memo``: read from the shared memo; ``solved``: solved here on the position's DAG;
+    ``computed``: too large for that, so computed on the shared memo, where it stays."""
 
 
 class _Turn:
@@ -86,9 +88,12 @@ class _Turn:
         return Analysis(root, best.value, moves, best, None, None)
 
 
-async def from_memo(position: Position, lookup: Lookup) -> Analysis | None:
-    """The analysis read from the memo, or None when it lacks a turn start the turn can
-    reach (or the turn reaches none: a finished game is the solver's, with its figures)."""
+async def from_memo(position: Position, fetch: Fetch) -> Analysis | None:
+    """The analysis from turn-start blocks, or None when ``fetch`` lacks one the turn can
+    reach (or the turn reaches none: a finished game is the solver's, with its figures).
+
+    ``fetch`` is :meth:`Engine.stored` to read the memo, or :meth:`Engine.blocks` to fill
+    it with what is missing first."""
     size = position.board.size
     if size not in SIZES:
         return None
@@ -100,7 +105,7 @@ async def from_memo(position: Position, lookup: Lookup) -> Analysis | None:
     }
     if not where:
         return None
-    stored = await lookup(sorted({key for key, _ in where.values()}))
+    stored = await fetch(sorted({key for key, _ in where.values()}))
     if not all(key in stored for key, _ in where.values()):
         return None
     start_values = {
@@ -110,21 +115,37 @@ async def from_memo(position: Position, lookup: Lookup) -> Analysis | None:
     return turn.analysis(position, start_values)
 
 
-async def solve(position: Position, solver: DoomSolver, limiter: anyio.CapacityLimiter) -> Analysis:
+async def solve(
+    position: Position,
+    solver: DoomSolver,
+    limiter: anyio.CapacityLimiter,
+    compute: Fetch | None = None,
+) -> DoomAdvice:
     """Solve on the position's own DAG in a worker thread (``limiter`` keeps the solver,
-    which is not thread-safe, to one thread)."""
-    return await anyio.to_thread.run_sync(solver.analyse, position, limiter=limiter)
+    which is not thread-safe, to one thread). A position too large for the solver's limit
+    is computed on the shared memo when ``compute`` (:meth:`Engine.blocks`) is given: the
+    whole 3 x 3 game is about a minute of CPU there, and it stays for everyone after."""
+    try:
+        return DoomAdvice(
+            await anyio.to_thread.run_sync(solver.analyse, position, limiter=limiter), "solved"
+        )
+    except DoomLimitError:
+        if compute is None or position.board.size not in SIZES:
+            raise
+    analysis = await from_memo(position, compute)
+    assert analysis is not None, "the limit is only reached by a position with moves"
+    return DoomAdvice(analysis, "computed")
 
 
 async def advise(
     position: Position,
-    lookup: Lookup | None,
+    engine: Engine | None,
     solver: DoomSolver,
     limiter: anyio.CapacityLimiter,
 ) -> DoomAdvice:
-    """Answer from the memo when it holds every turn start the turn can reach, else solve."""
-    if lookup is not None:
-        analysis = await from_memo(position, lookup)
+    """From the memo when it holds every turn start the turn can reach, else solved."""
+    if engine is not None:
+        analysis = await from_memo(position, engine.stored)
         if analysis is not None:
             return DoomAdvice(analysis, "memo")
-    return DoomAdvice(await solve(position, solver, limiter), "solved")
+    return await solve(position, solver, limiter, None if engine is None else engine.blocks)

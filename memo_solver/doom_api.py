@@ -17,9 +17,9 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from memo_solver.doom import MAX_SIZE, DoomError, parse_board, player_index
-from memo_solver.doom_advice import from_memo, solve
+from memo_solver.doom_advice import DoomAdvice, from_memo, solve
 from memo_solver.doom_game import SIZES, doom_name
-from memo_solver.doom_tree import Analysis, DoomSolver, Position, analysis_to_json
+from memo_solver.doom_tree import DoomSolver, Position, analysis_to_json
 
 if TYPE_CHECKING:
     from memo_solver.api import Service
@@ -86,7 +86,10 @@ class DoomAdviceOut(BaseModel):
     )
     moves: list[DoomMoveOut]
     stats: DoomStatsOut | None = None
-    source: Literal["memo", "solved"]
+    source: Literal["memo", "solved", "computed"] = Field(
+        description="memo: read from the shared memo; solved: on the position's own DAG; "
+        "computed: too large for that, so computed on the shared memo, where it stays"
+    )
 
 
 def router(service_of: Callable[[Request], Service], limit: int) -> APIRouter:
@@ -109,25 +112,26 @@ def router(service_of: Callable[[Request], Service], limit: int) -> APIRouter:
         position = Position(board, player, body.captured)
         service = service_of(request)
         engine = service.engines.get(doom_name(board.size)) if board.size in SIZES else None
-        lookup = None if engine is None or body.stats else engine.stored
 
-        def answer(analysis: Analysis, source: str) -> dict[str, Any]:
-            payload = {**analysis_to_json(analysis), "source": source}
+        def answer(advice: DoomAdvice) -> dict[str, Any]:
+            payload = {**analysis_to_json(advice.analysis), "source": advice.source}
             if not body.stats:
                 payload.pop("stats", None)
             return payload
 
-        if lookup is not None:
+        if engine is not None and not body.stats:
             # Read the memo on every request (never a kept answer): it fills over time.
-            found = await from_memo(position, lookup)
+            found = await from_memo(position, engine.stored)
             if found is not None:
-                return answer(found, "memo")
+                return answer(DoomAdvice(found, "memo"))
+        # Tree figures come from the solver alone; without them, a position too large for
+        # it is computed on the shared memo (past the deadline: 503, and the work goes on).
+        compute = None if engine is None or body.stats else engine.blocks
 
-        async def work() -> Analysis:
-            return await solve(position, DoomSolver(board.size, limit), limiter)
+        async def work() -> DoomAdvice:
+            return await solve(position, DoomSolver(board.size, limit), limiter, compute)
 
         # Shared: a retry after a 503 finds the solve its first request started.
-        analysis = await service.run_shared(("dice-of-doom", position), work)
-        return answer(analysis, "solved")
+        return answer(await service.run_shared(("dice-of-doom", position, body.stats), work))
 
     return routes

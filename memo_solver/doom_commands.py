@@ -18,7 +18,7 @@ import anyio
 
 from memo_solver.cli import emit, open_store
 from memo_solver.doom import parse_board, player_index, player_name
-from memo_solver.doom_advice import Lookup, advise
+from memo_solver.doom_advice import advise
 from memo_solver.doom_game import SIZES, doom_game
 from memo_solver.doom_tree import (
     DoomSolver,
@@ -26,7 +26,7 @@ from memo_solver.doom_tree import (
     analysis_to_json,
     format_analysis,
 )
-from memo_solver.engine import open_engine
+from memo_solver.engine import Engine, open_engine
 
 
 def position_of(args: argparse.Namespace) -> Position:
@@ -35,26 +35,31 @@ def position_of(args: argparse.Namespace) -> Position:
 
 
 @asynccontextmanager
-async def memo_lookup(args: argparse.Namespace, size: int) -> AsyncIterator[Lookup | None]:
-    """The store's blocks for this board size, when the shared memo holds that size."""
+async def memo_engine(args: argparse.Namespace, size: int) -> AsyncIterator[Engine | None]:
+    """An engine on the store for this board size, when the shared memo holds that size."""
     if size not in SIZES:
         yield None
         return
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(args))
-        engine = await stack.enter_async_context(open_engine(doom_game(size), store))
-        yield engine.stored
+        yield await stack.enter_async_context(open_engine(doom_game(size), store))
 
 
 async def advise_command(args: argparse.Namespace) -> int:
     position = position_of(args)
     solver = DoomSolver(position.board.size, args.limit)
-    async with memo_lookup(args, position.board.size) as lookup:
-        advice = await advise(position, lookup, solver, anyio.CapacityLimiter(1))
+    async with memo_engine(args, position.board.size) as engine:
+        advice = await advise(position, engine, solver, anyio.CapacityLimiter(1))
     payload = {**analysis_to_json(advice.analysis), "source": advice.source}
-    source = "from the shared memo" if advice.source == "memo" else "solved here"
-    emit(args, payload, f"{format_analysis(advice.analysis)}\n({source})")
+    emit(args, payload, f"{format_analysis(advice.analysis)}\n({_SOURCES[advice.source]})")
     return 0
+
+
+_SOURCES = {
+    "memo": "from the shared memo",
+    "solved": "solved here",
+    "computed": "too many positions to solve alone: computed on the shared memo, kept there",
+}
 
 
 async def stats_command(args: argparse.Namespace) -> int:

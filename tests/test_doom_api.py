@@ -246,13 +246,26 @@ async def test_impossible_captured_dice_are_a_422_in_the_cli_words(tmp_path: Pat
     assert "with 10 dice on the board it is 0 to 2" in message
 
 
-async def test_a_position_over_the_limit_is_a_422_naming_the_limit(tmp_path: Path) -> None:
+async def test_tree_figures_past_the_limit_are_a_422_naming_the_limit(tmp_path: Path) -> None:
     async with api_client(tmp_path / "memo.sqlite", ApiSettings(doom_limit=1000)) as client:
-        response = await client.post(ADVICE, json={"board": BIG})
-        small = await client.post(ADVICE, json={"board": BOOK})
+        response = await client.post(ADVICE, json={"board": BIG, "stats": True})
+        small = await client.post(ADVICE, json={"board": BOOK, "stats": True})
 
     assert "more than 1,000 distinct positions" in error_of(response, 422, "limit")
     assert small.status_code == 200
+
+
+async def test_a_position_past_the_limit_is_computed_on_the_shared_memo(tmp_path: Path) -> None:
+    """Without tree figures, the engine takes over where the solver's limit stops it."""
+    async with api_client(tmp_path / "memo.sqlite", ApiSettings(doom_limit=5)) as client:
+        answer = await post(client, "a-3 a-3 / b-2 b-3")
+        again = await post(client, "a-3 a-3 / b-2 b-3")
+
+    assert (answer["source"], again["source"]) == ("computed", "memo")
+    assert {k: v for k, v in answer.items() if k != "source"} == {
+        k: v for k, v in again.items() if k != "source"
+    }
+    assert answer["best"]["text"] == "0 -> 2"
 
 
 JSON = {"content-type": "application/json"}

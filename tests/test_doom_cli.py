@@ -241,7 +241,7 @@ BAD_INPUT: list[Any] = [
         id="captured-x",
     ),
     pytest.param(
-        ["advise", *DOOM, BIG, "--limit", "1000"], "more than 1,000 distinct", id="over-limit"
+        ["stats", *DOOM, BIG, "--limit", "1000"], "more than 1,000 distinct", id="over-limit"
     ),
     pytest.param(["advise", "--game", "doom", BOOK], "invalid choice: 'doom'", id="game-doom"),
     pytest.param(

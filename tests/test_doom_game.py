@@ -19,7 +19,7 @@ import pytest
 from memo_solver.doom import Board, board_from_code
 from memo_solver.doom_advice import advise
 from memo_solver.doom_game import ROOT, DiceOfDoomGame, doom_game, parse_turn_key
-from memo_solver.doom_tree import DoomSolver, Position, make_position
+from memo_solver.doom_tree import DoomLimitError, DoomSolver, Position, make_position
 from memo_solver.engine import open_engine
 from memo_solver.store import MemoryStore
 
@@ -128,13 +128,11 @@ def mid_turn_positions(size: int, count: int, seed: int) -> list[Position]:
 async def test_advice_from_the_memo_equals_the_solved_advice() -> None:
     limiter = anyio.CapacityLimiter(1)
     async with MemoryStore() as store, open_engine(SMALL, store) as engine:
-        cold = await advise(
-            make_position("a-3 b-3 / a-2 b-2"), engine.stored, DoomSolver(2), limiter
-        )
+        cold = await advise(make_position("a-3 b-3 / a-2 b-2"), engine, DoomSolver(2), limiter)
         assert cold.source == "solved"
         await engine.block(SMALL.root())
         for position in mid_turn_positions(2, 200, seed=1):
-            memo = await advise(position, engine.stored, DoomSolver(2), limiter)
+            memo = await advise(position, engine, DoomSolver(2), limiter)
             solved = await advise(position, None, DoomSolver(2), limiter)
             # A finished game reaches no turn start: it is the solver's, with its figures.
             over = solved.analysis.winners is not None
@@ -163,3 +161,22 @@ def test_a_block_solves_the_same_alone_as_within_the_game() -> None:
             continue
         _, _, index = turn_start(SMALL, code, player)
         assert Fraction(float(block[index])) == solver.value(Position(board, player))
+
+
+async def test_a_position_past_the_solvers_limit_is_computed_on_the_memo() -> None:
+    """Too many positions for the DAG solver: the engine fills the memo and answers."""
+    position = make_position("a-3 a-3 / b-2 b-3")  # the largest 2 x 2 tree: 269 nodes
+    limiter = anyio.CapacityLimiter(1)
+    async with MemoryStore() as store, open_engine(SMALL, store) as engine:
+        with pytest.raises(DoomLimitError):
+            await advise(position, None, DoomSolver(2, limit=5), limiter)
+        advice = await advise(position, engine, DoomSolver(2, limit=5), limiter)
+        assert advice.source == "computed"
+        assert engine.counters.computed > 0
+        again = await advise(position, engine, DoomSolver(2, limit=5), limiter)
+        assert again.source == "memo"
+    expected = DoomSolver(2).analyse(position)
+    for answer in (advice, again):
+        assert answer.analysis.value == expected.value
+        assert answer.analysis.moves == expected.moves
+        assert answer.analysis.best == expected.best

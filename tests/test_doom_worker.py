@@ -124,7 +124,7 @@ def memo_advice(url: str, position: Position) -> DoomAdvice:
 
     async def go() -> DoomAdvice:
         async with RedisStore(url) as store, open_engine(LARGE, store) as engine:
-            return await advise(position, engine.stored, DoomSolver(3), anyio.CapacityLimiter(1))
+            return await advise(position, engine, DoomSolver(3), anyio.CapacityLimiter(1))
 
     return anyio.run(go)
 
