@@ -9,7 +9,7 @@ The promises tests/test_worker.py checks for Yahtzee, for the second game:
 - malformed Dice of Doom jobs (a bad block key, a bad board, a statistics job, which this
   game has not) are acknowledged, logged and survived.
 
-The process helpers are tests/test_worker.py's.
+The process helpers are tests/worker_support.py's.
 """
 
 from __future__ import annotations
@@ -17,15 +17,13 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterator
 from fractions import Fraction
-from pathlib import Path
 
 import anyio
 import pytest
 import redis
 import redis.asyncio as aioredis
-from test_worker import (
+from worker_support import (
     HEARTBEAT_S,
     HOST,
     Child,
@@ -56,26 +54,6 @@ BOOK = "a-3 b-3 / a-2 b-2"
 BIG = "a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"
 SIXTEEN_DICE = "a-2 b-2 a-2 / b-1 a-3 b-1 / a-2 b-2 a-1"
 """A 3x3 board whose turn starts need about 5,600 blocks below them: seconds of work."""
-
-
-@pytest.fixture
-def children(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Children]:
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    group = Children(folder)
-    try:
-        yield group
-    finally:
-        group.kill_all()
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print(group.logs())
-
-
-@pytest.fixture
-def r(redis_url: str) -> Iterator[redis.Redis]:
-    with redis.Redis.from_url(redis_url) as client:
-        yield client
 
 
 def enqueue(url: str, job: jobs.Job) -> str:
