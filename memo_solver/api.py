@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memo_solver import metrics
+from memo_solver import doom_api, metrics
 from memo_solver.advice import advise, blocks_needed
 from memo_solver.api_fast import (
     advice_body,
@@ -42,13 +42,14 @@ from memo_solver.api_fast import (
     install_fast_post,
 )
 from memo_solver.distribution import Distribution
+from memo_solver.doom import DoomError
 from memo_solver.engine import Engine, namespace, open_engine
+from memo_solver.games import GameEntry, UnknownGameError, get_game, registry
 from memo_solver.review import GameError, read_game, review_game
 from memo_solver.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
 from memo_solver.state import State, StateError, parse_state, state_from_json
 from memo_solver.stats import distribution_in_thread, stats_json
 from memo_solver.store import Store, StoreUnavailableError
-from memo_solver.yahtzee import YahtzeeGame
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -71,6 +72,9 @@ class ApiSettings:
     """In-process block cache per rule set (the whole ``yahtzee`` game is 8 MiB)."""
     max_body_bytes: int = 1 << 20
     retry_after_s: int = 2
+    doom_limit: int = 1_000_000
+    """Positions one Dice of Doom request may solve (about 0.3 GB): every 2 x 2 and 3 x 3
+    board fits; a larger board past it gets a 422 naming the limit."""
 
 
 class ApiError(Exception):
@@ -351,9 +355,7 @@ class Service:
             pending = sum(not w.done.is_set() for w in self._shared.values())
             if pending >= SHARED_PENDING:
                 metrics.DEADLINES.inc()
-                raise ApiError(
-                    503, "state", "too many distributions are being computed; retry shortly"
-                )
+                raise ApiError(503, "state", "too many computations are queued; retry shortly")
             running = self._shared[key] = self._start(work, forget=key)
             finished = [k for k, w in self._shared.items() if w.done.is_set()]
             for old in finished[: max(0, len(finished) - SHARED_KEPT)]:
@@ -405,6 +407,13 @@ def _rules(name: str) -> RuleSet:
         raise ApiError(422, "rules", str(exc)) from None
 
 
+def _game(name: str) -> GameEntry:
+    try:
+        return get_game(name)
+    except UnknownGameError as exc:
+        raise ApiError(422, "rules", str(exc)) from None
+
+
 def _state(raw: StateInput, rules: RuleSet) -> State:
     return parse_state(raw, rules) if isinstance(raw, str) else state_from_json(raw, rules)
 
@@ -427,10 +436,10 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
             store = await stack.enter_async_context(open_store())
             service = Service(store, settings)
             limiter = anyio.CapacityLimiter(1)
-            for name, rules in RULE_SETS.items():
+            for name, entry in registry().items():
                 service.engines[name] = await stack.enter_async_context(
                     open_engine(
-                        YahtzeeGame(rules),
+                        entry.game,
                         store,
                         compute_limiter=limiter,
                         cache_bytes=settings.cache_bytes,
@@ -446,7 +455,8 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
     app = FastAPI(
         title="memo-solver",
         version="0.1.0",
-        summary="Optimal strategy for Yahtzee-family dice games: advice for any state.",
+        summary="Optimal strategy for Yahtzee-family dice games and Dice of Doom: advice for "
+        "any state.",
         lifespan=lifespan,
         responses=ERRORS,
         default_response_class=_JSONResponse,
@@ -586,13 +596,14 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
 
     @app.get("/v1/rules/{name}/coverage", response_model=CoverageOut)
     async def coverage(name: str, request: Request) -> CoverageOut:
-        """Blocks solved of total, claims held, and workers alive."""
-        rules = _rules(name)
+        """Blocks solved of total, claims held, and workers alive: for a rule set or any
+        other game the service knows (``dice-of-doom-3x3``)."""
+        entry = _game(name)
         service = service_of(request)
-        game = YahtzeeGame(rules)
+        game = entry.game
         covered = await service.store.coverage(namespace(game))
         return CoverageOut(
-            rules=rules.name,
+            rules=entry.name,
             blocks_total=game.block_count,
             blocks_done=covered.blocks,
             claims_held=covered.claims,
@@ -606,13 +617,14 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         response_model_exclude_none=True,
     )
     async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
-        """Queue the background precompute of a rule set (operator token required)."""
+        """Queue the background precompute of a rule set or another game such as
+        ``dice-of-doom-3x3`` (operator token required)."""
         _authorize(request)
-        rules = _rules(body.rules)
+        entry = _game(body.rules)
         redis = _redis_of(service_of(request).store)
         from memo_solver import jobs
 
-        job_id, queued = await jobs.enqueue(redis, jobs.Job.precompute(rules.name))
+        job_id, queued = await jobs.enqueue(redis, jobs.Job.precompute(entry.name))
         record = await jobs.job_record(redis, job_id) or {}
         return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
 
@@ -627,6 +639,8 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         if record is None:
             raise ApiError(404, "job_id", f"no job {job_id!r}")
         return JobOut(job=job_id, status=record.get("status", "?"), record=record)
+
+    app.include_router(doom_api.router(service_of, settings.doom_limit))
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -644,7 +658,7 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
     async def readyz(request: Request) -> dict[str, str]:
         """The store is reachable."""
         store = service_of(request).store
-        await store.coverage(namespace(YahtzeeGame(RULE_SETS["yahtzee-upper"])))
+        await store.coverage("readyz")  # any namespace: one round trip to the store
         return {"status": "ready", "store": store.description}
 
     @app.get("/metrics", include_in_schema=False)
@@ -704,6 +718,10 @@ def _install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
 
     @app.exception_handler(StateError)
     async def state_error(request: Request, exc: StateError) -> JSONResponse:
+        return _error(422, exc.field, exc.message)
+
+    @app.exception_handler(DoomError)
+    async def doom_error(request: Request, exc: DoomError) -> JSONResponse:
         return _error(422, exc.field, exc.message)
 
     @app.exception_handler(GameError)

@@ -46,6 +46,10 @@ EXAMPLES = """examples:
   memo-solver simulate --rules yahtzee --games 10000 --seed 1
   memo-solver review --rules yahtzee game.json
   memo-solver export-table --rules yazy --format jsonl --out yazy.jsonl
+  memo-solver advise --game dice-of-doom 'a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3' --to-move a
+  memo-solver stats --game dice-of-doom 'a-3 a-3 / b-2 b-3' --to-move a --json
+  memo-solver play --game dice-of-doom --board 'a-3 b-3 / a-2 b-2'
+  memo-solver --redis redis://127.0.0.1:6379/0 precompute --game dice-of-doom --size 3 --wait
 
 states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_left": 2,
 "dice": [1,2,2,2,6]}), the reference Haskell line (- x x ... 62 False 2 1 2 2 2 6), or the
@@ -96,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     advise = command("advise", "the best move and what every other move costs")
     advise.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     advise.add_argument("state", help="the state, or - to read JSON states line by line")
+    _doom_options(advise)
     value = command("value", "the expected future score of a state (default: the start)")
     value.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
@@ -104,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         "solve a whole rule set into the store (resumable); with --redis, queue it for the "
         "workers and print the job id",
     )
-    precompute.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _game_options(precompute)
     precompute.add_argument(
         "--wait", action="store_true", help="with --redis: follow the job until it is done"
     )
@@ -113,14 +118,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play = command("play", "play a game with advice after every roll")
     play.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    play.add_argument(
+        "--game",
+        choices=("yahtzee", "dice-of-doom"),
+        default="yahtzee",
+        help="the game (dice-of-doom: against the perfect computer, as in the book)",
+    )
+    play.add_argument(
+        "--size", type=int, default=2, help="dice-of-doom: board size, 2 to 5 (default: 2)"
+    )
+    play.add_argument("--board", help="dice-of-doom: the starting board (default: a random one)")
+    play.add_argument(
+        "--human", default="a", help="dice-of-doom: the player you are, a or b (default: a)"
+    )
+    play.add_argument("--seed", type=int, help="dice-of-doom: seed of the random board")
     command("status", "what the store holds per rule set (with --redis: workers and jobs too)")
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
-    export.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _game_options(export)
     export.add_argument(
         "--to", required=True, help="a .msgpack file, an SQLite file or a redis:// URL"
     )
     import_ = command("import", "copy a rule set's verified blocks into the store")
-    import_.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _game_options(import_)
     import_.add_argument(
         "--from",
         dest="source",
@@ -130,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats = command("stats", "the exact distribution of the points to come under optimal play")
     stats.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     stats.add_argument("state", nargs="?", default="start", help="the state (default: start)")
+    _doom_options(stats)
     stats.add_argument(
         "--threshold",
         type=int,
@@ -170,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
     )
+    serve.add_argument(
+        "--doom-limit",
+        type=int,
+        default=1_000_000,
+        help="most positions one Dice of Doom request may solve (default: 1,000,000)",
+    )
     worker = commands.add_parser(
         "worker",
         help="run a background worker (see 'memo-solver worker --help')",
@@ -177,6 +203,48 @@ def build_parser() -> argparse.ArgumentParser:
     )
     worker.add_argument("args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _doom_options(sub: argparse.ArgumentParser) -> None:
+    """Dice of Doom positions: the board is the command's state argument."""
+    sub.add_argument(
+        "--game",
+        choices=("yahtzee", "dice-of-doom"),
+        default="yahtzee",
+        help="the game (default: yahtzee); dice-of-doom takes a board such as "
+        "'a-3 b-3 / a-2 b-2' as the state",
+    )
+    sub.add_argument(
+        "--to-move", default="a", help="dice-of-doom: the player to move, a or b (default: a)"
+    )
+    sub.add_argument(
+        "--captured",
+        type=int,
+        default=0,
+        help="dice-of-doom: dice captured so far this turn (default: 0, the turn starts)",
+    )
+    sub.add_argument(
+        "--limit",
+        type=int,
+        default=2_000_000,
+        help="dice-of-doom: most positions one solve may hold (default: 2,000,000)",
+    )
+
+
+def _game_options(sub: argparse.ArgumentParser) -> None:
+    """A game for the commands that work on any game of the registry."""
+    sub.add_argument(
+        "--rules", default="yahtzee", help="rule set, or any game 'status' lists (default: yahtzee)"
+    )
+    sub.add_argument(
+        "--game",
+        choices=("yahtzee", "dice-of-doom"),
+        default="yahtzee",
+        help="the game (default: yahtzee, with --rules)",
+    )
+    sub.add_argument(
+        "--size", type=int, choices=(2, 3), default=3, help="dice-of-doom board size (default: 3)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,6 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     import sqlite3
 
+    from memo_solver.doom import DoomError
+    from memo_solver.games import UnknownGameError
     from memo_solver.rules import UnknownRuleSetError
     from memo_solver.state import StateError
     from memo_solver.store import StoreUnavailableError
@@ -229,7 +299,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "serve":
             return cmd_serve(args)
         return _run_async(args)
-    except (StateError, UnknownRuleSetError, StoreUnavailableError, TransferError) as exc:
+    except (
+        StateError,
+        UnknownRuleSetError,
+        UnknownGameError,
+        DoomError,
+        StoreUnavailableError,
+        TransferError,
+    ) as exc:
         raise UsageError(str(exc)) from None
     except sqlite3.Error as exc:
         raise UsageError(f"the store failed: {exc} (check the file, or use --store)") from None
@@ -252,7 +329,31 @@ def _run_async(args: argparse.Namespace) -> int:
         "export-table": _analyse,
     }
     keep_freed_memory()
+    if getattr(args, "game", "yahtzee") == "dice-of-doom" and args.command in DOOM_COMMANDS:
+        return _doom(args)
     return anyio.run(handlers[args.command], args)
+
+
+DOOM_COMMANDS = ("advise", "stats", "play")
+
+
+def _doom(args: argparse.Namespace) -> int:
+    import anyio
+
+    from memo_solver import doom_commands
+
+    if args.command == "play":
+        return doom_commands.play_command(args)
+    if args.state in ("-", "start"):
+        raise UsageError(
+            f"give the board, e.g. {PROG} {args.command} --game dice-of-doom "
+            "'a-3 b-3 / a-2 b-2' --to-move a"
+        )
+    args.board = args.state
+    handler = (
+        doom_commands.advise_command if args.command == "advise" else doom_commands.stats_command
+    )
+    return anyio.run(handler, args)
 
 
 def _rules(args: argparse.Namespace) -> RuleSet:
@@ -316,12 +417,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memo_solver.api import ApiSettings, create_app
     from memo_solver.serving import http_protocol
 
-    if args.deadline <= 0 or args.cache_mb <= 0 or not 0 < args.port < 65536:
-        raise UsageError("--deadline, --cache-mb and --port must be positive (port < 65536)")
+    if min(args.deadline, args.cache_mb, args.doom_limit) <= 0 or not 0 < args.port < 65536:
+        raise UsageError(
+            "--deadline, --cache-mb, --doom-limit and --port must be positive (port < 65536)"
+        )
     import anyio
 
     anyio.run(_check_store, args)  # fail now, in one line, if the store cannot be reached
-    settings = ApiSettings(deadline_s=args.deadline, cache_bytes=args.cache_mb << 20)
+    settings = ApiSettings(
+        deadline_s=args.deadline, cache_bytes=args.cache_mb << 20, doom_limit=args.doom_limit
+    )
     app = create_app(lambda: open_store(args), settings)
     emit(
         args,

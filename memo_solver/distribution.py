@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memo_solver import dice
+from memo_solver.bits import submasks
 from memo_solver.engine import Engine
 from memo_solver.policy import FIRST_ROLL, outcomes, turn_policy
 from memo_solver.rules import FloatArray, RuleSet
@@ -140,16 +141,6 @@ async def score_distribution(
         if progress is not None:
             progress(done + 1, len(blocks))
     raise AssertionError("the pass never reached the end of the game")
-
-
-def submasks(mask: int) -> list[int]:
-    """Every subset of a bit mask (the blocks below a state are its filled mask plus one)."""
-    subs, sub = [], mask
-    while True:
-        subs.append(sub)
-        if sub == 0:
-            return subs
-        sub = (sub - 1) & mask
 
 
 def _first_rolls(rules: RuleSet, state: State | None, width: int) -> tuple[FloatArray, int]:

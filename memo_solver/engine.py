@@ -113,6 +113,15 @@ class Engine:
         """Several blocks at once: one store round trip for those already solved."""
         return await self._gather(list(dict.fromkeys(keys)))
 
+    async def stored(self, keys: Sequence[str]) -> dict[str, Block]:
+        """The blocks among ``keys`` that are already solved (process memo or store),
+        computing none: for answers that can fall back on something cheaper than a solve."""
+        found = {k: v for k in keys if (v := self.memo.get(k)) is not None}
+        missing = [k for k in keys if k not in found]
+        if missing:
+            found.update(await self._lookup(missing))
+        return found
+
     async def _shared(self, key: str, *, fetch_first: bool) -> Block:
         while True:
             value = self.memo.get(key)

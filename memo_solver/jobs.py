@@ -1,6 +1,7 @@
 """Background jobs: what the CLI and the API enqueue and the workers run.
 
-A job is content-addressed: its id is a hash of its kind, rule set and state, so asking
+A job is content-addressed: its id is a hash of its kind, game (a rule set's name or a
+Dice of Doom size, see :mod:`memo_solver.games`) and state, so asking
 twice for the same precompute merges into one job instead of doing the work twice. Jobs
 travel on a Redis stream read by a consumer group (at-least-once: a job a dead worker
 took stays pending until another worker claims it); each job also has a record (a hash)
@@ -21,9 +22,7 @@ from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
 from memo_solver import redis_keys
-from memo_solver.rules import get_rule_set
-from memo_solver.state import parse_state, state_to_json
-from memo_solver.yahtzee import YahtzeeGame
+from memo_solver.games import get_game
 
 JobKind = Literal["precompute", "warm", "block", "stats"]
 KINDS: Final = ("precompute", "warm", "block", "stats")
@@ -73,23 +72,23 @@ class Job:
         if kind not in KINDS:
             raise JobError(f"unknown job kind {kind!r} (kinds: {', '.join(KINDS)})")
         try:
-            rules = get_rule_set(fields.get("rules", ""))
+            entry = get_game(fields.get("rules", ""))
         except ValueError as exc:
             raise JobError(str(exc)) from None
         if kind == "precompute":
-            return cls("precompute", rules.name)
+            return cls("precompute", entry.name)
         if kind == "block":
             key = fields.get("state", "")
-            game = YahtzeeGame(rules)
-            if not game.is_key(key):
-                raise JobError(f"bad block key {key!r} for rule set {rules.name}")
-            return cls("block", rules.name, key)
+            if not entry.game.is_key(key):
+                raise JobError(f"bad block key {key!r} for {entry.name}")
+            return cls("block", entry.name, key)
+        if kind == "stats" and entry.stats is None:
+            raise JobError(f"{entry.name} has no statistics job")
         try:
-            state = parse_state(fields.get("state", ""), rules)
+            canonical = entry.canonical_state(fields.get("state", ""))
         except ValueError as exc:
             raise JobError(f"bad state: {exc}") from None
-        canonical = json.dumps(state_to_json(state, rules), sort_keys=True)
-        return cls("stats" if kind == "stats" else "warm", rules.name, canonical)
+        return cls("stats" if kind == "stats" else "warm", entry.name, canonical)
 
 
 Fields = dict[FieldT, EncodableT]

@@ -18,32 +18,39 @@ from tqdm import tqdm
 
 from memo_solver import jobs
 from memo_solver.cli import emit
+from memo_solver.doom_game import doom_name
 from memo_solver.engine import namespace, open_engine
+from memo_solver.games import GameEntry, get_game, registry
 from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS, RuleSet, get_rule_set
 from memo_solver.sqlite_store import SQLiteStore
 from memo_solver.store import Store
 from memo_solver.transfer import export_blocks, import_blocks, is_dump_file
-from memo_solver.yahtzee import YahtzeeGame
 
 _POLL_S = 0.25
 
 
-def _progress(rules: RuleSet, total: int, initial: int) -> tqdm[Any]:
+def _progress(name: str, total: int, initial: int) -> tqdm[Any]:
     return tqdm(
-        total=total, initial=initial, unit="block", desc=rules.name, disable=None, file=sys.stderr
+        total=total, initial=initial, unit="block", desc=name, disable=None, file=sys.stderr
     )
+
+
+def game_of(args: argparse.Namespace) -> GameEntry:
+    """``--rules R``, or ``--game dice-of-doom --size N``: one name in the registry."""
+    if getattr(args, "game", "yahtzee") == "dice-of-doom":
+        return get_game(doom_name(args.size))
+    return get_game(args.rules)
 
 
 async def precompute_here(args: argparse.Namespace, store: Store) -> int:
     """Solve the whole game in this process, cooperating with anyone else on the store."""
-    rules = get_rule_set(args.rules)
-    game = YahtzeeGame(rules)
+    entry = game_of(args)
+    game = entry.game
     async with open_engine(game, store) as engine:
         total = game.block_count
         before = (await store.coverage(engine.namespace)).blocks
         started = time.monotonic()
-        with _progress(rules, total, before) as bar:
+        with _progress(entry.name, total, before) as bar:
 
             async def follow() -> None:
                 while True:
@@ -56,8 +63,8 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
                 tg.cancel_scope.cancel()
             bar.update(total - bar.n)
     payload = {
-        "rules": rules.name,
-        "value": float(root[0, 0]),
+        "rules": entry.name,
+        "value": float(root.flat[0]),
         "blocks_total": total,
         "blocks_computed": engine.counters.computed,
         "blocks_already_stored": before,
@@ -67,7 +74,7 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
     emit(
         args,
         payload,
-        f"{rules.name}: solved, start value {payload['value']:.10f}; computed "
+        f"{entry.name}: solved, {entry.root_value} {payload['value']:.10f}; computed "
         f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
         f"({before} were already stored) into {store.description}",
     )
@@ -76,9 +83,9 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
 
 async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     """Queue the background job for the workers; with --wait, follow it to the end."""
-    rules = get_rule_set(args.rules)
+    entry = game_of(args)
     await store.ping()
-    job = jobs.Job.precompute(rules.name)
+    job = jobs.Job.precompute(entry.name)
     job_id, queued = await jobs.enqueue(store.redis, job)
     record = await jobs.job_record(store.redis, job_id) or {}
     if not args.wait:
@@ -86,14 +93,14 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
             args,
             {"job": job_id, "queued": queued, "status": record.get("status")},
             f"job {job_id}: {'queued' if queued else 'already ' + record.get('status', '?')}"
-            f" (precompute {rules.name}); follow it with "
+            f" (precompute {entry.name}); follow it with "
             f"'memo-solver --redis {store.description} status'",
         )
         return 0
-    game = YahtzeeGame(rules)
+    game = entry.game
     ns = namespace(game)
     started = time.monotonic()
-    with _progress(rules, game.block_count, (await store.coverage(ns)).blocks) as bar:
+    with _progress(entry.name, game.block_count, (await store.coverage(ns)).blocks) as bar:
         while True:
             record = await jobs.job_record(store.redis, job_id) or {}
             done = (await store.coverage(ns)).blocks
@@ -107,7 +114,7 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     payload = {
         "job": job_id,
         "status": "done",
-        "rules": rules.name,
+        "rules": entry.name,
         "value": float(record.get("value", "nan")),
         "blocks_total": game.block_count,
         "seconds": round(time.monotonic() - started, 3),
@@ -115,15 +122,15 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     emit(
         args,
         payload,
-        f"job {job_id} done: {rules.name} solved, start value {payload['value']:.10f}",
+        f"job {job_id} done: {entry.name} solved, {entry.root_value} {payload['value']:.10f}",
     )
     return 0
 
 
 async def status(args: argparse.Namespace, store: Store) -> int:
     rule_sets: dict[str, dict[str, int]] = {}
-    for name, rules in RULE_SETS.items():
-        game = YahtzeeGame(rules)
+    for name, entry in registry().items():
+        game = entry.game
         coverage = await store.coverage(namespace(game))
         rule_sets[name] = {
             "blocks_total": game.block_count,
@@ -184,8 +191,8 @@ def open_spec(spec: str) -> Store | Path:
 
 
 async def transfer(args: argparse.Namespace, store: Store) -> int:
-    rules = get_rule_set(args.rules)
-    game = YahtzeeGame(rules)
+    entry = game_of(args)
+    game = entry.game
     spec = args.to if args.command == "export" else args.source
     other = open_spec(spec)
     async with AsyncExitStack() as stack:
@@ -198,7 +205,7 @@ async def transfer(args: argparse.Namespace, store: Store) -> int:
             copied = await import_blocks(other, game, store)
             direction = f"from {spec} into {store.description}"
     payload = {
-        "rules": rules.name,
+        "rules": entry.name,
         "blocks": copied.blocks,
         "skipped_bad": copied.skipped,
         "blocks_total": game.block_count,
@@ -206,7 +213,7 @@ async def transfer(args: argparse.Namespace, store: Store) -> int:
     emit(
         args,
         payload,
-        f"{args.command}: {copied.blocks} verified blocks of {rules.name} copied {direction}"
+        f"{args.command}: {copied.blocks} verified blocks of {entry.name} copied {direction}"
         + (f"; {copied.skipped} damaged blocks skipped" if copied.skipped else ""),
     )
     return 0

@@ -31,7 +31,8 @@ import anyio.to_thread
 import numpy as np
 
 from memo_solver import jobs
-from memo_solver.distribution import Distribution, Progress, score_distribution, submasks
+from memo_solver.bits import submasks
+from memo_solver.distribution import Distribution, Progress, score_distribution
 from memo_solver.engine import Engine
 from memo_solver.rules import RuleSet
 from memo_solver.state import (

@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from redis_server import RedisServer, ensure_redis_server
+from worker_support import Children
 
 from memo_solver.redis_store import RedisStore
 from memo_solver.runtime import keep_freed_memory
@@ -114,3 +116,23 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     finally:
         leave.set()
         await holder
+
+
+@pytest.fixture
+def children(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Children]:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    group = Children(folder)
+    try:
+        yield group
+    finally:
+        group.kill_all()
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(group.logs())
+
+
+@pytest.fixture
+def r(redis_url: str) -> Iterator[redis.Redis]:
+    with redis.Redis.from_url(redis_url) as client:
+        yield client

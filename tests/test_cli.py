@@ -350,7 +350,7 @@ def test_precompute_solves_everything_once_and_status_shows_it(tmp_path: Path) -
         "bytes": status["rule_sets"]["yahtzee-lower"]["bytes"],
     }
     assert status["rule_sets"]["yahtzee"]["blocks_done"] == 0
-    assert set(status["rule_sets"]) == set(RULE_SETS)
+    assert set(status["rule_sets"]) == {*RULE_SETS, "dice-of-doom-2x2", "dice-of-doom-3x3"}
 
     words = memo_solver(store, "status")
     assert words.returncode == 0, words.stderr

@@ -27,15 +27,11 @@ import anyio
 from redis.exceptions import RedisError
 
 from memo_solver import redis_keys
-from memo_solver.advice import advise
 from memo_solver.engine import Engine, first_failure, open_engine
+from memo_solver.games import get_game, registry
 from memo_solver.jobs import Fields, Job, JobError, enqueue, ensure_group, text, update
 from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS, get_rule_set
-from memo_solver.state import parse_state
-from memo_solver.stats import distribution_in_thread, stats_json
 from memo_solver.store import StoreUnavailableError
-from memo_solver.yahtzee import YahtzeeGame
 from worker.settings import WorkerSettings
 
 log = logging.getLogger("worker")
@@ -73,10 +69,10 @@ class Worker:
                 self.settings.lease_s,
             )
             stack.push_async_callback(self._forget_heartbeat)
-            for name, rules in RULE_SETS.items():
+            for name, entry in registry().items():
                 self.engines[name] = await stack.enter_async_context(
                     open_engine(
-                        YahtzeeGame(rules),
+                        entry.game,
                         self.store,
                         lease_s=self.settings.lease_s,
                         compute_limiter=self._limiter,
@@ -241,19 +237,17 @@ class Worker:
         log.info("job %s done", job.id)
 
     async def _run(self, job: Job) -> None:
-        engine = self.engines[job.rules]
+        engine, entry = self.engines[job.rules], get_game(job.rules)
         if job.kind == "warm":
-            rules = get_rule_set(job.rules)
-            await advise(engine, rules, parse_state(job.state, rules))
+            await entry.warm(engine, job.state)
             return
         if job.kind == "block":
             await engine.block(job.state)
             return
         if job.kind == "stats":
-            rules = get_rule_set(job.rules)
-            state = parse_state(job.state, rules)
-            dist = await distribution_in_thread(engine, rules, state, self._limiter)
-            await update(self.redis, job.id, result=json.dumps(stats_json(dist, rules, state)))
+            assert entry.stats is not None  # Job.parse refuses stats jobs of other games
+            result = await entry.stats(engine, job.state, self._limiter)
+            await update(self.redis, job.id, result=json.dumps(result))
             return
         game = engine.game
         for key in game.successors(game.root()):

@@ -1,0 +1,86 @@
+"""The ``--game dice-of-doom`` side of ``advise``, ``stats`` and ``play``.
+
+They parse, call and format: the rules live in :mod:`memo_solver.doom`, the solving in
+:mod:`memo_solver.doom_tree` (one position's DAG) and :mod:`memo_solver.doom_advice`
+(answers from the shared memo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import anyio
+
+from memo_solver.cli import emit, open_store
+from memo_solver.doom import parse_board, player_index, player_name
+from memo_solver.doom_advice import advise
+from memo_solver.doom_game import SIZES, doom_game
+from memo_solver.doom_tree import (
+    DoomSolver,
+    Position,
+    analysis_to_json,
+    format_analysis,
+)
+from memo_solver.engine import Engine, open_engine
+
+
+def position_of(args: argparse.Namespace) -> Position:
+    board = parse_board(args.board)
+    return Position(board, player_index(args.to_move), args.captured)
+
+
+@asynccontextmanager
+async def memo_engine(args: argparse.Namespace, size: int) -> AsyncIterator[Engine | None]:
+    """An engine on the store for this board size, when the shared memo holds that size."""
+    if size not in SIZES:
+        yield None
+        return
+    async with AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(args))
+        yield await stack.enter_async_context(open_engine(doom_game(size), store))
+
+
+async def advise_command(args: argparse.Namespace) -> int:
+    position = position_of(args)
+    solver = DoomSolver(position.board.size, args.limit)
+    async with memo_engine(args, position.board.size) as engine:
+        advice = await advise(position, engine, solver, anyio.CapacityLimiter(1))
+    payload = {**analysis_to_json(advice.analysis), "source": advice.source}
+    emit(args, payload, f"{format_analysis(advice.analysis)}\n({_SOURCES[advice.source]})")
+    return 0
+
+
+_SOURCES = {
+    "memo": "from the shared memo",
+    "solved": "solved here",
+    "computed": "too many positions to solve alone: computed on the shared memo, kept there",
+}
+
+
+async def stats_command(args: argparse.Namespace) -> int:
+    position = position_of(args)
+    solver = DoomSolver(position.board.size, args.limit)
+    analysis = await anyio.to_thread.run_sync(solver.analyse, position)
+    emit(args, analysis_to_json(analysis), format_analysis(analysis))
+    return 0
+
+
+def play_command(args: argparse.Namespace) -> int:
+    """A game against the book's perfect computer; with --json, the result as JSON last."""
+    from memo_solver.doom_play import play
+
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    start = parse_board(args.board) if args.board else args.size
+    winners = play(start, args.human, sys.stdin.readline, write, rng=random.Random(args.seed))
+    if args.json:
+        names = None if winners is None else [player_name(w) for w in winners]
+        print(json.dumps({"finished": winners is not None, "winners": names}))
+    return 0

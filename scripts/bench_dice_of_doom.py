@@ -1,0 +1,218 @@
+"""Dice of Doom on the shared engine: the two performance targets of the Dice of Doom issue.
+
+(a) The large 3 x 3 board ``a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3``, a to move: its
+value and DAG statistics, cold (a fresh solver each round), in process. Target: <= 3 s.
+The figures are checked against the published ones (1,468,919,491 nodes, depth 40,
+201,861 distinct positions) on every round; CPU time (user + sys) of the round is reported,
+median of ``--rounds``.
+
+(b) The full 3 x 3 precompute (all 20,155,392 turn starts, 19,495 blocks) through
+``--workers`` ``python -m worker`` processes on a fresh ``redis-server`` (AOF, fsync every
+second, as in docker-compose.yml): queued with ``memo-solver --redis URL precompute --game
+dice-of-doom --size 3``, followed through the job's record. Reported: wall time, the CPU of
+the workers and of redis-server from ``/proc/<pid>/stat``, each worker's peak resident
+memory (``VmHWM``) and redis-server's, the memo's size (Redis ``used_memory`` and the bytes
+of the blocks hash), the blocks stored, and each worker's share. Targets: <= 10 minutes and
+<= 4 GiB (workers and Redis together).
+
+Run (a few minutes; needs redis-server, see tests/redis_server.py)::
+
+    .venv/bin/python scripts/bench_dice_of_doom.py              # words
+    .venv/bin/python scripts/bench_dice_of_doom.py --json       # one JSON object
+    .venv/bin/python scripts/bench_dice_of_doom.py --skip-precompute
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
+
+from redis_server import RedisServer, ensure_redis_server  # noqa: E402
+
+from memo_solver import redis_keys  # noqa: E402
+from memo_solver.doom_game import DiceOfDoomGame  # noqa: E402
+from memo_solver.doom_tree import DoomSolver, make_position  # noqa: E402
+from memo_solver.engine import namespace  # noqa: E402
+from memo_solver.jobs import Job  # noqa: E402
+from memo_solver.runtime import pin_blas_threads  # noqa: E402
+
+BOARD = "a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"
+PUBLISHED = {"tree_size": 1_468_919_491, "depth": 40, "positions": 201_861}
+GAME = DiceOfDoomGame(3)
+JOB_ID = Job.precompute(GAME.name).id
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CLI = [sys.executable, "-m", "memo_solver"]
+COLD_TARGET_S, PRECOMPUTE_TARGET_S, MEMORY_TARGET = 3.0, 600.0, 4 << 30
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def peak_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def cold_large_board(rounds: int) -> dict[str, Any]:
+    cpu = []
+    for _ in range(rounds):
+        start = time.process_time()
+        analysis = DoomSolver(3).analyse(make_position(BOARD, "a"))
+        cpu.append(time.process_time() - start)
+        found = {
+            "tree_size": analysis.stats.tree_size,
+            "depth": analysis.stats.depth,
+            "positions": analysis.stats.positions,
+        }
+        if found != PUBLISHED:
+            raise SystemExit(f"the large board gives {found}, not the published {PUBLISHED}")
+    return {
+        "cpu_s_median": round(statistics.median(cpu), 3),
+        "cpu_s": [round(c, 3) for c in cpu],
+        "value": str(analysis.value),
+        **found,
+        "target_s": COLD_TARGET_S,
+    }
+
+
+def wait_until(what: str, probe: Any, timeout: float, every: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = probe()
+        if answer:
+            return answer
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+def precompute(workers: int, workdir: Path) -> dict[str, Any]:
+    binary = ensure_redis_server()
+    with RedisServer(workdir / "redis", binary=binary) as server, ExitStack() as stack:
+        client = stack.enter_context(server.client())
+        pids = {}
+        for n in range(1, workers + 1):
+            name = f"doom-{n}"
+            log = stack.enter_context((workdir / f"{name}.log").open("wb"))
+            process = subprocess.Popen(
+                [sys.executable, "-m", "worker", "--redis", server.url, "--id", name],
+                env=env(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            stack.callback(process.wait)
+            stack.callback(process.kill)
+            pids[name] = process.pid
+        for name in pids:
+            wait_until(
+                f"{name}'s heartbeat", lambda n=name: client.exists(redis_keys.worker(n)), 60, 0.05
+            )
+        redis_pid = server.pid
+        assert redis_pid is not None
+        before = {pid: cpu_seconds(pid) for pid in [*pids.values(), redis_pid]}
+        started = time.perf_counter()
+        subprocess.run(
+            [*CLI, "--redis", server.url, "precompute", "--game", "dice-of-doom", "--size", "3"],
+            env=env(),
+            check=True,
+            capture_output=True,
+        )
+
+        def finished() -> dict[bytes, bytes] | None:
+            record = client.hgetall(redis_keys.job(JOB_ID))
+            if record.get(b"status") == b"failed":
+                raise SystemExit(f"the job failed: {record}")
+            return record if record.get(b"status") == b"done" else None
+
+        record = wait_until("the precompute job", finished, 1800, 0.2)
+        wall = time.perf_counter() - started
+        cpu = {pid: cpu_seconds(pid) - before[pid] for pid in before}
+        rss = {name: peak_rss(pid) for name, pid in pids.items()}
+        rss["redis-server"] = peak_rss(redis_pid)
+        blocks_key = redis_keys.blocks(namespace(GAME))
+        stored = int(client.hlen(blocks_key))
+        hash_bytes = int(client.memory_usage(blocks_key, samples=0) or 0)
+        used = int(client.info("memory")["used_memory"])
+        time.sleep(2.5)  # one more heartbeat, so the counters are final
+        shares = {
+            name: int(client.hget(redis_keys.worker(name), "blocks_computed") or 0) for name in pids
+        }
+    if stored != GAME.block_count:
+        raise SystemExit(f"{stored} blocks stored, not {GAME.block_count}")
+    return {
+        "workers": workers,
+        "wall_s": round(wall, 1),
+        "workers_cpu_s": round(sum(cpu[pid] for pid in pids.values()), 1),
+        "redis_cpu_s": round(cpu[redis_pid], 1),
+        "peak_rss_bytes": rss,
+        "peak_rss_total_bytes": sum(rss.values()),
+        "memo_used_memory_bytes": used,
+        "memo_blocks_hash_bytes": hash_bytes,
+        "blocks_stored": stored,
+        "turn_starts": GAME.turn_starts(),
+        "blocks_computed_by_worker": shares,
+        "root_value": float(record[b"value"]),
+        "target_s": PRECOMPUTE_TARGET_S,
+        "target_bytes": MEMORY_TARGET,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="cold rounds of the large board")
+    parser.add_argument("--workers", type=int, default=2, help="workers for the precompute")
+    parser.add_argument("--skip-precompute", action="store_true", help="only the large board")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    pin_blas_threads()
+    report: dict[str, Any] = {"large_board": cold_large_board(args.rounds)}
+    if not args.skip_precompute:
+        with tempfile.TemporaryDirectory(prefix="bench-doom-") as tmp:
+            report["precompute"] = precompute(args.workers, Path(tmp))
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    board = report["large_board"]
+    print(
+        f"large 3x3 board, cold: {board['cpu_s_median']} s CPU (median of {args.rounds}; "
+        f"target {COLD_TARGET_S} s); value {board['value']}, {board['tree_size']:,} nodes, "
+        f"depth {board['depth']}, {board['positions']:,} positions"
+    )
+    if "precompute" in report:
+        run = report["precompute"]
+        print(
+            f"full 3x3 precompute, {run['workers']} workers: {run['wall_s']} s wall (target "
+            f"{PRECOMPUTE_TARGET_S:.0f} s), workers {run['workers_cpu_s']} s CPU, redis "
+            f"{run['redis_cpu_s']} s CPU; peak memory {run['peak_rss_total_bytes'] / 2**30:.2f}"
+            f" GiB in all (target 4 GiB) {run['peak_rss_bytes']}; memo: "
+            f"{run['blocks_stored']:,} blocks, {run['turn_starts']:,} turn starts, "
+            f"{run['memo_blocks_hash_bytes'] / 1e6:.1f} MB in the hash, Redis used_memory "
+            f"{run['memo_used_memory_bytes'] / 1e6:.1f} MB; blocks computed by worker "
+            f"{run['blocks_computed_by_worker']}; root value {run['root_value']:.6f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

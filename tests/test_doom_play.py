@@ -1,0 +1,194 @@
+"""Playing against the perfect computer: the book's two games, replayed move for move."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+
+import pytest
+
+from memo_solver.doom import DoomError, attacks, format_board, parse_board, winners
+from memo_solver.doom_play import play, random_board
+
+A, B = 0, 1
+
+
+def replay(
+    board: str, inputs: str, human: str = "a", first: str = "a"
+) -> tuple[tuple[int, ...] | None, str]:
+    """Play ``board`` with the human's lines scripted; (the result, everything printed)."""
+    printed: list[str] = []
+    result = play(
+        parse_board(board), human, io.StringIO(inputs).readline, printed.append, first=first
+    )
+    return result, "".join(printed)
+
+
+def boards_shown(text: str) -> list[str]:
+    """Each position's board as printed, in the notation, in order."""
+    shown = []
+    for block in text.split("current player = ")[1:]:
+        rows = []
+        for line in block.splitlines()[1:]:
+            if not re.fullmatch(r" +([ab]-\d ?)+", line):
+                break
+            rows.append(line.strip())
+        shown.append(" / ".join(rows))
+    return shown
+
+
+BOOK_2X2 = """\
+current player = a
+    a-3 b-3
+  a-2 b-2
+choose your move:
+1. 0 -> 3
+current player = a
+    a-1 b-3
+  a-2 a-2
+choose your move:
+1. end turn
+current player = b
+    a-2 b-3
+  a-2 a-2
+computer (b): 1 -> 0
+current player = b
+    b-2 b-1
+  a-2 a-2
+computer (b): end turn
+current player = a
+    b-3 b-1
+  a-2 a-2
+choose your move:
+1. 3 -> 1
+current player = a
+    b-3 a-1
+  a-2 a-1
+choose your move:
+1. end turn
+current player = b
+    b-3 a-1
+  a-2 a-1
+computer (b): 0 -> 2
+current player = b
+    b-1 a-1
+  b-2 a-1
+computer (b): 2 -> 3
+current player = b
+    b-1 a-1
+  b-1 b-1
+computer (b): end turn
+current player = a
+    b-2 a-1
+  b-2 b-1
+The winner is b
+"""
+"""Land of Lisp's first game against the computer, as printed in the book, with the line
+naming each computer move added (the book shows only the boards)."""
+
+
+def test_the_books_2x2_game_against_the_computer() -> None:
+    result, text = replay("a-3 b-3 / a-2 b-2", "1\n1\n1\n1\n")
+
+    assert text == BOOK_2X2
+    assert result == (B,)
+
+
+BOOK_3X3_BOARDS = [
+    "b-1 a-2 a-3 / a-1 b-1 b-2 / b-2 a-2 b-3",
+    "b-1 a-2 a-1 / a-1 b-1 a-2 / b-2 a-2 b-3",
+    "b-1 a-3 a-1 / a-1 b-1 a-2 / b-2 a-2 b-3",
+    "b-1 a-3 a-1 / b-1 b-1 a-2 / b-1 a-2 b-3",
+    "b-1 a-3 a-1 / b-1 b-1 a-2 / b-1 a-2 b-3",
+    "b-1 a-1 a-1 / b-1 a-2 a-2 / b-1 a-2 b-3",
+    "b-1 a-1 a-1 / b-1 a-2 a-2 / b-1 a-2 b-3",
+    "b-1 a-1 a-1 / b-1 a-2 b-2 / b-1 a-2 b-1",
+    "b-2 a-1 a-1 / b-1 a-2 b-2 / b-1 a-2 b-1",
+    "b-2 a-1 a-1 / b-1 a-1 b-2 / b-1 a-2 a-1",
+    "b-2 a-1 a-1 / b-1 a-1 b-2 / b-1 a-2 a-1",
+    "b-1 b-1 a-1 / b-1 a-1 b-2 / b-1 a-2 a-1",
+    "b-1 b-1 a-1 / b-1 a-1 b-2 / b-1 a-2 a-1",
+    "b-1 b-1 a-1 / a-1 a-1 b-2 / b-1 a-1 a-1",
+    "b-1 b-1 a-1 / a-1 a-1 b-2 / b-1 a-1 a-1",
+    "b-1 b-1 b-1 / a-1 a-1 b-1 / b-1 a-1 a-1",
+    "b-1 b-1 b-1 / a-1 a-1 b-1 / b-1 a-1 a-1",
+]
+"""Every board of the book's 3x3 game ("the computer is now almost unbeatable")."""
+
+
+def test_the_books_3x3_game_against_the_computer() -> None:
+    result, text = replay(BOOK_3X3_BOARDS[0], "3\n1\n1\n1\n2\n1\n1\n1\n")
+
+    assert boards_shown(text) == BOOK_3X3_BOARDS
+    assert re.findall(r"computer \(b\): (.*)", text) == [
+        "6 -> 3",
+        "end turn",
+        "8 -> 5",
+        "end turn",
+        "0 -> 1",
+        "end turn",
+        "5 -> 2",
+        "end turn",
+    ]
+    # The menus the book prints, end of turn first once a turn has begun.
+    assert "1. 1 -> 4\n2. 1 -> 0\n3. 2 -> 5\n4. 7 -> 4\n" in text
+    assert "1. end turn\n2. 1 -> 4\n3. 1 -> 0\n4. 5 -> 4\n5. 7 -> 4\n" in text
+    assert text.endswith("The winner is b\n")
+    assert result == (B,)
+
+
+def test_the_human_can_play_b_against_a_computer_moving_first() -> None:
+    result, text = replay("a-3 b-3 / a-2 b-2", "", human="b")
+
+    assert text.startswith("current player = a\n    a-3 b-3\n  a-2 b-2\ncomputer (a): 0 -> 3\n")
+    assert "computer (a): end turn" in text
+    assert result is None  # b's first question finds no input
+
+
+def test_a_bad_choice_is_asked_again() -> None:
+    result, text = replay("a-3 b-3 / a-2 b-2", "x\n0\n2\n\n1\n1\n1\n1\n")
+
+    assert text.count("please type a number from 1 to 1 (or q to quit):\n") == 4
+    assert result == (B,)
+
+
+@pytest.mark.parametrize("inputs", ["q\n", "QUIT\n", ""])
+def test_quitting_or_running_out_of_input_stops_the_game(inputs: str) -> None:
+    result, text = replay("a-3 b-3 / a-2 b-2", inputs)
+
+    assert result is None
+    assert text.endswith("choose your move:\n1. 0 -> 3\nThe game stopped.\n")
+
+
+def test_a_game_that_cannot_start_is_announced_at_once() -> None:
+    result, text = replay("a-1 a-1 / b-1 b-1", "")
+
+    assert text == "current player = a\n    a-1 a-1\n  b-1 b-1\nThe game is a tie between a and b\n"
+    assert result == (A, B)
+
+
+def test_a_size_draws_a_random_board_like_the_books_gen_board() -> None:
+    printed: list[str] = []
+    result = play(3, "a", io.StringIO("").readline, printed.append, rng=random.Random(7))
+
+    drawn = random_board(3, random.Random(7))
+    assert boards_shown("".join(printed))[0] == format_board(drawn)
+    # With no input the game stops at a's first choice, unless a cannot attack at all.
+    assert result == (None if attacks(drawn, A) else winners(drawn))
+
+
+def test_random_boards_cover_every_hex_state() -> None:
+    rng = random.Random(1)
+    cells = set()
+    for _ in range(50):
+        board = random_board(2, rng)
+        cells |= set(zip(board.owners, board.dice, strict=True))
+    assert cells == {(owner, dice) for owner in (A, B) for dice in (1, 2, 3)}
+
+
+def test_bad_arguments_are_refused_in_words() -> None:
+    with pytest.raises(DoomError, match="player 'c' is unknown"):
+        play(parse_board("a-3 b-3 / a-2 b-2"), "c", io.StringIO("").readline, print)
+    with pytest.raises(DoomError, match="boards are 2x2 to 5x5"):
+        play(7, "a", io.StringIO("").readline, print, rng=random.Random(0))

@@ -1,0 +1,191 @@
+"""Real worker and CLI processes on a real Redis, for the end-to-end tests of every game.
+
+Every process a test starts through :class:`Children` (the ``children`` fixture of
+conftest.py) is killed at teardown; the logs are files in the test's temporary folder,
+printed when the test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import redis
+
+from memo_solver import redis_keys
+
+T = TypeVar("T")
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")},
+    "OPENBLAS_NUM_THREADS": "1",
+}
+HOST = socket.gethostname()
+HEARTBEAT_S = 0.5
+ANY_CLAIM = f"{redis_keys.PREFIX}:{{*}}:claim:*"
+"""Every claim of every namespace."""
+
+
+# --- processes -----------------------------------------------------------------------------
+
+
+@dataclass
+class Child:
+    """A child process whose output goes to a file."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    out: Path
+    started_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def text(self) -> str:
+        return self.out.read_text(errors="replace") if self.out.exists() else ""
+
+    def finish(self, timeout: float) -> int:
+        return self.process.wait(timeout=timeout)
+
+
+class Children:
+    """The processes of one test; all killed and reaped at teardown, logs kept."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.started: list[Child] = []
+
+    def spawn(self, name: str, args: list[str]) -> Child:
+        out = self.folder / f"{name}.log"
+        with out.open("wb") as sink:
+            process = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=ENV
+            )
+        child = Child(name, process, out)
+        self.started.append(child)
+        return child
+
+    def worker(self, url: str, name: str, *extra: str) -> Child:
+        args = [sys.executable, "-m", "worker", "--redis", url, "--id", name]
+        return self.spawn(name, [*args, "--heartbeat", str(HEARTBEAT_S), *extra])
+
+    def cli(self, name: str, url: str, *args: str) -> Child:
+        return self.spawn(name, [sys.executable, "-m", "memo_solver", "--redis", url, *args])
+
+    def kill_all(self) -> None:
+        for child in self.started:
+            if child.process.poll() is None:
+                child.process.kill()
+        for child in self.started:
+            child.process.wait(timeout=10)
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {c.name} ---\n{c.text()[-3000:]}" for c in self.started)
+
+
+def cli(url: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memo_solver", "--redis", url, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ENV,
+        check=False,
+    )
+
+
+def cli_json(url: str, *args: str, timeout: float = 120) -> Any:
+    done = cli(url, *args, "--json", timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def check(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "worker", "--redis", url, "--check", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+
+
+def json_of(child: Child, timeout: float) -> Any:
+    code = child.finish(timeout)
+    text = child.text()
+    assert code == 0, text
+    lines = [line for line in text.splitlines() if line.startswith("{")]
+    assert lines, text
+    return json.loads(lines[-1])
+
+
+# --- reading Redis -------------------------------------------------------------------------
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: float = 0.05) -> T:
+    """Poll ``probe`` until it answers something truthy; fail naming ``what`` after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = probe()
+        if answer:
+            return answer
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+def heartbeat(r: redis.Redis, name: str) -> dict[str, str] | None:
+    raw = r.hgetall(redis_keys.worker(name))
+    return {k.decode(): v.decode() for k, v in raw.items()} if raw else None
+
+
+def claim_holders(r: redis.Redis, ns: str | None = None) -> list[str]:
+    """The tokens of the live claims (of one namespace, or of all)."""
+    pattern = redis_keys.claim_pattern(ns) if ns else ANY_CLAIM
+    tokens = [r.get(name) for name in r.scan_iter(match=pattern, count=1000)]
+    return [t.decode() for t in tokens if t is not None]
+
+
+def held_by(r: redis.Redis, child: Child, ns: str) -> int:
+    """How many claims of ``ns`` the process holds (tokens are host/pid/random)."""
+    prefix = f"{HOST}/{child.pid}/"
+    return sum(1 for token in claim_holders(r, ns) if token.startswith(prefix))
+
+
+def job_record(r: redis.Redis, job_id: str) -> dict[str, str]:
+    raw = r.hgetall(redis_keys.job(job_id))
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def pending(r: redis.Redis) -> int:
+    info = r.xpending(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP)
+    return int(info["pending"])
+
+
+def start_workers(
+    children: Children, r: redis.Redis, url: str, names: list[str], *extra: str
+) -> list[Child]:
+    workers = [children.worker(url, name, *extra) for name in names]
+    for worker in workers:
+        wait_for(f"{worker.name}'s heartbeat", lambda w=worker: heartbeat(r, w.name), 30)
+    return workers
+
+
+def counters_after_a_beat(url: str, names: list[str]) -> dict[str, dict[str, str]]:
+    """The workers' rows of ``status --json``, once each has beaten after this call."""
+    since = time.time()
+    while True:
+        rows = {w["id"]: w for w in cli_json(url, "status")["workers"] if w["id"] in names}
+        if len(rows) == len(names) and all(float(w["beat_at"]) > since for w in rows.values()):
+            return rows
+        assert time.time() - since < 30, rows
+        time.sleep(HEARTBEAT_S / 2)
