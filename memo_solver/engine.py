@@ -18,6 +18,7 @@ import logging
 import os
 import random
 import socket
+import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -36,6 +37,10 @@ DEFAULT_LEASE_S = 10.0
 """Long enough for a batch (256 blocks take about 0.15 s), short enough that the claims of
 a killed process hold others up for seconds, not minutes; renewed every third of it."""
 _MAX_BATCH = 256
+_BATCH_S = 0.25
+"""About how long one batch should compute: cheap blocks (a Yahtzee block, 0.6 ms) go 256
+at a time, costly ones (a middle Dice of Doom block, tens of ms) a few at a time, so that a
+batch's claims never keep other workers waiting for seconds on blocks they need next."""
 
 
 @dataclass
@@ -249,14 +254,18 @@ class Engine:
         cold solve hundreds of blocks become ready together: batching them makes the cost
         per block that of the numpy pass alone.
         """
+        size = _MAX_BATCH
         while True:
             await self._work.wait()
             self._work = anyio.Event()
-            batch, self._ready = self._ready[:_MAX_BATCH], self._ready[_MAX_BATCH:]
+            batch, self._ready = self._ready[:size], self._ready[size:]
             if self._ready:
                 self._work.set()
+            started = time.perf_counter()
             try:
                 await self._run_batch(batch)
+                per_block = (time.perf_counter() - started) / len(batch)
+                size = max(1, min(_MAX_BATCH, int(_BATCH_S / max(per_block, 1e-6))))
             except Exception as exc:  # the batch's failure (the store gone), not the engine's
                 for job in batch:
                     job.error = exc
