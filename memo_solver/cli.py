@@ -118,12 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play = command("play", "play a game with advice after every roll")
     play.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
-    play.add_argument(
-        "--game",
-        choices=("yahtzee", "dice-of-doom"),
-        default="yahtzee",
-        help="the game (dice-of-doom: against the perfect computer, as in the book)",
-    )
+    _game_option(play, "dice-of-doom: against the perfect computer, as in the book")
     play.add_argument(
         "--size", type=int, default=2, help="dice-of-doom: board size, 2 to 5 (default: 2)"
     )
@@ -205,15 +200,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _doom_options(sub: argparse.ArgumentParser) -> None:
-    """Dice of Doom positions: the board is the command's state argument."""
+def _game_option(sub: argparse.ArgumentParser, note: str) -> None:
     sub.add_argument(
         "--game",
         choices=("yahtzee", "dice-of-doom"),
         default="yahtzee",
-        help="the game (default: yahtzee); dice-of-doom takes a board such as "
-        "'a-3 b-3 / a-2 b-2' as the state",
+        help=f"the game (default: yahtzee); {note}",
     )
+
+
+def _doom_options(sub: argparse.ArgumentParser) -> None:
+    """Dice of Doom positions: the board is the command's state argument."""
+    _game_option(sub, "dice-of-doom takes a board such as 'a-3 b-3 / a-2 b-2' as the state")
     sub.add_argument(
         "--to-move", default="a", help="dice-of-doom: the player to move, a or b (default: a)"
     )
@@ -236,12 +234,7 @@ def _game_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--rules", default="yahtzee", help="rule set, or any game 'status' lists (default: yahtzee)"
     )
-    sub.add_argument(
-        "--game",
-        choices=("yahtzee", "dice-of-doom"),
-        default="yahtzee",
-        help="the game (default: yahtzee, with --rules)",
-    )
+    _game_option(sub, "yahtzee takes --rules, dice-of-doom --size")
     sub.add_argument(
         "--size", type=int, choices=(2, 3), default=3, help="dice-of-doom board size (default: 3)"
     )

@@ -50,22 +50,22 @@ class DiceOfDoomGame:
         self.cells = size * size
         self.min_dice, self.max_dice = self.cells, 3 * self.cells
         pairs = [(s, d) for s, ns in enumerate(neighbours(size)) for d in ns]
-        self._src = np.array([s for s, _ in pairs], dtype=np.int64)
-        self._dst = np.array([d for _, d in pairs], dtype=np.int64)
+        self.src = np.array([s for s, _ in pairs], dtype=np.int64)
+        self.dst = np.array([d for _, d in pairs], dtype=np.int64)
         digits = np.indices((3,) * self.cells).reshape(self.cells, -1)[::-1].T + 1
         """Row ``code`` holds the dice (1..3 per hex) of dice code ``code``."""
-        self._dice_of_code = digits.astype(np.int8)
+        self.dice_of_code = digits.astype(np.int8)
         sums = digits.sum(axis=1)
         order = np.lexsort((np.arange(len(sums)), sums))
-        self._rank = np.empty(len(sums), dtype=np.int64)
+        self.rank = np.empty(len(sums), dtype=np.int64)
         counts = np.bincount(sums, minlength=self.max_dice + 1)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        self._rank[order] = np.arange(len(sums)) - starts[sums[order]]
-        self._codes_by_sum = {
+        self.rank[order] = np.arange(len(sums)) - starts[sums[order]]
+        self.codes_by_sum = {
             total: order[starts[total] : starts[total] + counts[total]]
             for total in range(self.min_dice, self.max_dice + 1)
         }
-        self._powers = 3 ** np.arange(self.cells, dtype=np.int64)
+        self.powers = 3 ** np.arange(self.cells, dtype=np.int64)
 
     @property
     def name(self) -> str:
@@ -112,7 +112,7 @@ class DiceOfDoomGame:
         if key == ROOT or "-" not in key:
             return (1,)
         _, total, _ = parse_turn_key(key)
-        return (len(self._codes_by_sum[total]),)
+        return (len(self.codes_by_sum[total]),)
 
     def successors(self, key: str) -> Sequence[str]:
         if key == ROOT:
@@ -140,20 +140,20 @@ class DiceOfDoomGame:
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         if key == ROOT:
             # Each summary is a mean over its total's turn starts: weigh it by their number.
-            weights = [len(self._codes_by_sum[int(k[1:])]) for k in self._summary_keys]
+            weights = [len(self.codes_by_sum[int(k[1:])]) for k in self._summary_keys]
             shares = [float(successors[k][0]) for k in self._summary_keys]
             return np.array([np.average(shares, weights=weights)])
         if "-" not in key:
             return np.array([np.mean([float(b.mean()) for b in successors.values()])])
         p, total, mask = parse_turn_key(key)
-        dice = self._dice_of_code[self._codes_by_sum[total]]
+        dice = self.dice_of_code[self.codes_by_sum[total]]
         return _TurnSolver(self, p, successors).values(mask, dice)
 
     def locate(self, owners: Sequence[int], dice: Sequence[int], player: int) -> tuple[str, int]:
         """The block key and index of a turn start (owners 0/1 and dice 1..3 per hex)."""
         mask = sum(1 << i for i, owner in enumerate(owners) if owner)
         code = sum((d - 1) * 3**i for i, d in enumerate(dice))
-        return turn_key(player, sum(dice), mask, self.cells), int(self._rank[code])
+        return turn_key(player, sum(dice), mask, self.cells), int(self.rank[code])
 
 
 class _TurnSolver:
@@ -173,7 +173,7 @@ class _TurnSolver:
         while True:
             owners, ds, caps = levels[-1]
             mine = (owners[:, None] >> cells & 1) == p
-            src, dst = g._src, g._dst
+            src, dst = g.src, g.dst
             legal = mine[:, src] & ~mine[:, dst] & (ds[:, src] > ds[:, dst])
             parent, pair = np.nonzero(legal)
             if len(parent) == 0:
@@ -188,7 +188,7 @@ class _TurnSolver:
             child_owners = owners[parent] & ~bit if p == 0 else owners[parent] | bit
             # Reinforcements use at most one die per hex: a larger capture counts the same.
             child_caps = np.minimum(caps[parent] + captured, g.cells + 1)
-            ident = (child_owners << 20 | (child - 1) @ g._powers) << _CAP_BITS | child_caps
+            ident = (child_owners << 20 | (child - 1) @ g.powers) << _CAP_BITS | child_caps
             _, first, inverse = np.unique(ident, return_index=True, return_inverse=True)
             edges.append((parent, inverse))
             levels.append((child_owners[first], child[first], child_caps[first]))
@@ -211,7 +211,7 @@ class _TurnSolver:
         open_ = mine & (dice < 3)
         dice = dice + (open_ & (np.cumsum(open_, axis=1) <= (caps - 1)[:, None]))
         totals = dice.sum(axis=1, dtype=np.int64)
-        rank = g._rank[(dice - 1) @ g._powers]
+        rank = g.rank[(dice - 1) @ g.powers]
         out = np.empty(len(owners))
         groups, inverse = np.unique(owners << 8 | totals, return_inverse=True)
         order = np.argsort(inverse, kind="stable")

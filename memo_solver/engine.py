@@ -196,10 +196,9 @@ class Engine:
         return found
 
     async def _gather(self, keys: Sequence[str]) -> dict[str, Block]:
-        result = {k: v for k in keys if (v := self.memo.get(k)) is not None}
+        result = await self.stored(keys)
         missing = [k for k in keys if k not in result]
         if missing:
-            result.update(await self._lookup(missing))
             # Start an owner only for blocks nobody in this process is solving yet; the
             # others are awaited below, so each block costs one task, not one per parent.
             unowned = [k for k in missing if k not in result and k not in self._in_flight]

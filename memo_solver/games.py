@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from memo_solver.doom import format_board, parse_board, player_index
+from memo_solver.doom import Board, format_board, parse_board, player_index
 from memo_solver.doom_game import SIZES, doom_game
 from memo_solver.engine import Engine
 from memo_solver.game import Game
@@ -82,7 +82,7 @@ def _yahtzee_entry(rules: RuleSet) -> GameEntry:
 def _doom_entry(size: int) -> GameEntry:
     game = doom_game(size)
 
-    def position(text: str) -> tuple[str, int]:
+    def position(text: str) -> tuple[Board, int]:
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -92,15 +92,14 @@ def _doom_entry(size: int) -> GameEntry:
         if not isinstance(raw, dict):
             raise ValueError("a position is a JSON object with 'board' and 'to_move'")
         board = parse_board(str(raw.get("board", "")), size)
-        return format_board(board), player_index(str(raw.get("to_move", "")))
+        return board, player_index(str(raw.get("to_move", "")))
 
     def canonical(text: str) -> str:
-        notation, player = position(text)
-        return json.dumps({"board": notation, "to_move": "ab"[player]}, sort_keys=True)
+        board, player = position(text)
+        return json.dumps({"board": format_board(board), "to_move": "ab"[player]}, sort_keys=True)
 
     async def warm(engine: Engine, text: str) -> None:
-        notation, player = position(text)
-        board = parse_board(notation, size)
+        board, player = position(text)
         key, _ = game.locate(board.owners, board.dice, player)
         await engine.block(key)
 

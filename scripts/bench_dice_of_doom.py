@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
+sys.path.insert(0, str(ROOT / "tests"))  # the Redis and process helpers of the test suite
 
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
+from worker_support import wait_for  # noqa: E402
 
 from memo_solver import redis_keys  # noqa: E402
 from memo_solver.doom_game import DiceOfDoomGame  # noqa: E402
@@ -79,11 +80,9 @@ def cold_large_board(rounds: int) -> dict[str, Any]:
         start = time.process_time()
         analysis = DoomSolver(3).analyse(make_position(BOARD, "a"))
         cpu.append(time.process_time() - start)
-        found = {
-            "tree_size": analysis.stats.tree_size,
-            "depth": analysis.stats.depth,
-            "positions": analysis.stats.positions,
-        }
+        stats = analysis.stats
+        assert stats is not None, "a solved analysis has its tree figures"
+        found = {"tree_size": stats.tree_size, "depth": stats.depth, "positions": stats.positions}
         if found != PUBLISHED:
             raise SystemExit(f"the large board gives {found}, not the published {PUBLISHED}")
     return {
@@ -93,17 +92,6 @@ def cold_large_board(rounds: int) -> dict[str, Any]:
         **found,
         "target_s": COLD_TARGET_S,
     }
-
-
-def wait_until(what: str, probe: Any, timeout: float, every: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = probe()
-        if answer:
-            return answer
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(every)
 
 
 def precompute(workers: int, workdir: Path) -> dict[str, Any]:
@@ -125,7 +113,7 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
             stack.callback(process.kill)
             pids[name] = process.pid
         for name in pids:
-            wait_until(
+            wait_for(
                 f"{name}'s heartbeat", lambda n=name: client.exists(redis_keys.worker(n)), 60, 0.05
             )
         redis_pid = server.pid
@@ -145,7 +133,7 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
                 raise SystemExit(f"the job failed: {record}")
             return record if record.get(b"status") == b"done" else None
 
-        record = wait_until("the precompute job", finished, 1800, 0.2)
+        record = wait_for("the precompute job", finished, 1800, 0.2)
         wall = time.perf_counter() - started
         cpu = {pid: cpu_seconds(pid) - before[pid] for pid in before}
         rss = {name: peak_rss(pid) for name, pid in pids.items()}

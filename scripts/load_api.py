@@ -77,7 +77,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,6 +322,22 @@ class LeanConnection(asyncio.Protocol):
         self.done(self, -1, reason.encode(), 0.0)
 
 
+async def paced(
+    bodies: Sequence[bytes], rate: float, deadline: float
+) -> AsyncIterator[tuple[bytes, float]]:
+    """The open loop's schedule: each body at its due time (``rate`` a second from now),
+    with that time, until the bodies or the time run out."""
+    start = time.perf_counter()
+    for i, body in enumerate(bodies):
+        due = start + i / rate
+        now = time.perf_counter()
+        if now > deadline:
+            return
+        if due > now:
+            await asyncio.sleep(due - now)
+        yield body, due
+
+
 async def drive_lean(
     port: int, bodies: Sequence[bytes], concurrency: int, deadline: float, rate: float | None
 ) -> Tally:
@@ -399,14 +415,7 @@ async def drive_lean(
             next_request(connection)
     else:
         free.extend(connections)
-        start = time.perf_counter()
-        for i, body in enumerate(bodies):
-            due = start + i / rate
-            now = time.perf_counter()
-            if now > deadline:
-                break
-            if due > now:
-                await asyncio.sleep(due - now)
+        async for body, due in paced(bodies, rate, deadline):
             if free:
                 connection = free.popleft()
                 if connection.transport is None or connection.transport.is_closing():
@@ -484,14 +493,7 @@ async def drive(
             finally:
                 free.put_nowait(post)
 
-        start = time.perf_counter()
-        for i, body in enumerate(bodies):
-            due = start + i / rate
-            now = time.perf_counter()
-            if now > deadline:
-                break
-            if due > now:
-                await asyncio.sleep(due - now)
+        async for body, due in paced(bodies, rate, deadline):
             tasks.append(asyncio.create_task(one(body, due)))
         note(await asyncio.gather(*tasks, return_exceptions=True))
 
