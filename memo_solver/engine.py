@@ -273,18 +273,25 @@ class Engine:
                     job.done.set()
 
     async def _run_batch(self, batch: list[_Job]) -> None:
-        claims = await self.store.try_claim(
-            self.namespace, [job.key for job in batch], self.token, self.lease_s
-        )
-        stored = [job.key for job in batch if claims[job.key] is Claim.DONE]
-        found = await self._fetch(stored) if stored else {}
-        # A stored block that failed to verify is recomputed and overwritten, claim or not.
-        todo = [job for job in batch if claims[job.key] is Claim.CLAIMED or job.key in stored]
-        todo = [job for job in todo if job.key not in found]
-        claimed = [job.key for job in todo if claims[job.key] is Claim.CLAIMED]
+        keys = [job.key for job in batch]
+        try:
+            claims = await self.store.try_claim(self.namespace, keys, self.token, self.lease_s)
+        except anyio.get_cancelled_exc_class():
+            # The claims may have been taken with the reply still on its way: give back any
+            # that are ours (release compares the token) rather than let them lapse.
+            with anyio.CancelScope(shield=True):
+                await self.store.release(self.namespace, keys, self.token)
+            raise
+        claimed = [key for key in keys if claims[key] is Claim.CLAIMED]
         self._held.update(claimed)
         committed = False
         try:
+            stored = [key for key in keys if claims[key] is Claim.DONE]
+            found = await self._fetch(stored) if stored else {}
+            # A stored block that failed to verify is recomputed and overwritten, claim or not.
+            todo = [
+                job for job in batch if claims[job.key] is not Claim.BUSY and job.key not in found
+            ]
             solved = await anyio.to_thread.run_sync(self._solve, todo, limiter=self._limiter)
             await self.store.commit(
                 self.namespace, {key: data for key, (_, data) in solved.items()}, self.token

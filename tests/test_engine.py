@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -315,6 +315,10 @@ async def only_the_root_is_missing(store: Store, game: Game) -> bool:
     return (await store.coverage(namespace_of(game))).blocks == game.block_count - 1
 
 
+async def claims_held(store: Store, ns: str, count: int) -> bool:
+    return (await store.coverage(ns)).claims == count
+
+
 async def polling(probe: Callable[[], Awaitable[bool]], every: float = 0.02) -> None:
     """Until ``probe`` answers True: the store has no event to wait on."""
     while True:
@@ -396,6 +400,75 @@ async def test_a_released_claim_lets_the_engine_go_on_at_once(store: Store, smal
     assert counters.computed == small.block_count
     assert counters.waited >= 1
     assert value.tobytes() == (await root_of(small)).tobytes()
+
+
+class SlowRoot:
+    """A game whose root takes ``seconds`` to solve, longer than the lease it is claimed for."""
+
+    def __init__(self, game: Game, seconds: float) -> None:
+        self.game = game
+        self.seconds = seconds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.game, name)
+
+    def solve(self, key: str, successors: Any) -> Block:
+        if key == self.game.root():
+            time.sleep(self.seconds)  # runs in a worker thread, as every solve does
+        return self.game.solve(key, successors)
+
+
+async def test_a_holder_renews_its_claim_while_a_block_outlasts_the_lease() -> None:
+    """The root takes four leases to solve: its holder keeps the claim alive all along, so a
+    second engine waits for the commit instead of computing the root a second time."""
+    store = MemoryStore()
+    slow = cast(Game, SlowRoot(LOWER, seconds=0.8))
+    ns = namespace_of(LOWER)
+    second: list[Counters] = []
+
+    async def second_engine_asks_while_the_root_is_claimed() -> None:
+        await polling(lambda: only_the_root_is_missing(store, LOWER))
+        await polling(lambda: claims_held(store, ns, 1))
+        value, counters = await solve(LOWER, store, LOWER.root(), lease_s=0.2)
+        assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+        second.append(counters)
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second_engine_asks_while_the_root_is_claimed)
+            value, first = await solve(slow, store, LOWER.root(), lease_s=0.2)
+    assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert first.computed == 128
+    assert second[0].computed == 0
+    assert second[0].waited >= 1
+    assert (await store.coverage(ns)).claims == 0
+
+
+async def test_a_solve_cancelled_while_claiming_gives_its_claims_back() -> None:
+    """Cancelled between taking its claims and hearing back: nothing is left to lapse."""
+    claimed = anyio.Event()
+
+    class SlowReply(MemoryStore):
+        async def try_claim(
+            self, namespace: str, keys: Sequence[str], token: str, lease_s: float
+        ) -> dict[str, Claim]:
+            await super().try_claim(namespace, keys, token, lease_s)
+            claimed.set()
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+    store = SlowReply()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+
+            async def ask() -> None:
+                await solve(LOWER, store, LOWER.root(), lease_s=30.0)
+
+            tg.start_soon(ask)
+            await claimed.wait()
+            assert (await store.coverage(namespace_of(LOWER))).claims > 0
+            tg.cancel_scope.cancel()
+    assert (await store.coverage(namespace_of(LOWER))).claims == 0
 
 
 async def test_a_cancelled_asker_leaves_the_work_to_the_others() -> None:
