@@ -84,7 +84,7 @@ def guidepost(state: State, rules: RuleSet) -> tuple[int, int]:
 def parse_state(text: str, rules: RuleSet) -> State:
     """Read a state in any of the three forms, telling them apart by how the text starts."""
     stripped = text.strip()
-    if stripped.startswith("{"):
+    if stripped.startswith(("{", "[")):  # a JSON array is JSON too, and gets JSON's message
         return state_from_json(_decode_json(stripped), rules)
     tokens = stripped.split()
     if not tokens:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -436,3 +437,65 @@ def test_advise_on_a_warm_store_is_quick_as_a_whole_process(shared_store: Path) 
     median = statistics.median(times)
     print(f"warm advise as a whole process: median {median:.3f} s of {times}")
     assert median < 1.5  # the target is 0.6 s; the margin is for noisy machines
+
+
+def status_store(env: dict[str, str], *args: str) -> str:
+    """Which store ``status`` reads, given the environment and the options."""
+    result = subprocess.run(
+        [str(CLI), *args, "status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=env,
+        check=False,
+    )
+    return str(answer(result)["store"])
+
+
+def test_the_store_is_in_the_cache_folder_unless_told_otherwise(tmp_path: Path) -> None:
+    env = {**ENV, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert status_store(env) == str(tmp_path / "cache" / "memo-solver" / "store.sqlite3")
+    env["MEMO_SOLVER_STORE"] = str(tmp_path / "from-env.sqlite3")
+    assert status_store(env) == str(tmp_path / "from-env.sqlite3")
+    option = str(tmp_path / "from-option.sqlite3")
+    assert status_store(env, "--store", option) == option
+
+
+def on_a_terminal(*argv: str, columns: int = 120) -> str:
+    """Run a command with a pseudo-terminal as its stdout and stderr, as a person would see it."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    process = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=ENV
+    )
+    os.close(follower)
+    seen = bytearray()
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert process.wait(timeout=TIMEOUT_S) == 0, seen.decode(errors="replace")
+    return seen.decode(errors="replace")
+
+
+def test_precompute_on_a_terminal_shows_blocks_done_rate_and_time_left(tmp_path: Path) -> None:
+    screen = on_a_terminal(
+        str(CLI), "--store", str(tmp_path / "s.sqlite3"), "precompute", "--rules", "yahtzee-lower"
+    )
+    redraws = [part for part in screen.split("\r") if "block/s" in part]
+    assert redraws[0].startswith("yahtzee-lower:   0%")
+    # blocks done of total, [time spent<time left, rate]
+    assert re.fullmatch(
+        r"yahtzee-lower: 100%\|█+\| 128/128 \[\d\d:\d\d<\d\d:\d\d, [\d.]+block/s\]", redraws[-1]
+    )
+    assert "solved, start value 139.9712924424" in screen

@@ -159,6 +159,8 @@ REJECTIONS = [
     ("yahtzee", "- - - - - - - - - - - - - 0", "yahtzee_bonus", "missing"),
     ("yahtzee", "- - - - - - - - - - - - - 0 maybe", "yahtzee_bonus", "expected True or False"),
     ("yahtzee", '{"upper": 5,}', "state", "malformed JSON: Expecting property name"),
+    ("yahtzee", "[1, 2, 2, 2, 6]", "state", "expected a JSON object, got [1, 2, 2, 2, 6]"),
+    ("yahtzee", "[1, 2", "state", "malformed JSON"),
     ("yahtzee", '{"upper": 1, "upper": 2}', "upper", "given twice"),
     ("yahtzee", "upper=1 upper=2", "upper", "upper= is given twice"),
     ("yahtzee", '{"colour": "red"}', "colour", "unknown key; the keys are filled, upper,"),
