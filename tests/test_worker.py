@@ -18,7 +18,10 @@ files in the test's temporary folder (printed when a test fails).
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -26,6 +29,7 @@ import pytest
 import redis
 from redis_server import RedisServer, free_port
 from worker_support import (
+    ENV,
     HEARTBEAT_S,
     HOST,
     Child,
@@ -404,3 +408,40 @@ def test_stats_with_workers_is_their_background_job(
     assert [(job["rules"], job["status"], job["worker"]) for job in stats_jobs] == [
         ("yahtzee-upper", "done", "w1")
     ]
+
+
+# --- the entry points ----------------------------------------------------------------------
+
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+RUN_AND_REPORT_BLAS = """
+import json, runpy, sys
+from threadpoolctl import threadpool_info
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+print(json.dumps(threadpool_info()))
+"""
+"""Run ``python -m <module> <args>`` as the interpreter does, then report the BLAS pools that
+the process ended up with (threadpoolctl imports no numpy of its own)."""
+
+
+@pytest.mark.parametrize(
+    "command", [["worker"], ["memo_solver", "worker"]], ids=["python -m worker", "memo-solver"]
+)
+def test_a_worker_pins_blas_to_one_thread_without_being_told(command: list[str]) -> None:
+    """BLAS reads its thread count once, when numpy loads it: the pin must come first."""
+    env = {k: v for k, v in ENV.items() if k not in BLAS_THREAD_VARS}
+    dead_url = f"redis://127.0.0.1:{free_port()}/0"
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_REPORT_BLAS, *command, "--check", "--redis", dead_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
+    pools = json.loads(done.stdout)
+    assert [pool["user_api"] for pool in pools] == ["blas"], "numpy's BLAS was not loaded"
+    assert [pool["num_threads"] for pool in pools] == [1]
