@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -45,6 +46,7 @@ from worker_support import (
     pending,
     start_workers,
     wait_for,
+    with_store,
 )
 
 from memo_solver import redis_keys
@@ -52,6 +54,7 @@ from memo_solver.codec import decode_block
 from memo_solver.engine import namespace
 from memo_solver.jobs import Job
 from memo_solver.rules import RULE_SETS
+from memo_solver.store import Claim
 from memo_solver.yahtzee import YahtzeeGame, block_key
 
 TOL = 1e-9
@@ -60,6 +63,8 @@ YAHTZEE_NS = namespace(YAHTZEE)
 YAHTZEE_PIN = 254.5877287345
 BLOCKS = YAHTZEE.block_count
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
+UPPER = YahtzeeGame(RULE_SETS["yahtzee-upper"])
+UPPER_NS = namespace(UPPER)
 UPPER_PIN = 71.9515297337
 LOWER_PIN = 139.9712924424
 PRECOMPUTE_ID = Job.precompute("yahtzee").id
@@ -91,7 +96,7 @@ def test_workers_clis_and_a_job_compute_every_block_exactly_once(
     assert blocks_done(r) == BLOCKS
     assert claim_holders(r) == []
     workers = counters_after_a_beat(redis_url, names)
-    by_workers = sum(int(w["blocks_computed"]) for w in workers.values())
+    by_workers = sum(w["blocks_computed"] for w in workers.values())
     by_clis = sum(int(result["blocks_computed"]) for result in results[1:])
     print(
         "computed:",
@@ -200,7 +205,7 @@ def test_a_redis_crash_loses_at_most_the_last_second_and_the_job_resumes(
             f"{fsynced} blocks 1.2 s before the kill, {at_kill} at it, {len(survived)} "
             f"after the restart; the worker computed {row['blocks_computed']} more"
         )
-        assert int(row["blocks_computed"]) == BLOCKS - len(survived)
+        assert row["blocks_computed"] == BLOCKS - len(survived)
     retries = [line for line in worker.text().splitlines() if "retrying in" in line]
     assert retries, worker.text()
     assert all(url in line for line in retries), retries
@@ -386,6 +391,86 @@ def test_a_worker_waits_for_its_redis_and_serves_once_it_is_up(
         result = cli_json(url, "precompute", "--rules", "yahtzee-lower", "--wait", timeout=60)
         assert result["value"] == pytest.approx(LOWER_PIN, abs=TOL)
     assert "Traceback" not in worker.text()
+
+
+# --- status, heartbeats and counters -------------------------------------------------------
+
+
+def types_of(row: dict[str, Any]) -> dict[str, type]:
+    return {name: type(value) for name, value in row.items()}
+
+
+def counts_of(rule_set: dict[str, Any]) -> tuple[Any, Any, Any]:
+    return (rule_set["blocks_total"], rule_set["blocks_done"], rule_set["claims_held"])
+
+
+def test_status_json_gives_numbers_for_rule_sets_workers_and_jobs(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    start_workers(children, r, redis_url, ["w1"])
+    cli_json(redis_url, "precompute", "--rules", "yahtzee-lower", "--wait", timeout=60)
+    held = with_store(
+        redis_url, lambda store: store.try_claim(UPPER_NS, [UPPER.root()], "the-test", 60)
+    )
+    assert held == {UPPER.root(): Claim.CLAIMED}
+
+    def status_once_the_job_is_counted() -> dict[str, Any] | None:
+        status: dict[str, Any] = cli_json(redis_url, "status")
+        return status if any(w["jobs_done"] >= 1 for w in status["workers"]) else None
+
+    status = wait_for("w1 to count its job", status_once_the_job_is_counted, 30, HEARTBEAT_S)
+
+    rule_sets = status["rule_sets"]
+    assert counts_of(rule_sets["yahtzee-lower"]) == (128, 128, 0)
+    assert counts_of(rule_sets["yahtzee-upper"]) == (64, 0, 1)
+    assert {type(n) for row in rule_sets.values() for n in counts_of(row)} == {int}
+
+    (worker,) = status["workers"]
+    assert (worker["id"], worker["host"]) == ("w1", HOST)
+    assert types_of(worker) == {
+        "id": str,
+        "host": str,
+        "pid": int,
+        "started_at": float,
+        "beat_at": float,
+        "running": str,
+        "blocks_computed": int,
+        "blocks_waited": int,
+        "blocks_fetched": int,
+        "jobs_done": int,
+    }
+
+    # The precompute first, then the block jobs it fanned out into (oldest first).
+    precompute, *blocks = status["jobs"]
+    assert (precompute["id"], precompute["kind"], precompute["rules"]) == (
+        Job.precompute("yahtzee-lower").id,
+        "precompute",
+        "yahtzee-lower",
+    )
+    assert (precompute["state"], precompute["status"], precompute["worker"]) == ("", "done", "w1")
+    assert (precompute["blocks_done"], precompute["blocks_total"]) == (128, 128)
+    assert precompute["value"] == pytest.approx(LOWER_PIN, abs=TOL)
+    assert types_of(precompute) == {
+        "id": str,
+        "kind": str,
+        "rules": str,
+        "state": str,
+        "status": str,
+        "queued_at": float,
+        "worker": str,
+        "started_at": float,
+        "blocks_done": int,
+        "blocks_total": int,
+        "value": float,
+        "finished_at": float,
+    }
+    assert sorted(job["state"] for job in blocks) == sorted(LOWER.successors(LOWER.root()))
+    for job in blocks:
+        assert (job["kind"], job["rules"], type(job["queued_at"])) == (
+            "block",
+            "yahtzee-lower",
+            float,
+        )
 
 
 # --- the score distribution as a background job ---------------------------------------------

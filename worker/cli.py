@@ -40,7 +40,7 @@ async def check(settings: WorkerSettings, explicit_id: bool) -> int:
     if not workers:
         print(f"worker check: no live worker matching {pattern!r}", file=sys.stderr)
         return 1
-    print(f"worker check: {len(workers)} live ({', '.join(w['id'] for w in workers)})")
+    print(f"worker check: {len(workers)} live ({', '.join(str(w['id']) for w in workers)})")
     return 0
 
 
