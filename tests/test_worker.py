@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import redis
 from redis_server import RedisServer, free_port
@@ -51,10 +52,11 @@ from worker_support import (
 
 from memo_solver import redis_keys
 from memo_solver.codec import decode_block
-from memo_solver.engine import namespace
-from memo_solver.jobs import Job
+from memo_solver.engine import namespace, open_engine
+from memo_solver.game import Block
+from memo_solver.jobs import Job, enqueue
 from memo_solver.rules import RULE_SETS
-from memo_solver.store import Claim
+from memo_solver.store import Claim, MemoryStore
 from memo_solver.yahtzee import YahtzeeGame, block_key
 
 TOL = 1e-9
@@ -63,6 +65,7 @@ YAHTZEE_NS = namespace(YAHTZEE)
 YAHTZEE_PIN = 254.5877287345
 BLOCKS = YAHTZEE.block_count
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
+LOWER_BLOCKS = redis_keys.blocks(namespace(LOWER))
 UPPER = YahtzeeGame(RULE_SETS["yahtzee-upper"])
 UPPER_NS = namespace(UPPER)
 UPPER_PIN = 71.9515297337
@@ -473,6 +476,67 @@ def test_status_json_gives_numbers_for_rule_sets_workers_and_jobs(
         )
 
 
+def test_a_heartbeat_expires_by_itself_and_its_counters_move(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    """The heartbeat lives three beats unless renewed; a block claimed by someone else is
+    waited for (and counted), and a finished job is counted."""
+    start_workers(children, r, redis_url, ["w1"])
+    ttl_ms = r.pttl(redis_keys.worker("w1"))
+    assert 0 < ttl_ms <= 3 * HEARTBEAT_S * 1000  # WorkerSettings.heartbeat_ttl_s
+    before = counters_after_a_beat(redis_url, ["w1"])["w1"]
+    assert (before["blocks_waited"], before["jobs_done"]) == (0, 0)
+
+    root = UPPER.root()
+    with_store(redis_url, lambda store: store.try_claim(UPPER_NS, [root], "the-test", 60))
+    job_id = cli_json(redis_url, "precompute", "--rules", "yahtzee-upper")["job"]
+    wait_for(
+        "w1 to wait for the block the test holds",
+        lambda: int((heartbeat(r, "w1") or {}).get("blocks_waited", 0)) >= 1,
+        30,
+    )
+    with_store(redis_url, lambda store: store.release(UPPER_NS, [root], "the-test"))
+    wait_for("the job to be done", lambda: job_record(r, job_id).get("status") == "done", 30)
+
+    after = counters_after_a_beat(redis_url, ["w1"])["w1"]
+    assert after["blocks_waited"] >= 1
+    assert after["jobs_done"] >= 1
+    assert after["blocks_computed"] == UPPER.block_count
+
+
+# --- a warm job ------------------------------------------------------------------------------
+
+
+async def solved_here(game: YahtzeeGame, key: str) -> Block:
+    async with MemoryStore() as store, open_engine(game, store) as engine:
+        return await engine.block(key)
+
+
+def test_a_warm_job_leaves_the_states_blocks_in_redis(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    """Four boxes of yahtzee-lower filled: the state's block and the 7 below it, no more."""
+    start_workers(children, r, redis_url, ["w1"])
+    filled = ("three_of_a_kind", "four_of_a_kind", "full_house", "small_straight")
+    job = Job.warm("yahtzee-lower", f"filled={','.join(filled)}")
+    job_id, queued = with_store(redis_url, lambda store: enqueue(store.redis, job))
+    assert queued
+    wait_for("the warm job to be done", lambda: job_record(r, job_id).get("status") == "done", 30)
+
+    mask = sum(1 << LOWER.rules.category_index(box) for box in filled)
+    key = block_key(mask)
+    assert set(r.hkeys(LOWER_BLOCKS)) == {
+        block_key(m).encode() for m in range(LOWER.rules.all_filled + 1) if m & mask == mask
+    }
+    data = r.hget(LOWER_BLOCKS, key)
+    assert isinstance(data, bytes)
+    stored = decode_block(
+        data, fingerprint=LOWER.fingerprint, key=key, shape=LOWER.block_shape(key)
+    )
+    assert stored is not None
+    assert stored == pytest.approx(anyio.run(solved_here, LOWER, key), abs=TOL)
+
+
 # --- the score distribution as a background job ---------------------------------------------
 
 
@@ -530,3 +594,15 @@ def test_a_worker_pins_blas_to_one_thread_without_being_told(command: list[str])
     pools = json.loads(done.stdout)
     assert [pool["user_api"] for pool in pools] == ["blas"], "numpy's BLAS was not loaded"
     assert [pool["num_threads"] for pool in pools] == [1]
+
+
+def test_memo_solver_worker_starts_beats_and_stops_on_sigterm(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    (worker,) = start_workers(children, r, redis_url, ["w1"], entry=("memo_solver", "worker"))
+    alive = check(redis_url, "--id", "w1")
+    assert alive.returncode == 0, alive.stderr
+    worker.process.send_signal(signal.SIGTERM)
+    assert worker.finish(timeout=10) == 0, worker.text()
+    assert r.exists(redis_keys.worker("w1")) == 0
+    assert check(redis_url, "--id", "w1").returncode == 1
