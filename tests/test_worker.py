@@ -9,7 +9,10 @@ What the shared memo promises, checked from the outside:
   the job finishes, and nothing that survived is computed again;
 - bad data (a junk block, a malformed job) is detected, never served, never fatal;
 - SIGTERM stops a worker cleanly: no claim left, no heartbeat, the job left to others;
-- ``--check`` is a health check, and a worker started before its Redis waits for it.
+- ``--check`` is a health check, and a worker started before its Redis waits for it;
+- ``status --json`` gives numbers as numbers; a heartbeat expires unless renewed, and its
+  counters move; a warm job leaves exactly its state's blocks;
+- both entry points (``python -m worker``, ``memo-solver worker``) pin BLAS to one thread.
 
 Each test has its own Redis: the session server emptied (FLUSHALL), or a server of its own
 where it crashes it. Every process a test starts is killed at teardown; their logs are
