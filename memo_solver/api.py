@@ -45,6 +45,7 @@ from memo_solver.distribution import Distribution
 from memo_solver.doom import DoomError
 from memo_solver.engine import Engine, namespace, open_engine
 from memo_solver.games import GameEntry, UnknownGameError, get_game, registry
+from memo_solver.jobs import Record
 from memo_solver.review import GameError, read_game, review_game
 from memo_solver.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
 from memo_solver.state import State, StateError, parse_state, state_from_json
@@ -669,7 +670,7 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
     return app
 
 
-async def _workers(store: Store) -> list[dict[str, str]]:
+async def _workers(store: Store) -> list[Record]:
     redis = getattr(store, "redis", None)
     if redis is None:
         return []

@@ -139,19 +139,54 @@ async def update(redis: aioredis.Redis, job_id: str, **fields: str | int | float
     await redis.hset(redis_keys.job(job_id), mapping=mapping)
 
 
-async def _records(redis: aioredis.Redis, match: str, order: str) -> list[dict[str, str]]:
-    """Every hash whose key matches, as text, sorted by one of its fields."""
+Record = dict[str, str | int | float]
+"""A job record or a worker's heartbeat, its numbers as numbers (see :func:`_typed`)."""
+
+_NUMBER_FIELDS: Final[dict[str, type[int] | type[float]]] = {
+    "pid": int,
+    "blocks_computed": int,
+    "blocks_waited": int,
+    "blocks_fetched": int,
+    "jobs_done": int,
+    "blocks_done": int,
+    "blocks_total": int,
+    "started_at": float,
+    "beat_at": float,
+    "queued_at": float,
+    "finished_at": float,
+    "value": float,
+}
+"""The numeric fields of job records and heartbeats; every other field is text."""
+
+
+def _typed(fields: Mapping[str, str]) -> Record:
+    """A hash's fields with their numbers parsed, for readers such as ``status --json``
+    that promise numbers; a field Redis holds as junk stays text, so that one bad record
+    never breaks the listing of all the others."""
+    record: Record = {}
+    for name, value in fields.items():
+        parse = _NUMBER_FIELDS.get(name)
+        try:
+            record[name] = value if parse is None else parse(value)
+        except ValueError:
+            record[name] = value
+    return record
+
+
+async def _records(redis: aioredis.Redis, match: str, order: str) -> list[Record]:
+    """Every hash whose key matches, sorted by one of its fields (as stored text: a record
+    without the field, or with junk in it, must still sort)."""
     records = []
     async for key in redis.scan_iter(match=match):
         raw = await redis.hgetall(key)
         if raw:
             records.append(_text(raw))
-    return sorted(records, key=lambda record: record.get(order, ""))
+    return [_typed(record) for record in sorted(records, key=lambda r: r.get(order, ""))]
 
 
-async def all_jobs(redis: aioredis.Redis) -> list[dict[str, str]]:
+async def all_jobs(redis: aioredis.Redis) -> list[Record]:
     return await _records(redis, f"{redis_keys.JOB_PREFIX}*", "queued_at")
 
 
-async def live_workers(redis: aioredis.Redis, pattern: str = "*") -> list[dict[str, str]]:
+async def live_workers(redis: aioredis.Redis, pattern: str = "*") -> list[Record]:
     return await _records(redis, f"{redis_keys.WORKER_PREFIX}{pattern}", "id")

@@ -138,8 +138,8 @@ async def status(args: argparse.Namespace, store: Store) -> int:
             "claims_held": coverage.claims,
             "bytes": coverage.bytes,
         }
-    workers: list[dict[str, str]] = []
-    queue: list[dict[str, str]] = []
+    workers: list[jobs.Record] = []
+    queue: list[jobs.Record] = []
     if isinstance(store, RedisStore):
         workers = await jobs.live_workers(store.redis)
         queue = await jobs.all_jobs(store.redis)

@@ -1,16 +1,19 @@
 """What the Redis store adds to the store contract (tests/test_store.py runs that on Redis too).
 
 - every key of a namespace carries its hash tag, so a block, its claim and the Lua scripts
-  that touch both live in one Redis Cluster slot;
+  that touch both live in one Redis Cluster slot; the tag is the format version and the
+  rule set's fingerprint;
 - a waiter is woken by pub/sub when *another* connection (another process) commits or
   releases, within milliseconds, not at its one-second re-check;
 - a waiter whose holder died (a claim never committed) returns once the lease lapses;
 - an unreachable Redis is a :class:`StoreUnavailableError` naming the URL (never its
-  password), and one line from the CLI with exit status 2.
+  password), and one line from the CLI with exit status 2;
+- the CLI finds the Redis URL in ``$MEMO_SOLVER_REDIS_URL`` when ``--redis`` is not given.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -26,6 +29,7 @@ from redis.crc import key_slot
 from redis_server import free_port
 
 from memo_solver import redis_keys
+from memo_solver.codec import FORMAT_VERSION
 from memo_solver.engine import namespace, open_engine
 from memo_solver.redis_store import RedisStore
 from memo_solver.rules import RULE_SETS
@@ -33,6 +37,7 @@ from memo_solver.store import Claim, StoreUnavailableError
 from memo_solver.yahtzee import YahtzeeGame
 
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
+LOWER_PIN = RULE_SETS["yahtzee-lower"].start_value
 NS = namespace(LOWER)
 TAG = "{" + NS + "}"
 A, B = "token-a", "token-b"
@@ -143,7 +148,7 @@ async def test_every_key_written_by_a_solve_carries_the_hash_tag(redis_url: str)
     async with opened(redis_url) as store:
         async with open_engine(LOWER, store) as engine:
             root = await engine.block(LOWER.root())
-        assert root[0, 0] == pytest.approx(RULE_SETS["yahtzee-lower"].start_value, abs=1e-9)
+        assert root[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
         # A claim still held, so that its key is among those scanned.
         assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
         names = [name.decode() async for name in store.redis.scan_iter(match="*")]
@@ -156,6 +161,20 @@ async def test_every_key_written_by_a_solve_carries_the_hash_tag(redis_url: str)
         assert key_slot(name.encode()) == slot, name
     assert sorted(names) == sorted([redis_keys.blocks(NS), redis_keys.claim(NS, "held")])
     assert claims == [redis_keys.claim(NS, "held")]
+
+
+async def test_keys_carry_the_format_version_and_the_rules_fingerprint(redis_url: str) -> None:
+    """Blocks of another format or of other rules can never be read as these: a change of
+    either is a change of every key."""
+    upper = YahtzeeGame(RULE_SETS["yahtzee-upper"])
+    ns = namespace(upper)
+    async with opened(redis_url) as store:
+        async with open_engine(upper, store) as engine:
+            await engine.block(upper.root())
+        assert await store.try_claim(ns, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
+        names = sorted([name.decode() async for name in store.redis.scan_iter(match="*")])
+    tag = f"{{{FORMAT_VERSION}:{RULE_SETS['yahtzee-upper'].fingerprint}}}"
+    assert names == [f"ms:{tag}:blocks", f"ms:{tag}:claim:held"]
 
 
 async def test_a_claim_is_a_key_with_the_lease_as_its_ttl(redis_url: str) -> None:
@@ -249,7 +268,7 @@ async def test_an_engine_goes_on_when_a_dead_holders_lease_lapses(redis_url: str
             async with open_engine(LOWER, store, lease_s=0.5) as engine:
                 value = await engine.block(root)
         elapsed = time.monotonic() - start
-    assert value[0, 0] == pytest.approx(RULE_SETS["yahtzee-lower"].start_value, abs=1e-9)
+    assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
     assert engine.counters.computed == LOWER.block_count
     assert engine.counters.waited >= 1
     assert elapsed < 0.5 + RECHECK_S + 1.0
@@ -296,14 +315,14 @@ async def test_an_unreachable_url_never_shows_its_password() -> None:
     assert "s3cret-pw" not in store.description
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memo_solver", *args],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
-        env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+        env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", **env},
     )
 
 
@@ -324,6 +343,25 @@ def test_the_cli_says_an_unreachable_url_in_one_line() -> None:
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert url in done.stderr
+
+
+def test_the_cli_finds_redis_in_the_environment(
+    redis_url: str, r: redis.Redis, tmp_path: Path
+) -> None:
+    """``$MEMO_SOLVER_REDIS_URL`` alone (no ``--redis``) points a query at the shared Redis:
+    it solves there, and the SQLite cache in the user's folder is never created."""
+    done = _cli(
+        "value",
+        "--rules",
+        "yahtzee-lower",
+        "--json",
+        MEMO_SOLVER_REDIS_URL=redis_url,
+        XDG_CACHE_HOME=str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["value"] == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert r.hlen(redis_keys.blocks(NS)) == LOWER.block_count
+    assert list(tmp_path.iterdir()) == []
 
 
 async def test_aclose_closes_every_connection(redis_url: str, tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Seeding a Redis from a file: export from SQLite, import into Redis, serve without computing.
+"""Seeding a Redis from a file: export from SQLite, import into Redis, serve without computing;
+and backing a Redis up: export from it into a file or an SQLite store.
 
 Every block is verified on the way out and on the way in, so a damaged source is counted
 and skipped (the engine recomputes what is missing), and a file of another rule set is
@@ -160,6 +161,34 @@ async def test_a_damaged_block_is_skipped_and_counted(redis_url: str, tmp_path: 
         )
         assert decoded is not None
     assert late[0, 0] == pytest.approx(ONLY_YAHTZEE_OPEN, abs=1e-9)
+
+
+async def blocks_at(dest: Path) -> dict[str, bytes]:
+    """Every block of yahtzee-lower in a dump file or an SQLite store, as stored."""
+    if dest.suffix == ".msgpack":
+        return read_file(dest, LOWER)
+    async with SQLiteStore(dest) as store:
+        return await store.get_many(NS, await store.keys(NS))
+
+
+@pytest.mark.parametrize("dest_name", ["lower.msgpack", "lower.sqlite"])
+async def test_export_from_redis_copies_its_verified_blocks(
+    redis_url: str, tmp_path: Path, dest_name: str
+) -> None:
+    """Redis as the source: every good block arrives as it was, a junk one is left out."""
+    async with opened_redis(redis_url) as store:
+        async with open_engine(LOWER, store) as engine:
+            await engine.block(LOWER.root())
+        await store.commit(NS, {LATE: b"junk"}, None)
+        in_redis = await store.get_many(NS, await store.keys(NS))
+    dest = tmp_path / dest_name
+
+    exported = cli_json(
+        "--redis", redis_url, "export", "--rules", "yahtzee-lower", "--to", str(dest)
+    )
+    assert (exported["blocks"], exported["skipped_bad"]) == (127, 1)
+    copied = await blocks_at(dest)
+    assert copied == {key: data for key, data in in_redis.items() if key != LATE}
 
 
 def test_a_file_of_another_rule_set_is_refused(redis_url: str, tmp_path: Path) -> None:

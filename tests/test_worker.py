@@ -9,7 +9,10 @@ What the shared memo promises, checked from the outside:
   the job finishes, and nothing that survived is computed again;
 - bad data (a junk block, a malformed job) is detected, never served, never fatal;
 - SIGTERM stops a worker cleanly: no claim left, no heartbeat, the job left to others;
-- ``--check`` is a health check, and a worker started before its Redis waits for it.
+- ``--check`` is a health check, and a worker started before its Redis waits for it;
+- ``status --json`` gives numbers as numbers; a heartbeat expires unless renewed, and its
+  counters move; a warm job leaves exactly its state's blocks;
+- both entry points (``python -m worker``, ``memo-solver worker``) pin BLAS to one thread.
 
 Each test has its own Redis: the session server emptied (FLUSHALL), or a server of its own
 where it crashes it. Every process a test starts is killed at teardown; their logs are
@@ -18,14 +21,20 @@ files in the test's temporary folder (printed when a test fails).
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 import redis
 from redis_server import RedisServer, free_port
 from worker_support import (
+    ENV,
     HEARTBEAT_S,
     HOST,
     Child,
@@ -41,13 +50,16 @@ from worker_support import (
     pending,
     start_workers,
     wait_for,
+    with_store,
 )
 
 from memo_solver import redis_keys
 from memo_solver.codec import decode_block
-from memo_solver.engine import namespace
-from memo_solver.jobs import Job
+from memo_solver.engine import namespace, open_engine
+from memo_solver.game import Block
+from memo_solver.jobs import Job, enqueue
 from memo_solver.rules import RULE_SETS
+from memo_solver.store import Claim, MemoryStore
 from memo_solver.yahtzee import YahtzeeGame, block_key
 
 TOL = 1e-9
@@ -56,6 +68,9 @@ YAHTZEE_NS = namespace(YAHTZEE)
 YAHTZEE_PIN = 254.5877287345
 BLOCKS = YAHTZEE.block_count
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
+LOWER_BLOCKS = redis_keys.blocks(namespace(LOWER))
+UPPER = YahtzeeGame(RULE_SETS["yahtzee-upper"])
+UPPER_NS = namespace(UPPER)
 UPPER_PIN = 71.9515297337
 LOWER_PIN = 139.9712924424
 PRECOMPUTE_ID = Job.precompute("yahtzee").id
@@ -87,7 +102,7 @@ def test_workers_clis_and_a_job_compute_every_block_exactly_once(
     assert blocks_done(r) == BLOCKS
     assert claim_holders(r) == []
     workers = counters_after_a_beat(redis_url, names)
-    by_workers = sum(int(w["blocks_computed"]) for w in workers.values())
+    by_workers = sum(w["blocks_computed"] for w in workers.values())
     by_clis = sum(int(result["blocks_computed"]) for result in results[1:])
     print(
         "computed:",
@@ -196,7 +211,7 @@ def test_a_redis_crash_loses_at_most_the_last_second_and_the_job_resumes(
             f"{fsynced} blocks 1.2 s before the kill, {at_kill} at it, {len(survived)} "
             f"after the restart; the worker computed {row['blocks_computed']} more"
         )
-        assert int(row["blocks_computed"]) == BLOCKS - len(survived)
+        assert row["blocks_computed"] == BLOCKS - len(survived)
     retries = [line for line in worker.text().splitlines() if "retrying in" in line]
     assert retries, worker.text()
     assert all(url in line for line in retries), retries
@@ -384,6 +399,147 @@ def test_a_worker_waits_for_its_redis_and_serves_once_it_is_up(
     assert "Traceback" not in worker.text()
 
 
+# --- status, heartbeats and counters -------------------------------------------------------
+
+
+def types_of(row: dict[str, Any]) -> dict[str, type]:
+    return {name: type(value) for name, value in row.items()}
+
+
+def counts_of(rule_set: dict[str, Any]) -> tuple[Any, Any, Any]:
+    return (rule_set["blocks_total"], rule_set["blocks_done"], rule_set["claims_held"])
+
+
+def test_status_json_gives_numbers_for_rule_sets_workers_and_jobs(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    start_workers(children, r, redis_url, ["w1"])
+    cli_json(redis_url, "precompute", "--rules", "yahtzee-lower", "--wait", timeout=60)
+    held = with_store(
+        redis_url, lambda store: store.try_claim(UPPER_NS, [UPPER.root()], "the-test", 60)
+    )
+    assert held == {UPPER.root(): Claim.CLAIMED}
+
+    def status_once_the_job_is_counted() -> dict[str, Any] | None:
+        status: dict[str, Any] = cli_json(redis_url, "status")
+        return status if any(w["jobs_done"] >= 1 for w in status["workers"]) else None
+
+    status = wait_for("w1 to count its job", status_once_the_job_is_counted, 30, HEARTBEAT_S)
+
+    rule_sets = status["rule_sets"]
+    assert counts_of(rule_sets["yahtzee-lower"]) == (128, 128, 0)
+    assert counts_of(rule_sets["yahtzee-upper"]) == (64, 0, 1)
+    assert {type(n) for row in rule_sets.values() for n in counts_of(row)} == {int}
+
+    (worker,) = status["workers"]
+    assert (worker["id"], worker["host"]) == ("w1", HOST)
+    assert types_of(worker) == {
+        "id": str,
+        "host": str,
+        "pid": int,
+        "started_at": float,
+        "beat_at": float,
+        "running": str,
+        "blocks_computed": int,
+        "blocks_waited": int,
+        "blocks_fetched": int,
+        "jobs_done": int,
+    }
+
+    # The precompute first, then the block jobs it fanned out into (oldest first).
+    precompute, *blocks = status["jobs"]
+    assert (precompute["id"], precompute["kind"], precompute["rules"]) == (
+        Job.precompute("yahtzee-lower").id,
+        "precompute",
+        "yahtzee-lower",
+    )
+    assert (precompute["state"], precompute["status"], precompute["worker"]) == ("", "done", "w1")
+    assert (precompute["blocks_done"], precompute["blocks_total"]) == (128, 128)
+    assert precompute["value"] == pytest.approx(LOWER_PIN, abs=TOL)
+    assert types_of(precompute) == {
+        "id": str,
+        "kind": str,
+        "rules": str,
+        "state": str,
+        "status": str,
+        "queued_at": float,
+        "worker": str,
+        "started_at": float,
+        "blocks_done": int,
+        "blocks_total": int,
+        "value": float,
+        "finished_at": float,
+    }
+    assert sorted(job["state"] for job in blocks) == sorted(LOWER.successors(LOWER.root()))
+    for job in blocks:
+        assert (job["kind"], job["rules"], type(job["queued_at"])) == (
+            "block",
+            "yahtzee-lower",
+            float,
+        )
+
+
+def test_a_heartbeat_expires_by_itself_and_its_counters_move(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    """The heartbeat lives three beats unless renewed; a block claimed by someone else is
+    waited for (and counted), and a finished job is counted."""
+    start_workers(children, r, redis_url, ["w1"])
+    ttl_ms = r.pttl(redis_keys.worker("w1"))
+    assert 0 < ttl_ms <= 3 * HEARTBEAT_S * 1000  # WorkerSettings.heartbeat_ttl_s
+    before = counters_after_a_beat(redis_url, ["w1"])["w1"]
+    assert (before["blocks_waited"], before["jobs_done"]) == (0, 0)
+
+    root = UPPER.root()
+    with_store(redis_url, lambda store: store.try_claim(UPPER_NS, [root], "the-test", 60))
+    job_id = cli_json(redis_url, "precompute", "--rules", "yahtzee-upper")["job"]
+    wait_for(
+        "w1 to wait for the block the test holds",
+        lambda: int((heartbeat(r, "w1") or {}).get("blocks_waited", 0)) >= 1,
+        30,
+    )
+    with_store(redis_url, lambda store: store.release(UPPER_NS, [root], "the-test"))
+    wait_for("the job to be done", lambda: job_record(r, job_id).get("status") == "done", 30)
+
+    after = counters_after_a_beat(redis_url, ["w1"])["w1"]
+    assert after["blocks_waited"] >= 1
+    assert after["jobs_done"] >= 1
+    assert after["blocks_computed"] == UPPER.block_count
+
+
+# --- a warm job ------------------------------------------------------------------------------
+
+
+async def solved_here(game: YahtzeeGame, key: str) -> Block:
+    async with MemoryStore() as store, open_engine(game, store) as engine:
+        return await engine.block(key)
+
+
+def test_a_warm_job_leaves_the_states_blocks_in_redis(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    """Four boxes of yahtzee-lower filled: the state's block and the 7 below it, no more."""
+    start_workers(children, r, redis_url, ["w1"])
+    filled = ("three_of_a_kind", "four_of_a_kind", "full_house", "small_straight")
+    job = Job.warm("yahtzee-lower", f"filled={','.join(filled)}")
+    job_id, queued = with_store(redis_url, lambda store: enqueue(store.redis, job))
+    assert queued
+    wait_for("the warm job to be done", lambda: job_record(r, job_id).get("status") == "done", 30)
+
+    mask = sum(1 << LOWER.rules.category_index(box) for box in filled)
+    key = block_key(mask)
+    assert set(r.hkeys(LOWER_BLOCKS)) == {
+        block_key(m).encode() for m in range(LOWER.rules.all_filled + 1) if m & mask == mask
+    }
+    data = r.hget(LOWER_BLOCKS, key)
+    assert isinstance(data, bytes)
+    stored = decode_block(
+        data, fingerprint=LOWER.fingerprint, key=key, shape=LOWER.block_shape(key)
+    )
+    assert stored is not None
+    assert stored == pytest.approx(anyio.run(solved_here, LOWER, key), abs=TOL)
+
+
 # --- the score distribution as a background job ---------------------------------------------
 
 
@@ -404,3 +560,52 @@ def test_stats_with_workers_is_their_background_job(
     assert [(job["rules"], job["status"], job["worker"]) for job in stats_jobs] == [
         ("yahtzee-upper", "done", "w1")
     ]
+
+
+# --- the entry points ----------------------------------------------------------------------
+
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+RUN_AND_REPORT_BLAS = """
+import json, runpy, sys
+from threadpoolctl import threadpool_info
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+print(json.dumps(threadpool_info()))
+"""
+"""Run ``python -m <module> <args>`` as the interpreter does, then report the BLAS pools that
+the process ended up with (threadpoolctl imports no numpy of its own)."""
+
+
+@pytest.mark.parametrize(
+    "command", [["worker"], ["memo_solver", "worker"]], ids=["python -m worker", "memo-solver"]
+)
+def test_a_worker_pins_blas_to_one_thread_without_being_told(command: list[str]) -> None:
+    """BLAS reads its thread count once, when numpy loads it: the pin must come first."""
+    env = {k: v for k, v in ENV.items() if k not in BLAS_THREAD_VARS}
+    dead_url = f"redis://127.0.0.1:{free_port()}/0"
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_REPORT_BLAS, *command, "--check", "--redis", dead_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
+    pools = json.loads(done.stdout)
+    assert [pool["user_api"] for pool in pools] == ["blas"], "numpy's BLAS was not loaded"
+    assert [pool["num_threads"] for pool in pools] == [1]
+
+
+def test_memo_solver_worker_starts_beats_and_stops_on_sigterm(
+    redis_url: str, r: redis.Redis, children: Children
+) -> None:
+    (worker,) = start_workers(children, r, redis_url, ["w1"], entry=("memo_solver", "worker"))
+    alive = check(redis_url, "--id", "w1")
+    assert alive.returncode == 0, alive.stderr
+    worker.process.send_signal(signal.SIGTERM)
+    assert worker.finish(timeout=10) == 0, worker.text()
+    assert r.exists(redis_keys.worker("w1")) == 0
+    assert check(redis_url, "--id", "w1").returncode == 1

@@ -13,14 +13,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import redis
 
 from memo_solver import redis_keys
+from memo_solver.redis_store import RedisStore
 
 T = TypeVar("T")
 ENV = {
@@ -73,8 +75,10 @@ class Children:
         self.started.append(child)
         return child
 
-    def worker(self, url: str, name: str, *extra: str) -> Child:
-        args = [sys.executable, "-m", "worker", "--redis", url, "--id", name]
+    def worker(self, url: str, name: str, *extra: str, entry: Sequence[str] = ("worker",)) -> Child:
+        """A worker started as ``python -m worker``, or as ``python -m <entry>`` (the CLI's
+        ``memo_solver worker``)."""
+        args = [sys.executable, "-m", *entry, "--redis", url, "--id", name]
         return self.spawn(name, [*args, "--heartbeat", str(HEARTBEAT_S), *extra])
 
     def cli(self, name: str, url: str, *args: str) -> Child:
@@ -128,6 +132,20 @@ def json_of(child: Child, timeout: float) -> Any:
     return json.loads(lines[-1])
 
 
+def with_store(url: str, call: Callable[[RedisStore], Awaitable[T]]) -> T:
+    """One call of the store API (on a RedisStore of the test's own), from a sync test: to
+    hold a claim as another worker would, or to queue a job as the API does."""
+
+    async def run() -> T:
+        store = RedisStore(url)
+        try:
+            return await call(store)
+        finally:
+            await store.aclose()
+
+    return anyio.run(run)
+
+
 # --- reading Redis -------------------------------------------------------------------------
 
 
@@ -172,20 +190,25 @@ def pending(r: redis.Redis) -> int:
 
 
 def start_workers(
-    children: Children, r: redis.Redis, url: str, names: list[str], *extra: str
+    children: Children,
+    r: redis.Redis,
+    url: str,
+    names: list[str],
+    *extra: str,
+    entry: Sequence[str] = ("worker",),
 ) -> list[Child]:
-    workers = [children.worker(url, name, *extra) for name in names]
+    workers = [children.worker(url, name, *extra, entry=entry) for name in names]
     for worker in workers:
         wait_for(f"{worker.name}'s heartbeat", lambda w=worker: heartbeat(r, w.name), 30)
     return workers
 
 
-def counters_after_a_beat(url: str, names: list[str]) -> dict[str, dict[str, str]]:
+def counters_after_a_beat(url: str, names: list[str]) -> dict[str, dict[str, Any]]:
     """The workers' rows of ``status --json``, once each has beaten after this call."""
     since = time.time()
     while True:
         rows = {w["id"]: w for w in cli_json(url, "status")["workers"] if w["id"] in names}
-        if len(rows) == len(names) and all(float(w["beat_at"]) > since for w in rows.values()):
+        if len(rows) == len(names) and all(w["beat_at"] > since for w in rows.values()):
             return rows
         assert time.time() - since < 30, rows
         time.sleep(HEARTBEAT_S / 2)

@@ -1,5 +1,19 @@
+"""``python -m worker``: BLAS is pinned here, before anything imports numpy.
+
+BLAS reads its thread count once, when numpy loads it, and importing the worker's CLI
+already loads numpy (jobs -> games -> engine); so the pin must come before that import.
+"""
+
 import sys
 
-from worker.cli import main
+from memo_solver.runtime import pin_blas_threads
 
-sys.exit(main())
+
+def run() -> int:
+    pin_blas_threads()
+    from worker.cli import main
+
+    return main()
+
+
+sys.exit(run())

@@ -18,7 +18,7 @@ from redis.exceptions import RedisError
 
 from memo_solver.jobs import live_workers
 from memo_solver.redis_store import RedisStore, redacted
-from memo_solver.runtime import keep_freed_memory, pin_blas_threads
+from memo_solver.runtime import keep_freed_memory
 from memo_solver.store import StoreUnavailableError
 from worker.settings import WorkerSettings, settings_from
 
@@ -40,12 +40,13 @@ async def check(settings: WorkerSettings, explicit_id: bool) -> int:
     if not workers:
         print(f"worker check: no live worker matching {pattern!r}", file=sys.stderr)
         return 1
-    print(f"worker check: {len(workers)} live ({', '.join(w['id'] for w in workers)})")
+    print(f"worker check: {len(workers)} live ({', '.join(str(w['id']) for w in workers)})")
     return 0
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m worker") -> int:
-    pin_blas_threads()
+    """The entry points (worker/__main__.py, memo_solver.cli) pin BLAS before importing
+    this module: here it would come too late, numpy being loaded already."""
     args = list(sys.argv[1:] if argv is None else argv)
     settings = settings_from(args, prog)
     logging.basicConfig(

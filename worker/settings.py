@@ -9,15 +9,16 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
 ENV_CONCURRENCY: Final = "MEMO_SOLVER_WORKER_CONCURRENCY"
 ENV_LEASE_S: Final = "MEMO_SOLVER_LEASE_S"
 DEFAULT_REDIS_URL: Final = "redis://127.0.0.1:6379/0"
+N = TypeVar("N", int, float)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,12 @@ def build_parser(prog: str = "python -m worker") -> argparse.ArgumentParser:
     return parser
 
 
+def _given(option: N | None, parse: Callable[[str], N], environment: str) -> N:
+    """The option where it was given, even as 0 (then refused as such, not silently
+    replaced by the environment's value), else the environment's."""
+    return parse(environment) if option is None else option
+
+
 def settings_from(
     argv: Sequence[str] | None = None, prog: str = "python -m worker"
 ) -> WorkerSettings:
@@ -70,8 +77,8 @@ def settings_from(
     args = parser.parse_args(argv)
     env = os.environ
     try:
-        concurrency = args.concurrency or int(env.get(ENV_CONCURRENCY, "1"))
-        lease_s = args.lease or float(env.get(ENV_LEASE_S, "10"))
+        concurrency = _given(args.concurrency, int, env.get(ENV_CONCURRENCY, "1"))
+        lease_s = _given(args.lease, float, env.get(ENV_LEASE_S, "10"))
     except ValueError as exc:
         parser.error(f"bad number in the environment: {exc}")
     if concurrency < 1 or lease_s <= 0 or args.heartbeat <= 0:
