@@ -109,15 +109,24 @@ async def enqueue(redis: aioredis.Redis, job: Job) -> tuple[str, bool]:
     Returns the id and whether it was newly queued. A failed or interrupted job is queued
     again.
     """
-    record = redis_keys.job(job.id)
-    status = await redis.hget(record, "status")
-    if status in (b"queued", b"running", b"done"):
-        return job.id, False
     fields: Fields = {**job.fields(), "status": "queued", "queued_at": f"{time.time():.3f}"}
-    await redis.hset(record, mapping=fields)
-    await redis.hdel(record, "error", "finished_at")
+    flat = [item for pair in fields.items() for item in pair]
+    # Check and mark in one step, so two clients asking at once queue the job once.
+    if not await redis.eval(_MARK_QUEUED, 1, redis_keys.job(job.id), *flat):
+        return job.id, False
     await redis.xadd(redis_keys.JOB_STREAM, job.fields())
     return job.id, True
+
+
+_MARK_QUEUED: Final = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'queued' or status == 'running' or status == 'done' then
+    return 0
+end
+redis.call('HDEL', KEYS[1], 'error', 'finished_at')
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
 
 
 async def ensure_group(redis: aioredis.Redis) -> None:

@@ -373,3 +373,25 @@ async def test_aclose_closes_every_connection(redis_url: str, tmp_path: Path) ->
         await store.aclose()
         await anyio.sleep(0.05)
         assert len(observer.client_list()) == before
+
+
+async def test_the_same_job_asked_for_at_once_is_queued_once(
+    redis_url: str, r: redis.Redis
+) -> None:
+    """Job ids come from content, so duplicates merge, even when the asks race."""
+    from memo_solver import jobs
+
+    job = jobs.Job("precompute", "yahtzee-lower")
+    store = RedisStore(redis_url)
+    answers: list[bool] = []
+
+    async def ask() -> None:
+        answers.append((await jobs.enqueue(store.redis, job))[1])
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(20):
+            tg.start_soon(ask)
+    await store.aclose()
+    assert sorted(answers) == [False] * 19 + [True]
+    assert r.xlen(redis_keys.JOB_STREAM) == 1
+    assert r.hget(redis_keys.job(job.id), b"status") == b"queued"
