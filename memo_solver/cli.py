@@ -145,14 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     stats.add_argument("state", nargs="?", default="start", help="the state (default: start)")
     _doom_options(stats)
-    stats.add_argument(
-        "--threshold",
-        type=int,
-        action="append",
-        default=[],
-        metavar="T",
-        help="also print P(points >= T); repeatable",
-    )
+    _threshold_option(stats, "also print P(points >= T); repeatable")
     stats.add_argument(
         "--plot", type=Path, metavar="PNG", help="draw the distribution (matplotlib)"
     )
@@ -167,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument(
         "--show", action="store_true", help="narrate one game decision by decision"
     )
+    _threshold_option(simulate, "also print P(score >= T) and its standard error; repeatable")
     review = command("review", "rate every decision of a played game against the optimal one")
     review.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     review.add_argument("game", help="the game as JSON (a file, or - for standard input)")
@@ -206,6 +200,13 @@ def _game_option(sub: argparse.ArgumentParser, note: str) -> None:
         choices=("yahtzee", "dice-of-doom"),
         default="yahtzee",
         help=f"the game (default: yahtzee); {note}",
+    )
+
+
+def _threshold_option(sub: argparse.ArgumentParser, help_text: str) -> None:
+    """One option for ``stats`` and ``simulate``, so P(score >= T) is asked for alike."""
+    sub.add_argument(
+        "--threshold", type=int, action="append", default=[], metavar="T", help=help_text
     )
 
 

@@ -1,63 +1,14 @@
 """``memo-solver review``: rate every decision of a played game against the optimal strategy.
 
-A game is JSON; the README quotes this format::
-
-    {
-      "rules": "yahtzee",
-      "turns": [
-        {"rolls": [[1, 2, 3, 4, 6], [2, 3, 4, 6, 6], [2, 3, 4, 5, 6]],
-         "keeps": [[2, 3, 4, 6], [2, 3, 4, 6]],
-         "box": "large_straight"},
-        {"rolls": [[5, 5, 5, 5, 5]], "keeps": [], "box": "yahtzee"}
-      ]
-    }
-
-- ``rules`` (optional) names the rule set the game was played under; when given, it must
-  be the rule set the review runs under (``--rules``, or the request's ``rules``).
-- ``turns`` lists the turns in order, at most one per box. A turn has one to three
-  ``rolls`` (``rerolls + 1`` under the rule set), five faces 1..6 each, in any order.
-- ``keeps`` lists the dice held after each roll but the last: ``len(rolls) - 1`` entries
-  (it may be left out for a turn of one roll). A keep must come from the roll before it,
-  and the roll after it must contain it. Keeping all five dice and rolling "again" is
-  allowed, and is then the same five dice.
-- ``box`` names the box the last roll is scored in (as ``memo-solver rules`` lists them;
-  case, spaces and hyphens do not matter). Under a Joker rule the box must be one the
-  Joker allows; points are never given: the rules decide them.
-
-A game may stop early: the review then covers the turns played, and counts the expected
-value of the rest as if it were played optimally (``complete`` is false).
-
-Every decision (each keep, and the box) is compared with the advice of
-:func:`memo_solver.advice.advise` for the state it was taken in: the report gives the
-player's choice, the best choice, and the expected points lost (the chosen action's
-``loss``). The final score is computed from the boxes, upper bonus and +100 bonuses
-included, and split three ways::
-
-    final score = expected score + skill + luck
-    expected    = the value of the empty scorecard under these rules
-    skill       = - (the sum of the expected points lost)
-    luck        = final - expected + losses   (what the dice gave beyond the average)
-
-For a game stopped early, "final" is the points banked plus the expected value of the
-rest. The review's JSON (``--json``, and ``POST /v1/review``) is::
-
-    {
-      "rules": "yahtzee", "turns_played": 13, "complete": true,
-      "decisions": [
-        {"turn": 1, "step": "keep 1", "state": "dice=12346 rerolls=2", "dice": [1, 2, 3, 4, 6],
-         "rerolls_left": 2, "chosen": {<action>}, "best": {<action>}, "loss": 0.0}, ...
-      ],
-      "boxes": [{"turn": 1, "box": "large_straight", "points": 40, "bonus": 0}, ...],
-      "final_score": 231, "banked": 231, "remaining_value": 0.0,
-      "expected_score": 254.5877287345, "total_loss": 12.3, "skill": -12.3, "luck": -11.3,
-      "worst_mistakes": [{"turn": 4, "step": "keep 2", "loss": 5.1, "words": "..."}, ...]
-    }
-
-where an ``<action>`` is the advice's action JSON (kind, keep or category/points/bonus,
-value, loss, words). ``step`` is ``keep N`` for the keep after roll N, or ``box``.
-
-A game that breaks the rules is refused with a :class:`GameError` naming the turn and the
-step, for example ``turn 4, roll 2: kept 6 6 but the roll was 1 2 3 4 6``.
+A player wants to know where a game was lost, not just that it was. Every decision (each
+keep, and the box) is compared with :func:`memo_solver.advice.advise` for the state it was
+taken in: the player's choice, the best choice and the expected points lost (the chosen
+action's ``loss``); the final score splits into expected score + skill + luck, skill being
+minus the summed losses. The game format, every rule a game is checked against, and the
+review's JSON are documented once, in the README ("Reviewing a played game"), so that the
+two cannot drift; the tests read the README's example game. :func:`read_game` does all the
+checking before any solving, so a bad game costs nothing and the :class:`GameError` names
+the first turn and step that go wrong.
 """
 
 from __future__ import annotations

@@ -2,58 +2,11 @@
 
 The solver answers one state at a time; someone training a model, writing a bot in another
 language, or checking our numbers wants the whole table in a file they can load without
-this package. Two tables are written:
-
-**Values**, for every rule set: one row per reachable turn-start state (a *guidepost*:
-the filled boxes, the upper level, the bonus flag, before the turn's first roll), with its
-expected points still to come under optimal play. Rows run by filled mask, then upper
-level, then bonus flag, all ascending.
-
-- ``filled``: the filled boxes as a bit mask, bit ``i`` for box ``i`` in the rule set's
-  order (``boxes``, or ``memo-solver rules``);
-- ``upper``: the upper total capped at the threshold (totals past it are worth the same,
-  the bonus being banked); always 0 for a rule set without an upper bonus;
-- ``bonus``: 1 when the Yahtzee box holds 50 so that another Yahtzee earns the +100;
-  always 0 for a rule set without that bonus;
-- ``value``: expected points still to come, bonuses included, points banked excluded.
-  The row with nothing filled is the rule set's pinned start value.
-
-**Decisions**, for rule sets of at most 2,048 blocks (``yazy``, ``yahtzee-lower``,
-``yahtzee-upper``, ``yahtzee-upper-no-bonus``): for every turn start, every number of
-rerolls left and every roll, what the optimal strategy does: with rerolls left, the dice
-it keeps (rerolling the rest); with none, the box it scores. Ties are broken by the rule of
-:mod:`memo_solver.policy`. Bigger rule sets (``yahtzee``: 8,192 blocks, ``yatzy``: 32,768)
-would give tens of millions of rows; they get the values only, and a ``note`` says so.
-
-The formats:
-
-- ``npz`` (``numpy.load(path)``, no pickle needed): arrays ``filled`` (int64), ``upper``,
-  ``bonus`` (int64), ``value`` (float64) of the values table; ``boxes`` (box names),
-  ``rules``, ``fingerprint``, ``rerolls`` and ``note`` (a string, empty if none). With
-  decisions, rows aligned with the values table:
-
-  - ``decision_keep`` (N, rerolls, 252) int16: ``decision_keep[i, n - 1, r]`` is the keep
-    chosen at turn start ``i`` with ``n`` rerolls left after roll ``r``, an index into
-    ``keeps``;
-  - ``decision_box`` (N, 252) int16: the box scored with no rerolls left, an index into
-    ``boxes``; both are -1 on the rows with every box filled;
-  - ``rolls`` (252, 5) int8: roll ``r``'s faces, ascending;
-  - ``keeps`` (462, 5) int8 and ``keep_size`` (462,): keep ``k``'s faces, ascending, padded
-    with 0 after its ``keep_size[k]`` dice.
-
-- ``jsonl``: a header line ``{"kind": "header", "rules", "fingerprint", "boxes",
-  "rerolls", "values", "decisions", "note"}``, then one line per turn-start state
-  ``{"kind": "value", "filled": [box names], "upper": u, "yahtzee_bonus": b, "value": v}``
-  and, with decisions, one line per (turn start, rerolls left, roll)
-  ``{"kind": "decision", "filled", "upper", "yahtzee_bonus", "rerolls_left": n,
-  "dice": [5 faces], "keep": [faces kept]}`` (``"box": name`` instead of ``keep`` when
-  ``n`` is 0).
-
-- ``parquet``: the values table with the npz's columns ``filled``, ``upper``, ``bonus``,
-  ``value``; the header above as JSON under the schema metadata key ``memo_solver``. With
-  decisions, a second file beside it, ``<out without .parquet>.decisions.parquet``, with
-  columns ``filled``, ``upper``, ``bonus``, ``rerolls_left``, ``dice`` (list of 5 faces),
-  ``keep`` (list of faces, null when scoring) and ``box`` (null when keeping).
+this package: the turn-start value of every reachable guidepost for every rule set, and,
+for rule sets small enough (:data:`MAX_DECISION_BLOCKS`), the choice at every turn start,
+rerolls left and roll. The layout of each format (array and column names, dtypes, shapes,
+how keeps and boxes are encoded) is documented once, in the README ("The strategy table"),
+so that the two cannot drift; the tests check the README's npz table against the file.
 """
 
 from __future__ import annotations

@@ -231,19 +231,104 @@ def test_the_mean_of_20000_games_is_the_exact_mean(player: Player, name: str) ->
     assert summary.to_json()["exact_mean"] == RULE_SETS[name].start_value
 
 
-def test_bonus_and_box_shares_match_the_exact_distribution(player: Player) -> None:
-    rules = RULE_SETS["yahtzee-upper"]
-    summary, _ = player.play("yahtzee-upper", 20_000, seed=12)
+@pytest.mark.parametrize(
+    ("name", "thresholds"), [("yahtzee-lower", (100, 140, 200)), ("yahtzee-upper", (60, 72, 90))]
+)
+def test_every_figure_lies_within_four_standard_errors_of_the_exact_one(
+    player: Player, name: str, thresholds: tuple[int, ...]
+) -> None:
+    """Each simulated figure against the exact distribution, within four of its own
+    standard errors: a wrong error (too small) fails here as surely as a wrong figure."""
+    rules = RULE_SETS[name]
+    summary, _ = player.play(name, 20_000, seed=12)
     exact = player.portal.call(score_distribution, player.engine(rules), rules, start_state())
+    data: dict[str, Any] = summary.to_json(thresholds)
 
-    p, se = summary.share(summary.upper_bonus_games)
-    assert abs(p - exact.p_upper_bonus) <= SIGMAS * se
-    data = summary.to_json()
-    assert abs(data["median"] - exact.percentile(0.5)) <= 2  # type: ignore[operator]
-    box_points: dict[str, float] = data["box_points"]  # type: ignore[assignment]
-    for name, mean in exact.box_points.items():
-        # Points in a box never exceed 30 (five sixes): SE <= 30 / sqrt(n) bounds them.
-        assert abs(box_points[name] - mean) <= SIGMAS * 30 / np.sqrt(summary.games), name
+    assert abs(summary.std - exact.std) <= SIGMAS * summary.std_se
+    assert data["std_se"] == summary.std_se
+    for t in thresholds:
+        assert (
+            abs(data["survival"][str(t)] - exact.survival(t))
+            <= SIGMAS * data["survival_se"][str(t)]
+        )
+    for q, at in data["percentiles"].items():
+        # Scores are whole points: a quantile may sit a point off where the mass is lumpy.
+        margin = SIGMAS * data["percentiles_se"][q] + 1
+        assert abs(at - exact.percentile(int(q) / 100)) <= margin, q
+    for box, mean in exact.box_points.items():
+        assert abs(data["box_points"][box] - mean) <= SIGMAS * data["box_points_se"][box], box
+    shares = [("p_upper_bonus", exact.p_upper_bonus, rules.upper_bonus)]
+    shares.append(("p_yahtzee", exact.p_yahtzee, rules.yahtzee_box is not None))
+    for key, p, applies in shares:
+        if applies:
+            assert abs(data[key] - p) <= SIGMAS * data[f"{key}_se"], key
+        else:
+            assert data[key] == p == 0.0
+
+
+def _summary(scores: list[int], boxes: list[list[int]]) -> Summary:
+    """A summary of known games: ``scores`` per game, ``boxes`` each box's points per game."""
+    rules = RULE_SETS["yahtzee-lower"]
+    points = np.zeros((len(scores), len(rules.categories)))
+    points[:, : len(boxes)] = np.array(boxes, dtype=np.float64).T
+    return Summary(
+        rules,
+        "optimal",
+        0,
+        histogram=np.bincount(scores),
+        box_points=points.sum(axis=0),
+        box_squares=(points**2).sum(axis=0),
+    )
+
+
+def test_standard_errors_of_a_small_sample_are_the_hand_computed_ones() -> None:
+    # Scores 0 0 0 0 10: mean 2, s^2 = (4 * 4 + 64) / 4 = 20, m4 = (4 * 16 + 8**4) / 5 = 832.
+    summary = _summary([0, 0, 0, 0, 10], [[0, 0, 0, 0, 10], [3, 3, 3, 3, 3]])
+
+    assert summary.mean == 2.0
+    assert summary.std == pytest.approx(np.sqrt(20))
+    assert summary.se == pytest.approx(2.0)  # sqrt(20 / 5)
+    # sqrt((832 - 400) / 5) / (2 sqrt 20) = sqrt(86.4 / 80)
+    assert summary.std_se == pytest.approx(np.sqrt(1.08))
+    assert summary.survival(5) == pytest.approx((0.2, np.sqrt(0.2 * 0.8 / 5)))
+    assert summary.survival(10) == summary.survival(1) == summary.survival(5)
+    assert summary.survival(11) == (0.0, 0.0)
+    assert summary.survival(0) == (1.0, 0.0)
+    assert summary.box_means[:3].tolist() == [2.0, 3.0, 0.0]
+    assert summary.box_se[:3] == pytest.approx([2.0, 0.0, 0.0])  # sample std / sqrt(n)
+    data: dict[str, Any] = summary.to_json((5, 11))
+    assert data["survival"] == {"5": pytest.approx(0.2), "11": 0.0}
+    assert data["survival_se"]["5"] == pytest.approx(np.sqrt(0.032))
+    assert data["std_se"] == pytest.approx(np.sqrt(1.08))
+    assert data["box_points_se"]["three_of_a_kind"] == pytest.approx(2.0)
+
+
+def test_two_equally_common_scores_have_no_std_error_below_zero() -> None:
+    # m4 = 1 but s^4 = (4 / 3)^2 with the n - 1: the delta method would take a square root
+    # of a negative number.
+    summary = _summary([0, 0, 2, 2], [])
+    assert summary.std_se == 0.0
+    assert _summary([7], []).std_se == 0.0
+
+
+def test_percentile_errors_come_from_the_order_statistics() -> None:
+    # Scores 1..100: the k-th smallest is k. The median's ranks are 50 -+ sqrt(25): 45 and 55.
+    summary = _summary(list(range(1, 101)), [])
+
+    assert summary.percentile(0.5) == 50
+    assert summary.percentile_se(0.5) == 5.0  # (55 - 45) / 2
+    assert summary.percentile_se(0.25) == 5.0  # 25 -+ 4.33: ranks 20 and 30
+    assert summary.percentile_se(0.05) == 3.0  # 5 -+ 2.18: ranks 2 and 8
+    assert summary.percentile_se(0.95) == 3.0  # ranks 92 and 98
+    data: dict[str, Any] = summary.to_json()
+    assert data["percentiles_se"] == {"5": 3.0, "25": 5.0, "50": 5.0, "75": 5.0, "95": 3.0}
+    assert data["median_se"] == 5.0
+    # Ranks are clipped to the games there are; one score everywhere has no spread.
+    assert _summary([1, 2, 3], []).percentile_se(0.95) == 0.5  # ranks 2 and 3 (not 4)
+    # 6859 * 0.95 - sqrt(6859 * 0.95 * 0.05) is 6498 but computes as 6497.999...: the rank
+    # must still be 6498 (the high one is 6534.1..., so 6535).
+    assert _summary(list(range(1, 6860)), []).percentile_se(0.95) == 18.5
+    assert _summary([4] * 50, []).percentile_se(0.5) == 0.0
 
 
 @pytest.mark.slow
@@ -380,7 +465,14 @@ def test_games_span_chunks_in_order(player: Player) -> None:
 
 
 def _args(**given: Any) -> argparse.Namespace:
-    defaults = {"games": 1, "seed": 0, "policy": "optimal", "log": None, "show": False}
+    defaults = {
+        "games": 1,
+        "seed": 0,
+        "policy": "optimal",
+        "log": None,
+        "show": False,
+        "threshold": [],
+    }
     return argparse.Namespace(**{**defaults, "json": False, **given})
 
 
@@ -404,6 +496,25 @@ def test_show_narrates_a_game_with_dice_faces(
     assert narration.splitlines()[-1].startswith("Final score: ")
     assert "games/s" in statistics
     assert "± " in statistics
+
+
+def test_the_text_gives_every_figure_with_its_standard_error(
+    player: Player, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _args(games=500, seed=4, threshold=[150, 200])
+    assert _command(player, "yahtzee-lower", args) == 0
+    lines = capsys.readouterr().out.splitlines()
+
+    def line(label: str) -> str:
+        return next(text for text in lines if text.strip().startswith(label))
+
+    for label in ("score", "std", "median", "P(score >= 150)", "P(score >= 200)"):
+        assert " ± " in line(label), label
+    assert line("percentiles").count(" ± ") == 4
+    # Labelled as memo-solver stats labels it: 50 scored in the Yahtzee box.
+    assert "%" in line("P(Yahtzee 50)")
+    boxes = lines[lines.index("  mean points per box:") + 1 :][:7]
+    assert all(" ± " in text for text in boxes)
 
 
 def test_show_with_json_carries_the_game(
@@ -462,15 +573,19 @@ def memo_solver(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_cli_prints_the_statistics_as_json(tmp_path: Path) -> None:
     store = tmp_path / "store.sqlite3"
     args = ("simulate", "--rules", "yahtzee-upper", "--games", "200", "--seed", "3", "--json")
-    result = memo_solver(store, *args)
+    result = memo_solver(store, *args, "--threshold", "70", "--threshold", "80")
 
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["games"] == 200
     assert payload["rules"] == "yahtzee-upper"
-    assert {"mean", "std", "se", "median", "percentiles", "games_per_second"} <= payload.keys()
+    figures = {"mean", "std", "median", "percentiles", "survival", "box_points"}
+    assert {f"{key}_se" for key in figures - {"mean"}} | figures | {"se"} <= payload.keys()
+    assert payload["survival"].keys() == payload["survival_se"].keys() == {"70", "80"}
+    assert payload["percentiles"].keys() == payload["percentiles_se"].keys()
+    assert payload["box_points"].keys() == payload["box_points_se"].keys()
     assert abs(payload["mean"] - PINS["yahtzee-upper"]) <= 5 * payload["se"]
-    again = json.loads(memo_solver(store, *args).stdout)
+    again = json.loads(memo_solver(store, *args, "--threshold", "70", "--threshold", "80").stdout)
     timings = {"seconds", "games_per_second", "policy_seconds"}
     assert {k: v for k, v in again.items() if k not in timings} == {
         k: v for k, v in payload.items() if k not in timings

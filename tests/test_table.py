@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -110,6 +111,33 @@ def test_npz_round_trip(lower: tuple[Table, dict[str, Any]], tmp_path: Path) -> 
     assert data["boxes"][box[both, ROLL_INDEX[(5, 6, 6, 6, 6)]]] == "chance"
     # At the start, a large straight rolled with no rerolls left is scored as one.
     assert data["boxes"][box[0, ROLL_INDEX[(2, 3, 4, 5, 6)]]] == "large_straight"
+
+
+def test_the_readme_describes_every_npz_array(
+    lower: tuple[Table, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The README's npz table is the one description of the layout: its names, dtypes and
+    shapes are the file's (N rows, C boxes and 2 rerolls for yahtzee-lower)."""
+    table, _ = lower
+    out = tmp_path / "lower.npz"
+    table_module.write_npz(table, out)
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The strategy table", 1)[1].split("\n## ", 1)[0]
+    sizes = {"N": table.value.size, "C": len(LOWER.categories), "rerolls": LOWER.rerolls}
+    described: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            names, dtype, shape, _ = (cell.strip() for cell in line.strip("|").split("|"))
+            dims = [d.strip() for d in shape.strip("()").split(",") if d.strip()]
+            size = tuple(sizes[d] if d in sizes else int(d) for d in dims)
+            described |= {name: (dtype, size) for name in re.findall(r"`(\w+)`", names)}
+
+    with np.load(out, allow_pickle=False) as npz:
+        assert set(described) == set(npz.files)
+        for name, (dtype, size) in described.items():
+            array = npz[name]
+            assert array.shape == size, name
+            assert array.dtype.kind == "U" if dtype == "str" else array.dtype == dtype, name
 
 
 # --- jsonl -------------------------------------------------------------------------------------
