@@ -3,7 +3,8 @@
 
 - the reference Haskell program's example position gives "keep 2 2 2" at 40.998 and the
   pinned values of the alternatives, on a phone-sized screen, with the kept dice marked;
-  the first render takes under a second and a tap's advice under 100 ms (median, warm);
+  the first render takes under a second and a tap's advice under 100 ms (median, warm),
+  and the page fits 375 and 320 px wide screens without scrolling sideways;
 - the same position entered with the keyboard alone, focus always visible;
 - a scripted game of ``yahtzee-upper`` in play-along mode, reloaded half way through
   (the game lives in localStorage), reviewed at the end by ``POST /v1/review`` (its first
@@ -55,6 +56,7 @@ pytest.importorskip(
 STORAGE_KEY = "memo-solver:page:v2"
 MINUS = "\N{MINUS SIGN}"  # how the page writes a loss
 TIMINGS_PATH = REPO / "artifacts" / "web-timings.json"
+SMALL_PHONE = {"width": 320, "height": 568}
 
 # The reference Haskell program's example: Ones and Yahtzee open, upper total 62 (Twos to
 # Sixes hold 8 + 9 + 12 + 15 + 18: each a multiple of its face, as the page checks), no
@@ -180,6 +182,16 @@ def assert_accessible(page: Any, screen: str) -> None:
     assert not found, f"axe-core on {screen}: {json.dumps(found, indent=2)}"
 
 
+def assert_fits(page: Any, size: dict[str, int]) -> None:
+    """At this viewport the page needs no sideways scrolling."""
+    page.set_viewport_size(size)
+    widths = page.evaluate(
+        "({scroll: document.documentElement.scrollWidth, inner: window.innerWidth})"
+    )
+    assert widths["inner"] == size["width"], widths
+    assert widths["scroll"] <= widths["inner"], f"overflows sideways at {size}: {widths}"
+
+
 def post_json(service: Service, path: str, body: Any) -> Any:
     request = urllib.request.Request(
         service.url + path,
@@ -262,7 +274,8 @@ def assert_reference_advice(page: Any) -> None:
 
 def test_reference_position_on_a_phone(page: Any, service: Service, sent: list[Any]) -> None:
     """The reference example gives keep 2 2 2 (40.998) and the pinned alternatives; the
-    page renders in under a second and answers a tap within 100 ms when warm."""
+    page renders in under a second, answers a tap within 100 ms when warm, and fits
+    phones 375 and 320 px wide."""
     cold_ms = open_page(page, service)
     warm_ms = open_page(page, service)  # the same browser again: the service is warm now
     paint = page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime")
@@ -280,6 +293,7 @@ def test_reference_position_on_a_phone(page: Any, service: Service, sent: list[A
         tap_die(page, face)
     wait_advice(page)
     assert_reference_advice(page)
+    assert_fits(page, PHONE)
     shot(page, "advisor-reference-375x667.png")
     assert_accessible(page, "the advice at 375x667")
 
@@ -314,6 +328,9 @@ def test_reference_position_on_a_phone(page: Any, service: Service, sent: list[A
         tap_die(page, face)
     wait_advice(page)
     assert_reference_advice(page)
+    assert_fits(page, SMALL_PHONE)
+    shot(page, "advisor-reference-320x568.png")
+    assert_accessible(page, "the advice at 320x568")
     page.set_viewport_size(DESKTOP)
     shot(page, "advisor-reference-desktop.png")
     assert_accessible(page, "the advice at 1280x900")
