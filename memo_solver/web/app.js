@@ -1,11 +1,12 @@
 /* memo-solver's players' page: plain JavaScript, no build step, nothing fetched from
  * outside this service. It keeps the scorecard, the dice and the roll of the turn, asks
  * POST /v1/advice for every legal move, and shows them best first. In play-along mode it
- * also keeps a whole game (in localStorage) and reviews the decisions at the end. */
+ * also keeps a whole game (in localStorage) as POST /v1/review reads one, and shows that
+ * endpoint's review of every decision at the end. */
 "use strict";
 
 (() => {
-  const STORAGE_KEY = "memo-solver:page:v1";
+  const STORAGE_KEY = "memo-solver:page:v2"; // v1 saves lack the rolls a review needs: unread
   const DICE = 5;
   const FACES = 6;
   const UPPER_NAMES = ["ones", "twos", "threes", "fours", "fives", "sixes"];
@@ -39,6 +40,8 @@
     actionsWrap: $("#actions-wrap"),
     actionsBody: $("#actions tbody"),
     review: $("#review"),
+    reviewStatus: $("#review-status"),
+    reviewError: $("#review-error"),
     reviewBody: $("#review-body"),
     reviewNewGame: $("#review-new-game"),
     scorecard: $("#scorecard"),
@@ -81,9 +84,26 @@
       bonus: 0, // bonus points banked (upper bonus, extra Yahtzees)
       roll: 1,
       dice: [],
-      decisions: [],
+      turns: [], // the turns played, as POST /v1/review reads them: {rolls, keeps, box}
+      turn: { rolls: [], keeps: [] }, // the turn in play
+      lost: 0, // the advice's losses of the moves chosen, summed as the game goes
       over: false,
+      review: null, // POST /v1/review's answer, once the game is over
     };
+  }
+
+  /** The moves chosen so far: a keep after each roll but a turn's last, and a box. */
+  function decisionsMade(play) {
+    return play.turns.reduce((n, t) => n + t.keeps.length + 1, 0) + play.turn.keeps.length;
+  }
+
+  /** In play, the dice kept from the turn's last roll: every roll after a keep holds them. */
+  function heldDice() {
+    return state.mode === "play" ? state.play.turn.keeps.at(-1) || [] : [];
+  }
+
+  function reviewing() {
+    return state.mode === "play" && state.play.over;
   }
 
   function loadState() {
@@ -238,6 +258,11 @@
     return Number(x).toFixed(3);
   }
 
+  /** Expected points lost as shown: "0" for a best move (equal ones differ in the last bit). */
+  function lossText(loss) {
+    return loss < 5e-10 ? "0" : `−${fmt(loss)}`;
+  }
+
   function renderRulesSelect() {
     const view = current();
     el.rules.innerHTML = "";
@@ -250,7 +275,7 @@
     el.rules.value = view.rules;
     const info = rulesInfo(view.rules);
     el.rulesDescription.textContent = info ? info.description : "";
-    const locked = state.mode === "play" && state.play.decisions.length > 0 && !state.play.over;
+    const locked = state.mode === "play" && decisionsMade(state.play) > 0 && !state.play.over;
     el.rules.disabled = locked;
     if (locked) {
       el.rulesDescription.textContent += " (start a new game to change the rule set)";
@@ -367,6 +392,10 @@
     });
   }
 
+  function contains(dice, keep) {
+    return keptMask(dice, keep).filter(Boolean).length === keep.length;
+  }
+
   function renderDice() {
     const view = current();
     const focused = el.dice.contains(document.activeElement) ? document.activeElement : null;
@@ -407,12 +436,11 @@
   function renderPlayBar() {
     if (state.mode !== "play") return;
     const play = state.play;
-    const lost = play.decisions.reduce((s, d) => s + d.loss, 0);
-    const n = play.decisions.length;
+    const n = decisionsMade(play);
     el.playStatus.textContent =
       n === 0
         ? "A new game: roll, enter your dice, and choose a move."
-        : `${n} decision${n === 1 ? "" : "s"} so far, ${fmt(lost)} points lost to the best moves.`;
+        : `${n} decision${n === 1 ? "" : "s"} so far, ${fmt(play.lost)} points lost to the best moves.`;
     el.undo.disabled = state.undo.length === 0;
   }
 
@@ -447,7 +475,7 @@
     const view = current();
     const info = rulesInfo(view.rules);
     if (!info) return { error: null };
-    if (state.mode === "play" && view.over) return { error: null, over: true };
+    if (reviewing()) return { error: null, over: true };
     const summary = scorecardSummary(view, info);
     if (summary.error) return { error: summary.error };
     const request = {
@@ -471,11 +499,6 @@
     return built.request ? JSON.stringify(built.request) : null;
   }
 
-  function setAdviceState(value) {
-    el.advice.dataset.state = value;
-    el.advice.setAttribute("aria-busy", value === "loading" || value === "computing" ? "true" : "false");
-  }
-
   function clearQuick() {
     el.quick.textContent = "";
     el.doBest.hidden = true;
@@ -492,12 +515,52 @@
     markAdvisedBox();
   }
 
+  function clearReview() {
+    el.reviewBody.innerHTML = "";
+  }
+
+  // Where the answers and the messages go: the advice during a game, the review after it.
+  const panels = {
+    advice: {
+      section: el.advice,
+      status: el.status,
+      error: el.error,
+      clear: clearAdvice,
+      computing: "this position",
+      refused: "this position",
+    },
+    review: {
+      section: el.review,
+      status: el.reviewStatus,
+      error: el.reviewError,
+      clear: clearReview,
+      computing: "the positions of this game",
+      refused: "this game",
+    },
+  };
+
+  function panel() {
+    return reviewing() ? panels.review : panels.advice;
+  }
+
+  function setPanelState(value) {
+    const { section } = panel();
+    section.dataset.state = value;
+    section.setAttribute("aria-busy", value === "loading" || value === "computing" ? "true" : "false");
+  }
+
   function showError(message) {
-    el.error.textContent = message || "";
+    panel().error.textContent = message || "";
   }
 
   function showStatus(message) {
-    el.status.textContent = message || "";
+    panel().status.textContent = message || "";
+  }
+
+  /** A slow or cold answer: the status says why, and so does the line under the dice. */
+  function showWaiting(line, status) {
+    if (!reviewing()) el.quick.textContent = line;
+    showStatus(status);
   }
 
   function retryAfterSeconds(header) {
@@ -509,23 +572,27 @@
     return 2;
   }
 
-  /** Ask for advice on the page's position now (cancelling any older question). */
+  /** Ask for the advice on the page's position now, or for the review of a finished game
+   * (cancelling any older question). */
   function updateAdvice() {
     clearTimeout(retryTimer);
     clearTimeout(typingTimer);
     clearTimeout(pendingTimer);
     if (inFlight) inFlight.abort();
     inFlight = null;
-    const seq = ++requestSeq;
+    requestSeq += 1;
     const built = buildRequest();
     renderTotals();
+    if (built.over) {
+      updateReview();
+      return;
+    }
     if (!built.request) {
       computingSince = null;
       showStatus("");
       showError(built.error || "");
       clearAdvice();
-      setAdviceState(built.error ? "error" : "idle");
-      if (built.over) renderReview();
+      setPanelState(built.error ? "error" : "idle");
       return;
     }
     showError("");
@@ -547,64 +614,98 @@
       renderAdvice(cached, built);
       return;
     }
-    setAdviceState(computingSince ? "computing" : "loading");
+    ask("/v1/advice", key, (data) => {
+      rememberAdvice(key, data);
+      renderAdvice(data, built);
+    });
+  }
+
+  /** The game is over: its review, asked of POST /v1/review once and kept with the game. */
+  function updateReview() {
+    const play = state.play;
+    showError("");
+    if (play.review) {
+      computingSince = null;
+      showStatus("");
+      renderReview();
+      setPanelState("ready");
+      return;
+    }
+    const body = { rules: play.rules, game: { rules: play.rules, turns: play.turns } };
+    ask("/v1/review", JSON.stringify(body), (data) => {
+      play.review = data;
+      saveState();
+      renderReview();
+      setPanelState("ready");
+    });
+  }
+
+  /**
+   * POST `body` (JSON text) to `path` for the panel on show and hand a 2xx answer to
+   * `onAnswer`; the next updateAdvice cancels it. A 503 says the solver is computing and
+   * asks again by itself after Retry-After; a refusal shows the service's message.
+   */
+  function ask(path, body, onAnswer) {
+    const seq = requestSeq;
+    setPanelState(computingSince ? "computing" : "loading");
     const controller = new AbortController();
     inFlight = controller;
     if (!computingSince) {
       // A warm answer takes a few ms; say something only when this one is slower.
       pendingTimer = setTimeout(() => {
         if (seq !== requestSeq || inFlight !== controller) return;
-        showStatus("Asking the solver… (a position it has not seen before can take a while)");
-        el.quick.textContent = "Asking the solver…";
+        showWaiting(
+          "Asking the solver…",
+          "Asking the solver… (a position it has not seen before can take a while)",
+        );
       }, 400);
     }
-    fetch("/v1/advice", {
+    fetch(path, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: key,
+      body,
       signal: controller.signal,
     })
       .then(async (response) => {
         if (seq !== requestSeq) return;
-        let body = null;
+        let answer = null;
         try {
-          body = await response.json();
+          answer = await response.json();
         } catch (_) {
-          body = null;
+          answer = null;
         }
         if (seq !== requestSeq) return;
         inFlight = null;
         clearTimeout(pendingTimer);
         if (response.status === 503) {
           const wait = retryAfterSeconds(response.headers.get("Retry-After"));
-          showComputing(wait, body);
+          showComputing(wait, answer);
           retryTimer = setTimeout(updateAdvice, wait * 1000);
           return;
         }
         computingSince = null;
         showStatus("");
         if (!response.ok) {
-          const detail = body && body.error;
-          clearAdvice();
-          setAdviceState("error");
+          const detail = answer && answer.error;
+          panel().clear();
+          setPanelState("error");
           showError(
             detail
-              ? `The service refused this position: ${detail.message} (${detail.field}).`
+              ? `The service refused ${panel().refused}: ${detail.message} (${detail.field}).`
               : `The service answered ${response.status} ${response.statusText}.`,
           );
           return;
         }
-        rememberAdvice(key, body);
-        renderAdvice(body, built);
+        onAnswer(answer);
       })
       .catch((error) => {
         if (error.name === "AbortError" || seq !== requestSeq) return;
         inFlight = null;
         clearTimeout(pendingTimer);
-        clearQuick();
-        setAdviceState("error");
+        panel().clear();
+        setPanelState("error");
         showStatus("");
-        showError("Cannot reach the advice service. Retrying in 3 seconds…");
+        showError("Cannot reach the solver service. Retrying in 3 seconds…");
         retryTimer = setTimeout(updateAdvice, 3000);
       });
   }
@@ -618,11 +719,12 @@
     if (!computingSince) computingSince = Date.now();
     const elapsed = Math.round((Date.now() - computingSince) / 1000);
     const detail = body && body.error && body.error.field !== "state" ? ` (${body.error.message})` : "";
-    clearAdvice();
-    el.quick.textContent = "The solver is computing this position…";
-    setAdviceState("computing");
-    showStatus(
-      `The solver is computing this position for the first time${detail}. ` +
+    const { clear, computing } = panel();
+    clear();
+    setPanelState("computing");
+    showWaiting(
+      `The solver is computing ${computing}…`,
+      `The solver is computing ${computing} for the first time${detail}. ` +
         `This page asks again by itself in ${Math.round(waitSeconds)} s` +
         (elapsed > 0 ? ` (${elapsed} s so far).` : "."),
     );
@@ -637,7 +739,7 @@
   function renderWaiting(built) {
     lastAdvice = null;
     clearQuick();
-    setAdviceState("idle");
+    setPanelState("idle");
     const view = current();
     const missing = DICE - view.dice.length;
     const hint =
@@ -663,7 +765,7 @@
     const key = JSON.stringify(built.request);
     lastAdvice = { key, data, request: built.request };
     turnStartValues.set(scorecardKey(built.request), data.turn_start_value);
-    setAdviceState("ready");
+    setPanelState("ready");
     const banked = summary.banked;
     if (data.game_over) {
       el.best.innerHTML = `<p class="best-move">The game is over: every box is filled.</p>`;
@@ -689,13 +791,12 @@
           const move = play
             ? `<button type="button" class="choose link" data-index="${i}">${words}</button>`
             : words;
-          const loss = i === 0 || action.loss < 5e-10 ? "0" : `−${fmt(action.loss)}`;
           return (
             `<tr class="${i === 0 ? "best-row" : ""}" data-kind="${action.kind}" data-value="${action.value}">` +
             `<th scope="row" class="move">${move}</th>` +
             `<td class="num">${fmt(banked + action.value)}</td>` +
             `<td class="num raw">${fmt(action.value)}</td>` +
-            `<td class="num loss">${loss}</td></tr>`
+            `<td class="num loss">${lossText(action.loss)}</td></tr>`
           );
         })
         .join("");
@@ -723,17 +824,11 @@
     if (!action) return;
     const play = state.play;
     snapshot();
-    play.decisions.push({
-      turn: Object.keys(play.boxes).length + 1,
-      roll: play.roll,
-      dice: [...play.dice],
-      chosen: action.words,
-      best: data.actions[0].words,
-      loss: action.loss < 5e-10 ? 0 : action.loss,
-      value: action.value,
-    });
+    play.turn.rolls.push([...play.dice]);
+    play.lost += action.loss;
     let message;
     if (action.kind === "keep") {
+      play.turn.keeps.push([...action.keep]);
       play.roll += 1;
       play.dice = [...action.keep];
       message =
@@ -741,6 +836,8 @@
           ? `Kept all five dice: roll ${play.roll}.`
           : `Kept ${action.keep.join(" ") || "nothing"}: roll ${DICE - action.keep.length} dice and enter them.`;
     } else {
+      play.turns.push({ ...play.turn, box: action.category });
+      play.turn = { rolls: [], keeps: [] };
       play.boxes[action.category] = action.points;
       play.bonus = (play.bonus || 0) + (action.bonus || 0);
       play.roll = 1;
@@ -769,7 +866,7 @@
 
   function newGame() {
     const rules = el.rules.value || state.play.rules;
-    if (state.play.decisions.length) snapshot();
+    if (decisionsMade(state.play)) snapshot();
     state.play = freshPlay(rules);
     saveState();
     lastAdvice = null;
@@ -779,52 +876,42 @@
     el.turn.focus();
   }
 
+  /** The review of a finished game: POST /v1/review's answer as it is, nothing recomputed. */
   function renderReview() {
-    const play = state.play;
-    const show = state.mode === "play" && play.over;
+    const show = reviewing();
     el.review.hidden = !show;
     el.turn.hidden = show;
     el.advice.hidden = show;
-    if (!show) return;
-    const info = rulesInfo(play.rules);
-    const boxPoints = Object.values(play.boxes).reduce((s, p) => s + p, 0);
-    const final = boxPoints + (play.bonus || 0);
-    const decisions = play.decisions;
-    const lost = decisions.reduce((s, d) => s + d.loss, 0);
-    const perDecision = decisions.length ? lost / decisions.length : 0;
-    const worst = decisions
-      .map((d, i) => ({ ...d, index: i }))
-      .filter((d) => d.loss > 0)
-      .sort((a, b) => b.loss - a.loss)
-      .slice(0, 3);
-    const start = info ? info.start_value : 0;
-    const expected = start - lost;
-    const luck = final - expected;
-    const describe = (d) =>
-      `Turn ${d.turn}, roll ${d.roll}, dice ${d.dice.join(" ")}: you chose <em>${escapeHtml(d.chosen)}</em>; ` +
-      `best was <em>${escapeHtml(d.best)}</em>`;
+    const review = state.play.review;
+    if (!show || !review) {
+      clearReview();
+      return;
+    }
+    const rerolls = rulesInfo(review.rules).rerolls;
+    const signed = (x) => `${x < 0 ? "−" : "+"}${fmt(Math.abs(x))}`;
+    const decisions = review.decisions;
+    const worst = review.worst_mistakes;
     const worstHtml = worst.length
-      ? `<ol class="worst">${worst
-          .map((d) => `<li>${describe(d)} — <strong class="loss">−${fmt(d.loss)}</strong></li>`)
-          .join("")}</ol>`
+      ? `<ol class="worst">${worst.map((m) => `<li>${escapeHtml(m.words)}</li>`).join("")}</ol>`
       : `<p class="perfect">Every decision was a best move: no points lost.</p>`;
     const rows = decisions
       .map(
         (d, i) =>
-          `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${d.roll}</td><td>${d.dice.join(" ")}</td>` +
-          `<td>${escapeHtml(d.chosen)}</td><td class="num">${d.loss > 0 ? `−${fmt(d.loss)}` : "0"}</td></tr>`,
+          `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${rerolls - d.rerolls_left + 1}</td>` +
+          `<td>${d.dice.join(" ")}</td><td>${escapeHtml(d.chosen.words)}</td>` +
+          `<td class="num loss">${lossText(d.loss)}</td></tr>`,
       )
       .join("");
     el.reviewBody.innerHTML =
-      `<p class="final-score">Final score: <strong id="final-score">${final}</strong> ` +
-      `<span class="muted">(${boxPoints} in the boxes + ${play.bonus || 0} bonus)</span></p>` +
+      `<p class="final-score">Final score: <strong id="final-score">${review.final_score}</strong></p>` +
       `<dl class="totals review-totals">` +
-      `<div><dt>Points lost to the best moves</dt><dd><strong id="points-lost">${fmt(lost)}</strong></dd></div>` +
-      `<div><dt>Decisions</dt><dd>${decisions.length} (${fmt(perDecision)} lost per decision)</dd></div>` +
-      `<div><dt>Expected with perfect play</dt><dd>${fmt(start)}</dd></div>` +
-      `<div><dt>Expected with your play</dt><dd>${fmt(expected)}</dd></div>` +
-      `<div><dt>Dice luck</dt><dd>${luck >= 0 ? "+" : "−"}${fmt(Math.abs(luck))}</dd></div>` +
+      `<div><dt>Expected with perfect play</dt><dd id="expected-score">${fmt(review.expected_score)}</dd></div>` +
+      `<div><dt>Points lost to the best moves</dt><dd><strong id="points-lost">${fmt(review.total_loss)}</strong> ` +
+      `in ${decisions.length} decisions</dd></div>` +
+      `<div><dt>Skill</dt><dd id="skill">${signed(review.skill)}</dd></div>` +
+      `<div><dt>Dice luck</dt><dd id="luck">${signed(review.luck)}</dd></div>` +
       `</dl>` +
+      `<p class="hint">Final score = expected with perfect play + skill + dice luck.</p>` +
       `<h3>The worst three decisions</h3>${worstHtml}` +
       `<details open><summary>Points lost per decision (all ${decisions.length})</summary>` +
       `<div class="table-wrap"><table class="decisions"><caption class="visually-hidden">Every decision of the game</caption>` +
@@ -852,8 +939,13 @@
   function removeDie(index) {
     const view = current();
     if (index < 0 || index >= view.dice.length) return;
+    const dice = view.dice.filter((_, i) => i !== index);
+    if (!contains(dice, heldDice())) {
+      showStatus("The dice kept from the last roll stay: undo the last choice to change them.");
+      return;
+    }
     markInput();
-    view.dice = view.dice.filter((_, i) => i !== index);
+    view.dice = dice;
     saveState();
     renderDice();
     updateAdvice();
@@ -908,7 +1000,7 @@
     });
     el.clearDice.addEventListener("click", () => {
       markInput();
-      current().dice = [];
+      current().dice = [...heldDice()];
       saveState();
       renderDice();
       updateAdvice();
