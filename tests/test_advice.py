@@ -11,6 +11,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+import brute_force
 import numpy as np
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -25,6 +26,7 @@ from memo_solver.store import MemoryStore
 from memo_solver.yahtzee import YahtzeeGame
 
 TOL = 1e-9
+HASKELL_EXAMPLE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
 YAHTZEE = RULE_SETS["yahtzee"]
 
 
@@ -256,11 +258,49 @@ def test_the_forced_joker_scores_full_house_when_the_upper_box_is_filled(solver:
 
 
 def test_the_reference_example_in_process(solver: Solver) -> None:
-    state = parse_state("- x x x x x x x x x x - x 62 False 2 1 2 2 2 6", YAHTZEE)
+    state = parse_state(HASKELL_EXAMPLE, YAHTZEE)
     advice = solver.advise(YAHTZEE, state)
 
     assert advice.value == pytest.approx(40.998025624, abs=TOL)
     assert advice.actions[0].words() == "keep 2 2 2 and reroll 2 dice"
+
+
+@pytest.mark.parametrize("name", ["yahtzee", "yahtzee-no-joker"])
+def test_the_reference_example_whole_action_table_against_a_brute_force(
+    solver: Solver, name: str
+) -> None:
+    """Ones and Yahtzee open, upper total 62, dice 1 2 2 2 6 with two rerolls left: each of
+    the 18 actions is worth what a plain-Python brute force of this two-box end game says,
+    and the five that pins.md publishes have their published digits."""
+    rules = RULE_SETS[name]
+    advice = solver.advise(rules, parse_state(HASKELL_EXAMPLE, rules))
+    game = brute_force.EndGame(
+        (brute_force.ONES, brute_force.YAHTZEE), upper_bonus=35, yahtzee_bonus=100
+    )
+    brute = game.actions(frozenset({"ones", "yahtzee"}), 62, (1, 2, 2, 2, 6), rerolls=2)
+
+    ours = {
+        "keep " + (" ".join(map(str, a.keep)) or "nothing")
+        if a.kind == "keep"
+        else f"score {a.category}": a.value
+        for a in advice.actions
+    }
+    assert len(ours) == len(advice.actions) == 18  # 16 distinct keeps, 2 boxes
+    assert ours.keys() == brute.keys()
+    for action, value in brute.items():
+        assert ours[action] == pytest.approx(value, abs=TOL), action
+    published = {
+        "keep 2 2 2": 40.998025624,
+        "keep 1 2 2 2": 40.001351082,
+        "keep 1": 39.926679721,
+        "score ones": 38.301432126,
+        "score yahtzee": 34.834789978,
+    }
+    for action, value in published.items():
+        assert ours[action] == pytest.approx(value, abs=TOL), action
+    turn_start = game.turn(frozenset({"ones", "yahtzee"}), 62)[0]
+    assert advice.turn_start_value == pytest.approx(40.430844806, abs=TOL)
+    assert turn_start == pytest.approx(40.430844806, abs=TOL)
 
 
 def test_the_empty_scorecard_of_the_small_games_matches_the_pins(solver: Solver) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yahtzee_figures
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from memo_solver import dice
@@ -336,18 +337,18 @@ def test_the_mean_of_20000_yahtzee_games_is_the_exact_mean(player: Player) -> No
     summary, logs = player.play("yahtzee", 20_000, seed=2024, logs=50)
 
     within(summary, PINS["yahtzee"])
-    # The same quantities as the exact distribution (memo-solver stats --rules yahtzee, to
-    # the digits shown): each simulated share within four standard errors of it.
-    exact = {"upper": 0.68122, "yahtzee": 0.33737, "extra": 0.08245}
+    # The same quantities as the exact distribution (pinned by test_stats.py, -m full):
+    # each simulated figure within four standard errors of it.
     shares = {
-        "upper": summary.upper_bonus_games,
-        "yahtzee": summary.yahtzee_games,
-        "extra": summary.extra_games,
+        yahtzee_figures.P_UPPER_BONUS: summary.upper_bonus_games,
+        yahtzee_figures.P_YAHTZEE: summary.yahtzee_games,
+        yahtzee_figures.P_EXTRA_BONUS: summary.extra_games,
     }
-    for name, count in shares.items():
-        p = exact[name]
+    for p, count in shares.items():
         assert abs(count / summary.games - p) <= SIGMAS * np.sqrt(p * (1 - p) / summary.games)
-    assert abs(summary.std - 59.607586) <= SIGMAS * 59.607586 / np.sqrt(2 * summary.games)
+    assert abs(summary.std - yahtzee_figures.STD) <= SIGMAS * summary.std_se
+    median_off = abs(summary.percentile(0.5) - yahtzee_figures.MEDIAN)
+    assert median_off <= SIGMAS * summary.percentile_se(0.5) + 1  # +1: whole points
     assert summary.extra_points % 100 == 0
     _check_logs(RULE_SETS["yahtzee"], logs)
 

@@ -9,23 +9,22 @@ distribution. End games of one or two boxes are small enough for it.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import math
 import os
 import subprocess
 import sys
 import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from functools import cache
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yahtzee_figures
 from anyio.from_thread import start_blocking_portal
 from api_support import api_client
+from brute_force import CHANCE, FIVES, SIXES, YAHTZEE, EndGame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from portal_engines import PortalEngines
@@ -67,104 +66,7 @@ def solver() -> Iterator[Solver]:
         yield Solver(portal, stack)
 
 
-# --- the brute force -----------------------------------------------------------------------
-
-
-Roll = tuple[int, ...]
-ROLLS: list[Roll] = list(itertools.combinations_with_replacement(range(1, 7), 5))
-KEEPS: list[Roll] = [
-    k for n in range(6) for k in itertools.combinations_with_replacement(range(1, 7), n)
-]
-KEEP_ORDER = {k: i for i, k in enumerate(KEEPS)}
-
-
-@cache
-def outcomes(n: int) -> list[tuple[Roll, float]]:
-    """Every multiset ``n`` dice can show, with its chance."""
-    counts = Counter(tuple(sorted(faces)) for faces in itertools.product(range(1, 7), repeat=n))
-    return [(faces, ways / 6**n) for faces, ways in counts.items()]
-
-
-@cache
-def sub_keeps(roll: Roll) -> list[Roll]:
-    """Every distinct keep inside the roll, in keep order."""
-    inside = {k for n in range(6) for k in itertools.combinations(roll, n)}
-    return sorted(inside, key=KEEP_ORDER.__getitem__)
-
-
-@dataclass(frozen=True)
-class Box:
-    name: str
-    score: Callable[[Roll], int]
-    face: int = 0
-    """1..6 for an upper box (its points count toward the bonus)."""
-
-
-@dataclass(frozen=True)
-class EndGame:
-    """A game with a few boxes left, scored by hand-written rules."""
-
-    boxes: tuple[Box, ...]
-    """In scorecard order: ties go to the first."""
-    threshold: int = 63
-    upper_bonus: int = 0
-    rerolls: int = 2
-
-    @cache  # noqa: B019 (a handful of small end games, alive for the test run)
-    def turn(self, open_: frozenset[str], upper: int) -> tuple[float, dict[int, float]]:
-        """The value and the distribution of the points to come from a turn start."""
-        if not open_:
-            return 0.0, {0: 1.0}
-        boxes = [b for b in self.boxes if b.name in open_]
-
-        def scored(box: Box, roll: Roll) -> tuple[int, frozenset[str], int]:
-            points = box.score(roll)
-            bonus = 0
-            new_upper = upper
-            if box.face:
-                new_upper = upper + points
-                if self.upper_bonus and upper < self.threshold <= new_upper:
-                    bonus = self.upper_bonus
-            return points + bonus, open_ - {box.name}, new_upper
-
-        def box_value(box: Box, roll: Roll) -> float:
-            gain, rest, new_upper = scored(box, roll)
-            return gain + self.turn(rest, new_upper)[0]
-
-        # Values and choices, from the last roll back to the first.
-        value: dict[Roll, float] = {}
-        box_choice: dict[Roll, Box] = {}
-        for roll in ROLLS:
-            values = [round(box_value(b, roll), 9) for b in boxes]
-            box_choice[roll] = boxes[values.index(max(values))]
-            value[roll] = box_value(box_choice[roll], roll)
-        keep_choice: list[dict[Roll, Roll]] = [{}]
-        for _ in range(self.rerolls):
-            worth = {
-                k: sum(p * value[tuple(sorted(k + o))] for o, p in outcomes(5 - len(k)))
-                for k in KEEPS
-            }
-
-            rank = {k: (-round(worth[k], 9), -len(k), KEEP_ORDER[k]) for k in KEEPS}
-            choice = {roll: min(sub_keeps(roll), key=rank.__getitem__) for roll in ROLLS}
-            keep_choice.append(choice)
-            value = {roll: worth[choice[roll]] for roll in ROLLS}
-        # The mass of the first roll, moved through the choices.
-        mass: dict[Roll, float] = dict(outcomes(5))
-        for n in range(self.rerolls, 0, -1):
-            moved: defaultdict[Roll, float] = defaultdict(float)
-            for roll, m in mass.items():
-                k = keep_choice[n][roll]
-                for o, p in outcomes(5 - len(k)):
-                    moved[tuple(sorted(k + o))] += m * p
-            mass = moved
-        dist: defaultdict[int, float] = defaultdict(float)
-        for roll, m in mass.items():
-            gain, rest, new_upper = scored(box_choice[roll], roll)
-            for points, q in self.turn(rest, new_upper)[1].items():
-                dist[gain + points] += m * q
-        start = sum(p * value[roll] for roll, p in outcomes(5))
-        return start, dict(dist)
+# --- the brute force's distributions against ours --------------------------------------
 
 
 def as_array(dist: dict[int, float]) -> np.ndarray:
@@ -180,12 +82,6 @@ def same_distribution(ours: Distribution, brute: dict[int, float]) -> None:
     a = np.pad(ours.probabilities, (0, size - ours.probabilities.size))
     b = np.pad(theirs, (0, size - theirs.size))
     assert np.abs(a - b).max() < 1e-12
-
-
-CHANCE = Box("chance", sum)
-YAHTZEE = Box("yahtzee", lambda r: 50 if len(set(r)) == 1 else 0)
-FIVES = Box("fives", lambda r: 5 * r.count(5), face=5)
-SIXES = Box("sixes", lambda r: 6 * r.count(6), face=6)
 
 
 # --- small games, by hand and by brute force -----------------------------------------------
@@ -249,6 +145,10 @@ def test_a_state_with_dice_rolled_starts_from_those_dice(solver: Solver) -> None
 # --- mean equals value ---------------------------------------------------------------------
 
 
+FULL = [pytest.mark.slow, pytest.mark.full]
+"""1-3 CPU minutes each: outside the suite's 10 minutes, run with ``-m full``."""
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -256,6 +156,9 @@ def test_a_state_with_dice_rolled_starts_from_those_dice(solver: Solver) -> None
         "yahtzee-upper-no-bonus",
         "yahtzee-lower",
         pytest.param("yazy", marks=pytest.mark.slow),
+        pytest.param("yahtzee-no-joker", marks=FULL),
+        pytest.param("yahtzee-no-joker-no-bonus", marks=FULL),
+        pytest.param("yatzy", marks=FULL),
     ],
 )
 def test_the_mean_from_the_start_is_the_pinned_value(solver: Solver, name: str) -> None:
@@ -271,8 +174,8 @@ def test_the_mean_from_the_start_is_the_pinned_value(solver: Solver, name: str) 
 
 
 # Late states of every rule set: a few boxes open, with or without the turn's dice. (From
-# the start, the 13- and 15-box games take one to three minutes each: BENCHMARKS.md has
-# their means against the pins, and the slow free-Joker test below runs one whole game.)
+# the start, the 13- and 15-box games take one to three minutes each: the suite runs the
+# free-Joker game below, and ``-m full`` the others.)
 LATE = {
     "yahtzee": (1, 3),
     "yahtzee-free-joker": (1, 2),
@@ -338,6 +241,21 @@ def test_yahtzee_free_joker_full_game_distribution(solver: Solver) -> None:
     assert dist.mean == pytest.approx(254.5896094820, abs=TOL)
     assert dist.std == pytest.approx(59.611436, abs=1e-6)
     assert dist.percentile(0.5) == 248
+    assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
+
+
+@pytest.mark.slow
+@pytest.mark.full
+def test_yahtzee_full_game_distribution(solver: Solver) -> None:
+    rules = RULE_SETS["yahtzee"]
+    dist = solver.distribution(rules, start_state())
+
+    assert dist.mean == pytest.approx(rules.start_value, abs=TOL)
+    assert dist.std == pytest.approx(yahtzee_figures.STD, abs=TOL)
+    assert dist.percentile(0.5) == yahtzee_figures.MEDIAN
+    assert dist.p_upper_bonus == pytest.approx(yahtzee_figures.P_UPPER_BONUS, abs=TOL)
+    assert dist.p_yahtzee == pytest.approx(yahtzee_figures.P_YAHTZEE, abs=TOL)
+    assert dist.p_extra_bonus == pytest.approx(yahtzee_figures.P_EXTRA_BONUS, abs=TOL)
     assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
 
 
