@@ -504,6 +504,8 @@ async def cmd_value(args: argparse.Namespace) -> int:
             "rules": rules.name,
             "value": advice.value,
             "turn_start_value": advice.turn_start_value,
+            # What this query cost: 0 on a warm cache (the rest was there, or others computed it).
+            "blocks_computed": engine.counters.computed,
         }
         emit(args, payload, f"{advice.value:.10f}")
         return 0

@@ -1,8 +1,8 @@
 """Score distributions against brute force, hand counts and the pins; the stats command and API.
 
-The brute force (``brute_force.py``) knows nothing of the solver: it scores dice by the printed rules,
-enumerates every keep of every roll, and follows the best one (ties broken by the
-documented rule: more dice kept, then the first keep; the first box) to the exact
+The brute force (``brute_force.py``) knows nothing of the solver: it scores dice by the
+printed rules, enumerates every keep of every roll, and follows the best one (ties broken
+by the documented rule: more dice kept, then the first keep; the first box) to the exact
 distribution. End games of one or two boxes are small enough for it.
 """
 

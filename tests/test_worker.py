@@ -2,8 +2,9 @@
 
 What the shared memo promises, checked from the outside:
 
-- exactly once: three workers, two CLIs solving in-process and a queued job, all on one
-  rule set at once, compute its 8,192 blocks once between them (the counters add up);
+- exactly once: three workers, a queued job and two CLI queries of the start value (each
+  computing what it needs in its own process), all on one rule set at once, compute its
+  8,192 blocks once between them (the counters add up);
 - a worker killed while it holds claims costs the others about one lease;
 - a Redis crash loses at most the last second of blocks, the worker reconnects by itself,
   the job finishes, and nothing that survived is computed again;
@@ -90,11 +91,11 @@ def test_workers_clis_and_a_job_compute_every_block_exactly_once(
     names = ["w1", "w2", "w3"]
     start_workers(children, r, redis_url, names)
     job = children.cli("job", redis_url, "precompute", "--rules", "yahtzee", "--wait", "--json")
-    here = [
-        children.cli(f"here{i}", redis_url, "precompute", "--rules", "yahtzee", "--here", "--json")
+    queries = [
+        children.cli(f"query{i}", redis_url, "value", "--rules", "yahtzee", "--json")
         for i in (1, 2)
     ]
-    results = [json_of(child, 300) for child in [job, *here]]
+    results = [json_of(child, 300) for child in [job, *queries]]
 
     for result in results:
         assert result["value"] == pytest.approx(YAHTZEE_PIN, abs=TOL)
