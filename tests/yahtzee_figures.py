@@ -1,7 +1,7 @@
 """Official Yahtzee's exact final-score distribution under our strategy (ties broken towards
 keeping more dice), to ten digits.
 
-The whole-game test in ``test_stats.py`` computes them (``-m full``: about 80 CPU s), and
+The whole-game test in ``test_stats.py`` computes them (about 35 CPU s), and
 the 20,000 simulated games of ``test_simulate.py`` must land within four standard errors of
 them, so the suite checks the simulation against figures that a test pins.
 """
