@@ -422,21 +422,21 @@ async def test_a_holder_renews_its_claim_while_a_block_outlasts_the_lease() -> N
     """The root takes four leases to solve: its holder keeps the claim alive all along, so a
     second engine waits for the commit instead of computing the root a second time."""
     store = MemoryStore()
-    slow = cast(Game, SlowRoot(LOWER, seconds=0.8))
+    slow = cast(Game, SlowRoot(LOWER, seconds=2.0))
     ns = namespace_of(LOWER)
     second: list[Counters] = []
 
     async def second_engine_asks_while_the_root_is_claimed() -> None:
         await polling(lambda: only_the_root_is_missing(store, LOWER))
         await polling(lambda: claims_held(store, ns, 1))
-        value, counters = await solve(LOWER, store, LOWER.root(), lease_s=0.2)
+        value, counters = await solve(LOWER, store, LOWER.root(), lease_s=0.5)
         assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
         second.append(counters)
 
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:
             tg.start_soon(second_engine_asks_while_the_root_is_claimed)
-            value, first = await solve(slow, store, LOWER.root(), lease_s=0.2)
+            value, first = await solve(slow, store, LOWER.root(), lease_s=0.5)
     assert value[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
     assert first.computed == 128
     assert second[0].computed == 0
