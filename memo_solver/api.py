@@ -227,8 +227,11 @@ class StatsOut(BaseModel):
     std: float
     percentiles: dict[str, int]
     p_upper_bonus: float
-    p_yahtzee: float
-    p_extra_bonus: float
+    p_yahtzee: float = Field(description="the chance of scoring 50 in the Yahtzee box")
+    p_extra_bonus: float = Field(description="the chance of at least one +100 bonus")
+    p_any_yahtzee: float = Field(
+        description="the chance that a turn ends with five of a kind, whichever box takes it"
+    )
     box_points: dict[str, float]
     bonus_points: dict[str, float]
     survival: dict[str, float]

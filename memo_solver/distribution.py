@@ -33,6 +33,10 @@ from memo_solver.yahtzee import block_key
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[int, int], None]
+_EVENTS = ("extra", "five")
+"""What the pass follows the chance of never having had: a +100 bonus, a turn ending with
+five of a kind. One mass per guidepost each, moved like the scores but never shifted."""
+Spared = dict[str, dict[int, FloatArray]]
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,9 @@ class Distribution:
     """The chance of scoring 50 in the Yahtzee box from here."""
     p_extra_bonus: float
     """The chance of at least one +100 bonus from here."""
+    p_any_yahtzee: float
+    """The chance that at least one turn from here ends with five of a kind, whichever box
+    takes it (the Yahtzee box open, holding 50, or scratched)."""
     box_points: dict[str, float] = field(default_factory=dict)
     """Expected points each box still open receives (bonuses not included)."""
     bonus_points: dict[str, float] = field(default_factory=dict)
@@ -76,6 +83,7 @@ class Distribution:
             p_upper_bonus=float(payload["p_upper_bonus"]),
             p_yahtzee=float(payload["p_yahtzee"]),
             p_extra_bonus=float(payload["p_extra_bonus"]),
+            p_any_yahtzee=float(payload["p_any_yahtzee"]),
             box_points={k: float(v) for k, v in payload["box_points"].items()},
             bonus_points={k: float(v) for k, v in payload["bonus_points"].items()},
         )
@@ -90,6 +98,7 @@ class Distribution:
             "p_upper_bonus": self.p_upper_bonus,
             "p_yahtzee": self.p_yahtzee,
             "p_extra_bonus": self.p_extra_bonus,
+            "p_any_yahtzee": self.p_any_yahtzee,
             "box_points": self.box_points,
             "bonus_points": self.bonus_points,
             "survival": {str(t): self.survival(t) for t in thresholds},
@@ -117,8 +126,7 @@ async def score_distribution(
     row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
     mass: dict[int, FloatArray] = {start: np.zeros((first.upper.size, 1))}
     mass[start][row, 0] = 1.0
-    clean: dict[int, FloatArray] = {start: np.zeros(first.upper.size)}  # no +100 yet
-    clean[start][row] = 1.0
+    spared: Spared = {event: {start: mass[start][:, 0].copy()} for event in _EVENTS}
     tally = _Tally()
     for done, extra in enumerate(blocks):
         filled = start | extra
@@ -127,18 +135,19 @@ async def score_distribution(
             continue
         if filled == rules.all_filled:
             final = here.sum(axis=0)
+            hit = {event: max(0.0, 1.0 - float(spared[event][filled].sum())) for event in _EVENTS}
             return Distribution(
                 probabilities=final,
                 p_upper_bonus=tally.p_upper_bonus,
                 p_yahtzee=tally.p_yahtzee,
-                p_extra_bonus=max(0.0, 1.0 - float(clean.pop(filled).sum())),
+                p_extra_bonus=hit["extra"],
+                p_any_yahtzee=hit["five"],
                 box_points=tally.box_points,
                 bonus_points=tally.bonus_points,
             )
         rolls, rerolls = _first_rolls(rules, state if filled == start else None, here.shape[0])
-        await _turn(
-            engine, rules, filled, here, clean.pop(filled), rolls, rerolls, mass, clean, tally
-        )
+        here_spared = {event: spared[event].pop(filled) for event in _EVENTS}
+        await _turn(engine, rules, filled, here, here_spared, rolls, rerolls, mass, spared, tally)
         if progress is not None:
             progress(done + 1, len(blocks))
     raise AssertionError("the pass never reached the end of the game")
@@ -159,11 +168,11 @@ async def _turn(
     rules: RuleSet,
     filled: int,
     here: FloatArray,
-    here_clean: FloatArray,
+    here_spared: dict[str, FloatArray],
     rolls: FloatArray,
     rerolls: int,
     mass: dict[int, FloatArray],
-    clean: dict[int, FloatArray],
+    spared: Spared,
     tally: _Tally,
 ) -> None:
     guideposts = Guideposts.reachable(rules, filled)
@@ -171,7 +180,7 @@ async def _turn(
     successors = await engine.blocks([k for box, k in keys.items() if not filled >> box & 1])
     policy = turn_policy(rules, filled, lambda box: successors[keys[box]], guideposts)
     ends = outcomes(policy, rolls, rerolls)
-    turn = _Turn(rules, filled, guideposts, here, here_clean, mass, clean, tally)
+    turn = _Turn(rules, filled, guideposts, here, here_spared, mass, spared, tally)
     for i, box in enumerate(policy.tables.boxes):
         turn.score(box, policy.tables.points[i], ends[i])
 
@@ -194,9 +203,9 @@ class _Turn:
     filled: int
     guideposts: Guideposts
     here: FloatArray
-    here_clean: FloatArray
+    here_spared: dict[str, FloatArray]
     mass: dict[int, FloatArray]
-    clean: dict[int, FloatArray]
+    spared: Spared
     tally: _Tally
 
     def __post_init__(self) -> None:
@@ -254,8 +263,10 @@ class _Turn:
             self.mass, nxt_filled, nxt.upper.size, int(gains.max()) + self.here.shape[1]
         )
         _shift_add(target, rows, gains, w[live], self.here, column, self.first, self.length)
-        no_extra = self.clean.setdefault(nxt_filled, np.zeros(nxt.upper.size))
-        np.add.at(no_extra, rows, np.where(extra > 0, 0.0, w * self.here_clean)[live])
+        happened = {"extra": extra > 0, "five": np.broadcast_to(five, w.shape)}
+        for event, hit in happened.items():
+            into = self.spared[event].setdefault(nxt_filled, np.zeros(nxt.upper.size))
+            np.add.at(into, rows, np.where(hit, 0.0, w * self.here_spared[event])[live])
 
 
 def _add_bonus(tally: _Tally, name: str, amount: float) -> None:

@@ -323,6 +323,8 @@ class Summary:
     """Games that scored 50 in the Yahtzee box."""
     extra_games: int = 0
     """Games with at least one +100 bonus."""
+    any_yahtzee_games: int = 0
+    """Games with at least one turn ending with five of a kind, whichever box took it."""
     upper_bonus_points: int = 0
     extra_points: int = 0
     seconds: float = 0.0
@@ -429,6 +431,7 @@ class Summary:
         p_upper, se_upper = self.share(self.upper_bonus_games)
         p_yahtzee, se_yahtzee = self.share(self.yahtzee_games)
         p_extra, se_extra = self.share(self.extra_games)
+        p_any, se_any = self.share(self.any_yahtzee_games)
         survival = {str(t): self.survival(t) for t in thresholds}
         names = [c.name for c in self.rules.categories]
         payload: dict[str, object] = {
@@ -454,6 +457,8 @@ class Summary:
             "p_yahtzee_se": se_yahtzee,
             "p_extra_bonus": p_extra,
             "p_extra_bonus_se": se_extra,
+            "p_any_yahtzee": p_any,
+            "p_any_yahtzee_se": se_any,
             "box_points": dict(zip(names, self.box_means.tolist(), strict=True)),
             "box_points_se": dict(zip(names, self.box_se.tolist(), strict=True)),
             "bonus_points": {
@@ -498,6 +503,7 @@ class Summary:
         if rules.yahtzee_box is not None:
             name = rules.categories[rules.yahtzee_box].label
             shares.append((f"P({name} 50)", self.share(self.yahtzee_games)))
+            shares.append((f"P(any {name} rolled)", self.share(self.any_yahtzee_games)))
         if rules.yahtzee_bonus:
             shares.append((f"P(any +{rules.yahtzee_bonus})", self.share(self.extra_games)))
         rows += [(label, f"{100 * p:7.2f}% ± {100 * se:.2f}%") for label, (p, se) in shares]
@@ -576,6 +582,7 @@ async def _play_chunk(
     flag = np.zeros(games, dtype=np.int64)  # the Yahtzee-bonus flag: 50 scored in its box
     score = np.zeros(games, dtype=np.int64)
     extra_total = np.zeros(games, dtype=np.int64)
+    rolled_five = np.zeros(games, dtype=bool)
     upper_face = rules.upper_faces
     yahtzee = rules.yahtzee_box
     nothing = np.zeros(games, dtype=np.int64)
@@ -607,6 +614,7 @@ async def _play_chunk(
             gained[idx] = policy.points[position, roll[idx]]
         if (gained < 0).any():
             raise AssertionError("the strategy scored a box the Joker rule forbids")
+        rolled_five |= _IS_FIVE_OF_A_KIND[roll]
         bonus = np.zeros(games, dtype=np.int64)
         if rules.upper_bonus:
             is_upper = upper_face[box] > 0
@@ -643,6 +651,7 @@ async def _play_chunk(
     if (filled != rules.all_filled).any():
         raise AssertionError("a game ended with an open box")
     summary.extra_games += int((extra_total > 0).sum())
+    summary.any_yahtzee_games += int(rolled_five.sum())
     counts = np.bincount(score)
     if counts.size > summary.histogram.size:
         counts[: summary.histogram.size] += summary.histogram

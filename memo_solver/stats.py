@@ -156,6 +156,7 @@ def describe(
     if rules.yahtzee_box is not None:
         name = rules.categories[rules.yahtzee_box].label
         lines.append(f"P({name} 50) = {_chance(dist.p_yahtzee)}")
+        lines.append(f"P(any {name} rolled) = {_chance(dist.p_any_yahtzee)}")
     if rules.yahtzee_bonus:
         lines.append(f"P(any +{rules.yahtzee_bonus}) = {_chance(dist.p_extra_bonus)}")
     lines += ["", "expected points per box" + ("" if from_start else " (still to come)") + ":"]

@@ -121,8 +121,21 @@ class EndGame:
         """The value and the distribution of the points to come from a turn start."""
         if not open_:
             return 0.0, {0: 1.0}
-        values, box_choice, _, keep_choice = self.choices(open_, upper, fifty)
-        # The mass of the first roll, moved through the choices.
+        values, box_choice, _, _ = self.choices(open_, upper, fifty)
+        dist: defaultdict[int, float] = defaultdict(float)
+        for roll, m in self.last_rolls(open_, upper, fifty).items():
+            box = box_choice[roll]
+            gain, new_upper, new_fifty = self.scored(box, roll, upper, fifty)
+            for points, q in self.turn(open_ - {box.name}, new_upper, new_fifty)[1].items():
+                dist[gain + points] += m * q
+        start = sum(p * values[self.rerolls][roll] for roll, p in outcomes(5))
+        return start, dict(dist)
+
+    @cache  # noqa: B019
+    def last_rolls(self, open_: frozenset[str], upper: int, fifty: bool) -> dict[Roll, float]:
+        """The chance of each roll the turn ends with: the first roll's mass, moved through
+        the keeps chosen."""
+        keep_choice = self.choices(open_, upper, fifty)[3]
         mass: dict[Roll, float] = dict(outcomes(5))
         for n in range(self.rerolls, 0, -1):
             moved: defaultdict[Roll, float] = defaultdict(float)
@@ -131,14 +144,23 @@ class EndGame:
                 for o, p in outcomes(5 - len(k)):
                     moved[tuple(sorted(k + o))] += m * p
             mass = moved
-        dist: defaultdict[int, float] = defaultdict(float)
-        for roll, m in mass.items():
+        return mass
+
+    @cache  # noqa: B019
+    def p_five_alike(self, open_: frozenset[str], upper: int, fifty: bool = False) -> float:
+        """The chance that a turn from here ends with five of a kind, in whatever box."""
+        if not open_:
+            return 0.0
+        box_choice = self.choices(open_, upper, fifty)[1]
+        chance = 0.0
+        for roll, m in self.last_rolls(open_, upper, fifty).items():
+            if len(set(roll)) == 1:
+                chance += m
+                continue
             box = box_choice[roll]
-            gain, new_upper, new_fifty = self.scored(box, roll, upper, fifty)
-            for points, q in self.turn(open_ - {box.name}, new_upper, new_fifty)[1].items():
-                dist[gain + points] += m * q
-        start = sum(p * values[self.rerolls][roll] for roll, p in outcomes(5))
-        return start, dict(dist)
+            _, new_upper, new_fifty = self.scored(box, roll, upper, fifty)
+            chance += m * self.p_five_alike(open_ - {box.name}, new_upper, new_fifty)
+        return chance
 
     def actions(
         self, open_: frozenset[str], upper: int, roll: Roll, rerolls: int, fifty: bool = False

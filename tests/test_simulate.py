@@ -260,6 +260,7 @@ def test_every_figure_lies_within_four_standard_errors_of_the_exact_one(
         assert abs(data["box_points"][box] - mean) <= SIGMAS * data["box_points_se"][box], box
     shares = [("p_upper_bonus", exact.p_upper_bonus, rules.upper_bonus)]
     shares.append(("p_yahtzee", exact.p_yahtzee, rules.yahtzee_box is not None))
+    shares.append(("p_any_yahtzee", exact.p_any_yahtzee, True))  # five alike: any rule set
     for key, p, applies in shares:
         if applies:
             assert abs(data[key] - p) <= SIGMAS * data[f"{key}_se"], key
@@ -343,6 +344,7 @@ def test_the_mean_of_20000_yahtzee_games_is_the_exact_mean(player: Player) -> No
         yahtzee_figures.P_UPPER_BONUS: summary.upper_bonus_games,
         yahtzee_figures.P_YAHTZEE: summary.yahtzee_games,
         yahtzee_figures.P_EXTRA_BONUS: summary.extra_games,
+        yahtzee_figures.P_ANY_YAHTZEE: summary.any_yahtzee_games,
     }
     for p, count in shares.items():
         assert abs(count / summary.games - p) <= SIGMAS * np.sqrt(p * (1 - p) / summary.games)

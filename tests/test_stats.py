@@ -96,6 +96,9 @@ def test_only_chance_open_matches_the_brute_force(solver: Solver) -> None:
     assert ours.box_points == {"chance": pytest.approx(value, abs=TOL)}
     assert ours.probabilities[:5].sum() == 0  # five dice show at least 5
     assert ours.probabilities[30] == pytest.approx(brute[30], abs=1e-15)
+    chance = EndGame((CHANCE,)).p_five_alike(frozenset({"chance"}), 0)
+    assert ours.p_any_yahtzee == pytest.approx(chance, abs=1e-15)
+    assert ours.p_yahtzee == 0  # five alike in Chance is no 50
 
 
 def test_only_yahtzee_open_is_the_chance_of_five_alike_in_three_rolls(solver: Solver) -> None:
@@ -106,6 +109,7 @@ def test_only_yahtzee_open_is_the_chance_of_five_alike_in_three_rolls(solver: So
     assert ours.probabilities[50] == pytest.approx(p_fifty, abs=1e-15)
     assert ours.probabilities[0] == pytest.approx(1 - p_fifty, abs=1e-15)
     assert ours.p_yahtzee == pytest.approx(p_fifty, abs=1e-15)
+    assert ours.p_any_yahtzee == pytest.approx(p_fifty, abs=1e-15)  # the box takes each one
     assert ours.mean == pytest.approx(50 * p_fifty, abs=1e-12)
     same_distribution(ours, EndGame((YAHTZEE,)).turn(frozenset({"yahtzee"}), 0)[1])
 
@@ -116,6 +120,10 @@ def test_chance_and_yahtzee_end_game_matches_the_brute_force(solver: Solver) -> 
 
     same_distribution(ours, brute)
     assert ours.mean == pytest.approx(value, abs=TOL)
+    # A Yahtzee rolled after the box was scratched still counts as one rolled.
+    either = EndGame((YAHTZEE, CHANCE)).p_five_alike(frozenset({"yahtzee", "chance"}), 0)
+    assert ours.p_any_yahtzee == pytest.approx(either, abs=1e-15)
+    assert ours.p_any_yahtzee > ours.p_yahtzee
 
 
 def test_fives_and_sixes_for_the_upper_bonus_match_the_brute_force(solver: Solver) -> None:
@@ -222,8 +230,10 @@ def test_the_mean_of_a_late_state_is_its_value(
 
     assert dist.mean == pytest.approx(solver.value(rules, state), abs=TOL)
     assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
-    for p in (dist.p_upper_bonus, dist.p_yahtzee, dist.p_extra_bonus):
+    for p in (dist.p_upper_bonus, dist.p_yahtzee, dist.p_extra_bonus, dist.p_any_yahtzee):
         assert -SUM_TOL <= p <= 1 + SUM_TOL
+    # A 50 in the box, or a +100, each needs a turn that ended with five of a kind.
+    assert dist.p_any_yahtzee >= max(dist.p_yahtzee, dist.p_extra_bonus) - SUM_TOL
     for q in (0.01, 0.5, 0.99):
         assert dist.probabilities[: dist.percentile(q) + 1].sum() >= q - SUM_TOL
 
@@ -255,6 +265,7 @@ def test_yahtzee_full_game_distribution(solver: Solver) -> None:
     assert dist.p_upper_bonus == pytest.approx(yahtzee_figures.P_UPPER_BONUS, abs=TOL)
     assert dist.p_yahtzee == pytest.approx(yahtzee_figures.P_YAHTZEE, abs=TOL)
     assert dist.p_extra_bonus == pytest.approx(yahtzee_figures.P_EXTRA_BONUS, abs=TOL)
+    assert dist.p_any_yahtzee == pytest.approx(yahtzee_figures.P_ANY_YAHTZEE, abs=TOL)
     assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
 
 

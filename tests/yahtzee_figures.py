@@ -13,3 +13,5 @@ P_YAHTZEE = 0.3373710889
 """50 scored in the Yahtzee box."""
 P_EXTRA_BONUS = 0.0824504349
 """At least one +100."""
+P_ANY_YAHTZEE = 0.3673304443
+"""At least one turn ending with five of a kind, whichever box took it."""
