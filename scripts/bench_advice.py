@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import statistics
 import tempfile
@@ -33,6 +32,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from _bench import percentile
 
 from memo_solver.runtime import keep_freed_memory, pin_blas_threads
 
@@ -72,13 +73,6 @@ def late_states(rules: RuleSet, rng: random.Random, count: int, open_boxes: int)
         opened = sum(1 << b for b in rng.sample(boxes, open_boxes))
         states.append(random_state(rules, rng, rules.all_filled & ~opened))
     return states
-
-
-def percentile(values: Sequence[float], share: float) -> float:
-    """Nearest-rank percentile: the smallest value with ``share`` of them at or below it."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(share * len(ordered)))
-    return ordered[rank - 1]
 
 
 def summary_ms(walls: Sequence[float], cpus: Sequence[float]) -> dict[str, float]:

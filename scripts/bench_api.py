@@ -38,14 +38,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_api import (
-    child_env,
-    free_port,
-    memo_solver_command,
-    proc_cpu_s,
-    random_body,
-    wait_ready,
-)
+from _bench import child_env, memo_solver_command
+from load_api import free_port, proc_cpu_s, random_body, wait_ready
 
 BATCH_TARGET_S = 0.5
 COLD_TARGET_S = 0.2

@@ -18,61 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from _bench import ChildRun, child_env, memo_solver_command, run_child
 
 STATE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
 ADVISE_TARGET_S = 0.6
-
-
-@dataclass(frozen=True)
-class ChildRun:
-    stdout: str
-    wall_s: float
-    cpu_s: float
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    return env
-
-
-def run_child(argv: list[str]) -> ChildRun:
-    """Run ``argv`` to completion and read its own rusage with ``os.wait4``."""
-    with tempfile.TemporaryFile() as errors:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=child_env(), stdout=subprocess.PIPE, stderr=errors)
-        assert proc.stdout is not None
-        out = proc.stdout.read().decode()
-        proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            errors.seek(0)
-            message = errors.read().decode(errors="replace")[-2000:]
-            raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}:\n{message}")
-    return ChildRun(out, wall, usage.ru_utime + usage.ru_stime)
-
-
-def memo_solver_command(given: str | None) -> str:
-    if given:
-        return given
-    beside = Path(sys.executable).parent / "memo-solver"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("memo-solver")
-    if found is None:
-        raise SystemExit("memo-solver not found: install the project or pass --memo-solver")
-    return found
 
 
 def summary(runs: list[ChildRun]) -> dict[str, float]:
@@ -100,11 +53,14 @@ def main() -> int:
     command = memo_solver_command(args.memo_solver)
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
         store = str(args.store or Path(tmp) / "warm.sqlite3")
-        solve = run_child([command, "--store", store, "precompute", "--rules", "yahtzee", "--json"])
+        env = child_env()
+        solve = run_child(
+            [command, "--store", store, "precompute", "--rules", "yahtzee", "--json"], env
+        )
         advise_argv = [command, "--store", store, "advise", "--rules", "yahtzee", args.state]
-        run_child(advise_argv)  # untimed: page cache and .pyc files warm
-        advise = [run_child(advise_argv) for _ in range(args.runs)]
-        helps = [run_child([command, "--help"]) for _ in range(args.runs)]
+        run_child(advise_argv, env)  # untimed: page cache and .pyc files warm
+        advise = [run_child(advise_argv, env) for _ in range(args.runs)]
+        helps = [run_child([command, "--help"], env) for _ in range(args.runs)]
 
     advise_sum, help_sum = summary(advise), summary(helps)
     result = {

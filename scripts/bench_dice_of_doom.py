@@ -39,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the Redis and process helpers of the test suite
 
+from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
 from worker_support import wait_for  # noqa: E402
 
@@ -53,18 +54,12 @@ BOARD = "a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"
 PUBLISHED = {"tree_size": 1_468_919_491, "depth": 40, "positions": 201_861}
 GAME = DiceOfDoomGame(3)
 JOB_ID = Job.precompute(GAME.name).id
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CLI = [sys.executable, "-m", "memo_solver"]
 COLD_TARGET_S, PRECOMPUTE_TARGET_S, MEMORY_TARGET = 3.0, 600.0, 4 << 30
 
 
 def env() -> dict[str, str]:
     return {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def peak_rss(pid: int) -> int:

@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
+
+from _bench import ChildRun, child_env, memo_solver_command, run_child
 
 DEFAULT_VENV = Path("/tmp/memo-solver-bench/venv")
 PINNED_START = 254.5877287345
@@ -46,50 +45,6 @@ THEIR_CODE = (
     "s = ys.Solver.build(ys.Variant('american+forced-joker')); "
     "print('%.12f' % s.state_value('upper 0 | filled -'))"
 )
-
-
-@dataclass(frozen=True)
-class ChildRun:
-    """One child process: its output and what it cost."""
-
-    stdout: str
-    wall_s: float
-    cpu_s: float
-    user_s: float
-    sys_s: float
-    max_rss_mb: float
-
-
-def child_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    env.update(extra)
-    return env
-
-
-def run_child(argv: list[str], env: dict[str, str]) -> ChildRun:
-    """Run ``argv`` to completion and read its own rusage with ``os.wait4``."""
-    with tempfile.TemporaryFile() as errors:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=errors)
-        assert proc.stdout is not None
-        out = proc.stdout.read().decode()
-        proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            errors.seek(0)
-            message = errors.read().decode(errors="replace")[-2000:]
-            raise SystemExit(f"{argv[0]} exited {proc.returncode}:\n{message}")
-    return ChildRun(
-        stdout=out,
-        wall_s=wall,
-        cpu_s=usage.ru_utime + usage.ru_stime,
-        user_s=usage.ru_utime,
-        sys_s=usage.ru_stime,
-        max_rss_mb=usage.ru_maxrss * 1024 / 1e6,  # ru_maxrss is KiB on Linux
-    )
 
 
 def ensure_wheel(venv: Path) -> Path:
@@ -105,18 +60,6 @@ def ensure_wheel(venv: Path) -> Path:
             stdout=sys.stderr,
         )
     return python
-
-
-def memo_solver_command(given: str | None) -> str:
-    if given:
-        return given
-    beside = Path(sys.executable).parent / "memo-solver"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("memo-solver")
-    if found is None:
-        raise SystemExit("memo-solver not found: install the project or pass --memo-solver")
-    return found
 
 
 def store_bytes(path: Path) -> int:

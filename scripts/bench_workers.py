@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
 
 import redis  # noqa: E402
+from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
 
 from memo_solver import redis_keys  # noqa: E402
@@ -61,7 +62,6 @@ PINNED_START = 254.5877287345
 TOLERANCE = 1e-9
 CPU_RATIO_TARGET = 1.15
 SPLIT_TARGET = 0.60
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 STARTUP_RULES = "yahtzee-lower"
 """128 blocks of one value each: its precompute is all start-up and almost no solving."""
 JOB_ID = Job.precompute(RULES).id
@@ -104,14 +104,6 @@ class SplitRun:
 def env() -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")}
     return {**clean, "OPENBLAS_NUM_THREADS": "1"}
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a live process, from /proc/<pid>/stat."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
-    utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
-    return (utime + stime) / CLOCK_TICKS
 
 
 def check_value(value: float, what: str) -> float:

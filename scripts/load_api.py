@@ -67,7 +67,6 @@ import json
 import math
 import os
 import random
-import shutil
 import signal
 import socket
 import statistics
@@ -81,6 +80,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Seque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from _bench import child_env, memo_solver_command, percentile
 
 TARGET_RPS = 1000.0
 TARGET_P50_MS = 5.0
@@ -131,24 +132,6 @@ def every_mask_bodies(seed: int) -> list[bytes]:
 
 
 # --- the server process -------------------------------------------------------------------
-
-
-def memo_solver_command(given: str | None) -> str:
-    if given:
-        return given
-    beside = Path(sys.executable).parent / "memo-solver"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("memo-solver")
-    if found is None:
-        raise SystemExit("memo-solver not found: install the project or pass --memo-solver")
-    return found
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    return env
 
 
 def free_port() -> int:
@@ -534,13 +517,6 @@ async def drive(
 
 
 # --- figures ------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], share: float) -> float:
-    """Nearest rank: the smallest value with ``share`` of them at or below it."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(share * len(ordered)))
-    return ordered[rank - 1]
 
 
 def run_loop(work: Coroutine[Any, Any, Tally], loop: str) -> Tally:
