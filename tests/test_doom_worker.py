@@ -35,6 +35,7 @@ from worker_support import (
     held_by,
     job_record,
     pending,
+    refused_jobs,
     start_workers,
     wait_for,
 )
@@ -241,17 +242,7 @@ def test_malformed_dice_of_doom_jobs_are_acknowledged_logged_and_survived(
         {"kind": "stats", "rules": "dice-of-doom-3x3", "state": json.dumps(position)},
         {"kind": "precompute", "rules": "dice-of-doom-4x4"},
     ]
-    for fields in malformed:
-        r.xadd(redis_keys.JOB_STREAM, fields)  # type: ignore[arg-type]
-
-    def all_read_and_acked() -> bool:
-        (group,) = r.xinfo_groups(redis_keys.JOB_STREAM)
-        return group["lag"] == 0 and pending(r) == 0
-
-    wait_for("every malformed entry read and acknowledged", all_read_and_acked, 10)
-    errors = [line for line in worker.text().splitlines() if " ERROR " in line]
-    assert len(errors) == len(malformed), worker.text()
-    assert all("malformed" in line for line in errors)
+    errors = refused_jobs(r, worker, malformed)
     for words in (
         "bad block key 'a8-000' for dice-of-doom-3x3",
         "got 9 hexes; a 2x2 board needs 4",

@@ -49,6 +49,7 @@ from worker_support import (
     job_record,
     json_of,
     pending,
+    refused_jobs,
     start_workers,
     wait_for,
     with_store,
@@ -284,17 +285,7 @@ def test_malformed_jobs_are_acknowledged_logged_and_survived(
         {"kind": "warm", "rules": "yahtzee", "state": "not a state"},
         {"kind": "block", "rules": "yahtzee", "state": "zz"},
     ]
-    for fields in malformed:
-        r.xadd(redis_keys.JOB_STREAM, fields)  # type: ignore[arg-type]
-
-    def all_read_and_acked() -> bool:
-        (group,) = r.xinfo_groups(redis_keys.JOB_STREAM)
-        return group["lag"] == 0 and pending(r) == 0
-
-    wait_for("every malformed entry read and acknowledged", all_read_and_acked, 10)
-    errors = [line for line in worker.text().splitlines() if " ERROR " in line]
-    assert len(errors) == len(malformed), worker.text()
-    assert all("malformed" in line for line in errors)
+    refused_jobs(r, worker, malformed)
     assert worker.process.poll() is None
 
     # And the worker still serves good jobs.

@@ -189,6 +189,23 @@ def pending(r: redis.Redis) -> int:
     return int(info["pending"])
 
 
+def refused_jobs(r: redis.Redis, worker: Child, entries: list[dict[str, str]]) -> list[str]:
+    """Put each entry on the job stream as it is, wait until the worker has read and
+    acknowledged every one, and return its log's error lines: one "malformed" per entry."""
+    for fields in entries:
+        r.xadd(redis_keys.JOB_STREAM, fields)  # type: ignore[arg-type]
+
+    def all_read_and_acked() -> bool:
+        (group,) = r.xinfo_groups(redis_keys.JOB_STREAM)
+        return group["lag"] == 0 and pending(r) == 0
+
+    wait_for("every malformed entry read and acknowledged", all_read_and_acked, 10)
+    errors = [line for line in worker.text().splitlines() if " ERROR " in line]
+    assert len(errors) == len(entries), worker.text()
+    assert all("malformed" in line for line in errors)
+    return errors
+
+
 def start_workers(
     children: Children,
     r: redis.Redis,
