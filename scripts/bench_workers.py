@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test su
 import redis  # noqa: E402
 from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
+from worker_support import wait_for  # noqa: E402
 
 from memo_solver import redis_keys  # noqa: E402
 from memo_solver.jobs import Job  # noqa: E402
@@ -172,17 +173,6 @@ def start_worker(stack: ExitStack, url: str, name: str, logs: Path, heartbeat_s:
     return process.pid
 
 
-def wait_until(what: str, probe: Any, timeout: float, every: float = 0.02) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = probe()
-        if answer:
-            return answer
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(every)
-
-
 def run_job(client: redis.Redis, url: str) -> tuple[float, float]:
     """Queue the precompute, poll its record until done: (wall seconds, start value)."""
     started = time.perf_counter()
@@ -194,7 +184,7 @@ def run_job(client: redis.Redis, url: str) -> tuple[float, float]:
             raise SystemExit(f"the job failed: {record}")
         return record if record.get(b"status") == b"done" else None
 
-    record = wait_until("the precompute job", finished, 600, every=0.05)
+    record = wait_for("the precompute job", finished, 600, every=0.05)
     wall = time.perf_counter() - started
     return wall, float(record[b"value"])
 
@@ -205,9 +195,7 @@ def run_redis(binary: str, workdir: Path, round_no: int) -> RedisRun:
         url = server.url
         worker_pid = start_worker(stack, url, "bench-1", folder, heartbeat_s=2.0)
         client = stack.enter_context(server.client())
-        wait_until(
-            "the worker's heartbeat", lambda: client.exists(redis_keys.worker("bench-1")), 60
-        )
+        wait_for("the worker's heartbeat", lambda: client.exists(redis_keys.worker("bench-1")), 60)
         redis_pid = server.pid
         assert redis_pid is not None
         time.sleep(0.5)  # let the worker's start-up settle
@@ -235,9 +223,7 @@ def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
             start_worker(stack, url, name, folder, heartbeat_s)
         client = stack.enter_context(server.client())
         for name in names:
-            wait_until(
-                f"{name}'s heartbeat", lambda n=name: client.exists(redis_keys.worker(n)), 60
-            )
+            wait_for(f"{name}'s heartbeat", lambda n=name: client.exists(redis_keys.worker(n)), 60)
         wall, value = run_job(client, url)
         done_at = time.time()
 
@@ -247,7 +233,7 @@ def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
                 return {n: int(rows[n]["blocks_computed"]) for n in names}
             return None
 
-        computed = wait_until("a heartbeat after the job", counters, 30, every=heartbeat_s)
+        computed = wait_for("a heartbeat after the job", counters, 30, every=heartbeat_s)
     return SplitRun(computed=computed, wall_s=wall, value=check_value(value, "two workers"))
 
 
