@@ -109,7 +109,7 @@ def bench_batch(command: str, store: Path, runs: int, size: int, seed: int) -> d
     rng = random.Random(seed)
     rng.shuffle(masks)
     warm = [random_body(rng, m) for m in masks]
-    rows = []
+    rows: list[dict[str, Any]] = []
     with server(command, store) as (port, pid):
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         for i in range(0, len(warm), MAX_BATCH):  # every block into the process memo
@@ -127,12 +127,12 @@ def bench_batch(command: str, store: Path, runs: int, size: int, seed: int) -> d
                 {"status": status, "answered": answered, "seconds": seconds, "server_cpu_s": cpu}
             )
         connection.close()
-    seconds = [r["seconds"] for r in rows]
+    times = [r["seconds"] for r in rows]
     return {
         "size": size,
         "runs": rows,
-        "median_s": statistics.median(seconds),
-        "max_s": max(seconds),
+        "median_s": statistics.median(times),
+        "max_s": max(times),
         "median_server_cpu_s": statistics.median(r["server_cpu_s"] for r in rows),
         "all_answered": all(r["status"] == 200 and r["answered"] == size for r in rows),
     }
@@ -140,7 +140,7 @@ def bench_batch(command: str, store: Path, runs: int, size: int, seed: int) -> d
 
 def bench_cold(command: str, tmp: Path, samples: int, seed: int, warm_path: bool) -> dict[str, Any]:
     rng = random.Random(seed)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in range(samples):
         body = late_body("yahtzee", rng, 3)
         other = late_body("yahtzee-upper", rng, 3)
@@ -155,11 +155,11 @@ def bench_cold(command: str, tmp: Path, samples: int, seed: int, warm_path: bool
             connection.close()
         ok = status == 200 and json.loads(payload).get("actions") is not None
         rows.append({"ok": ok, "seconds": seconds, "server_cpu_s": cpu})
-    seconds = [r["seconds"] for r in rows]
+    times = [r["seconds"] for r in rows]
     return {
         "samples": rows,
-        "median_s": statistics.median(seconds),
-        "max_s": max(seconds),
+        "median_s": statistics.median(times),
+        "max_s": max(times),
         "median_server_cpu_s": statistics.median(r["server_cpu_s"] for r in rows),
         "all_ok": all(r["ok"] for r in rows),
     }
