@@ -294,6 +294,11 @@ class RuleSetOut(BaseModel):
     joker: Literal["forced", "free", "none"]
     start_value: float
     fingerprint: str
+    possible_points: dict[str, list[int]] = Field(
+        description="per box, every score a game can put in it, ascending (what some roll "
+        "scores there, the Joker's fixed points included): what a scorecard entered by hand "
+        "is checked against"
+    )
 
 
 class CoverageOut(BaseModel):
@@ -490,6 +495,10 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
                 joker=r.joker,
                 start_value=r.start_value,
                 fingerprint=r.fingerprint,
+                possible_points={
+                    c.name: list(points)
+                    for c, points in zip(r.categories, r.possible_points, strict=True)
+                },
             )
             for r in RULE_SETS.values()
         ]

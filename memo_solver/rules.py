@@ -107,6 +107,27 @@ class RuleSet:
         return np.stack([c.scores for c in self.categories])
 
     @cached_property
+    def possible_points(self) -> tuple[tuple[int, ...], ...]:
+        """Per box, ascending: every score a game can put in it, so that a scorecard typed
+        by hand can be checked box by box.
+
+        That is what the box's table gives some roll, and under a Joker rule the fixed points
+        a Joker Yahtzee scores there (:func:`memo_solver.turn.points` scores nothing else
+        outside the tables). A scratch is the table's 0, so a box no roll leaves at 0
+        (Chance) has no 0.
+        """
+        joker = self.joker != "none" and self.yahtzee_box is not None
+        return tuple(
+            tuple(
+                sorted(
+                    {int(points) for points in category.scores}
+                    | ({category.joker_points} if joker and category.joker_points else set())
+                )
+            )
+            for category in self.categories
+        )
+
+    @cached_property
     def upper_faces(self) -> npt.NDArray[np.int64]:
         return np.array([c.upper_face for c in self.categories], dtype=np.int64)
 

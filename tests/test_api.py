@@ -144,6 +144,25 @@ async def test_rules_are_the_cli_rules(tmp_path: Path, capsys: pytest.CaptureFix
     assert abs(by_name["yahtzee-lower"]["start_value"] - LOWER_PIN) < TOL
 
 
+async def test_rules_say_the_points_each_box_can_hold(tmp_path: Path) -> None:
+    """What the page checks a scorecard against: every score a game can put in each box."""
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        response = await client.get("/v1/rules")
+    by_name = {r["name"]: r for r in response.json()}
+    possible = by_name["yahtzee"]["possible_points"]
+    assert list(possible) == by_name["yahtzee"]["boxes"]
+    assert possible["sixes"] == [0, 6, 12, 18, 24, 30]
+    assert possible["full_house"] == [0, 25]
+    assert possible["large_straight"] == [0, 40]
+    assert possible["yahtzee"] == [0, 50]
+    assert possible["three_of_a_kind"] == [0, *range(5, 31)]
+    assert possible["chance"] == list(range(5, 31))  # every roll scores its sum: never 0
+    assert by_name["yatzy"]["possible_points"]["large_straight"] == [0, 20]
+    for name, rules in RULE_SETS.items():
+        served = by_name[name]["possible_points"]
+        assert [served[c.name] for c in rules.categories] == list(map(list, rules.possible_points))
+
+
 # --- advice and values -----------------------------------------------------------------------
 
 

@@ -429,3 +429,61 @@ def test_no_upper_bonus_means_one_upper_level() -> None:
         rules = get_rule_set(name)
         assert rules.n_upper_levels == 1
         assert rules.reachable_upper(rules.all_filled).tolist() == [0]
+
+
+# --- the points a box can hold ----------------------------------------------------------------
+
+
+def test_possible_points_read_like_the_rule_book() -> None:
+    rules = get_rule_set("yahtzee")
+    possible = dict(zip((c.name for c in rules.categories), rules.possible_points, strict=True))
+    assert possible["twos"] == (0, 2, 4, 6, 8, 10)
+    assert possible["three_of_a_kind"] == (0, *range(5, 31))
+    assert possible["full_house"] == (0, 25)
+    assert possible["large_straight"] == (0, 40)
+    assert possible["yahtzee"] == (0, 50)
+    assert possible["chance"] == tuple(range(5, 31))  # every roll scores its sum: never 0
+    yatzy = get_rule_set("yatzy")
+    assert yatzy.possible_points[yatzy.category_index("one_pair")] == (0, 2, 4, 6, 8, 10, 12)
+
+
+def _points_a_game_can_score(rules: RuleSet) -> list[set[int]]:
+    """Per box, what :func:`memo_solver.turn.points` lets some roll score in it on some
+    scorecard: it depends only on which upper boxes and Yahtzee box are filled."""
+    from memo_solver.turn import open_boxes, points
+
+    deciding = [i for i, c in enumerate(rules.categories) if c.upper_face or c.is_yahtzee]
+    scored: list[set[int]] = [set() for _ in rules.categories]
+    for subset in range(1 << len(deciding)):
+        filled = sum(1 << box for k, box in enumerate(deciding) if subset >> k & 1)
+        boxes = open_boxes(rules, filled)
+        for box, row in zip(boxes, points(rules, filled, boxes), strict=True):
+            scored[box] |= {int(p) for p in row[np.isfinite(row)]}
+    return scored
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_possible_points_are_what_a_game_can_score(name: str) -> None:
+    rules = get_rule_set(name)
+    assert [set(p) for p in rules.possible_points] == _points_a_game_can_score(rules)
+    assert all(list(p) == sorted(p) for p in rules.possible_points)
+
+
+@pytest.mark.parametrize("joker", ["forced", "free", "none"])
+def test_possible_points_hold_the_jokers_fixed_points(joker: str) -> None:
+    """A box whose table never gives its Joker points still holds them after a Joker
+    Yahtzee, under a Joker rule only (the built-in tables all give them anyway)."""
+    yahtzee = get_rule_set("yahtzee")
+    only_joker = dataclasses.replace(
+        yahtzee.categories[yahtzee.category_index("full_house")],
+        name="joker_only",
+        scores=np.zeros(dice.N_ROLLS),
+    )
+    rules = dataclasses.replace(
+        yahtzee,
+        categories=(*yahtzee.categories, only_joker),
+        joker=joker,  # type: ignore[arg-type]
+    )
+    expected = (0,) if joker == "none" else (0, 25)
+    assert rules.possible_points[-1] == expected
+    assert [set(p) for p in rules.possible_points] == _points_a_game_can_score(rules)

@@ -11,6 +11,9 @@
   answer a 503 with Retry-After): the page shows that endpoint's review of the game it sent;
 - a cold state: the first answer is a 503 with Retry-After, the page says it is computing
   and asks again by itself; a refused position shows the service's message;
+- points no game can put in a box (checked against ``GET /v1/rules``) get a message beside
+  the box, count for nothing and ask nothing; the extra-Yahtzee count opens only after 50 in
+  the Yahtzee box;
 - axe-core finds no serious or critical violation on any of these screens;
 - the page asks nothing of any other origin (``data:`` URLs aside).
 
@@ -367,10 +370,13 @@ def test_keyboard_alone(page: Any, service: Service) -> None:
         tab_until(page, focused(f"e.id === 'box-{name}-points'"))
         page.keyboard.type(str(points))
     for name in REFERENCE_LOWER:
-        tab_until(page, focused(f"e.id === 'box-{name}'"))
-        page.keyboard.press("Space")
+        if name != "chance":  # ticked alone, a box counts 0, which Chance never holds
+            tab_until(page, focused(f"e.id === 'box-{name}'"))
+            page.keyboard.press("Space")
+    tab_until(page, focused("e.id === 'box-chance-points'"))
+    page.keyboard.type(str(REFERENCE_LOWER["chance"]))
     assert page.inner_text("#upper-total") == "62"
-    assert page.inner_text("#banked") == "62"
+    assert page.inner_text("#banked") == str(62 + REFERENCE_LOWER["chance"])
     # Back up to the dice pad: Enter on "Add a 1", then the digits typed.
     tab_until(page, focused("e.getAttribute('aria-label') === 'Add a 1'"), key="Shift+Tab")
     assert_focus_visible(page)
@@ -604,3 +610,104 @@ def test_refused_positions_show_the_message(page: Any, service: Service) -> None
     )
     shot(page, "refused-422-375x667.png")
     assert_accessible(page, "the error message")
+
+
+# Points no game can put in these boxes under the yahtzee rules, each with the page's words
+# beside the box (from the possible points of GET /v1/rules), then points a game can.
+IMPOSSIBLE_POINTS = [
+    ("yahtzee", "30", "Yahtzee: the points must be 0 or 50."),
+    ("full_house", "20", "Full House: the points must be 0 or 25."),
+    ("large_straight", "35", "Large Straight: the points must be 0 or 40."),
+    ("chance", "3", "Chance: the points must be from 5 to 30."),
+    ("chance", "31", "Chance: the points must be from 5 to 30."),
+    ("three_of_a_kind", "4", "Three of a Kind: the points must be 0 or 5 to 30."),
+]
+POSSIBLE_POINTS = {
+    "yahtzee": 0,
+    "full_house": 25,
+    "large_straight": 40,
+    "chance": 5,
+    "three_of_a_kind": 30,
+}
+
+
+def advice_asked(sent: list[Any], service: Service) -> list[dict[str, Any]]:
+    """The states of the POST /v1/advice requests the page has sent so far."""
+    return [json.loads(r.post_data)["state"] for r in sent if r.url == f"{service.url}/v1/advice"]
+
+
+def test_impossible_points_are_refused_beside_the_box(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Points no game can put in a lower box get the message beside it, count for nothing
+    and ask nothing of the service; points a game can are counted and asked about."""
+    open_page(page, service)
+    for face in REFERENCE_DICE:
+        tap_die(page, face)
+    wait_advice(page)
+    entered: dict[str, int] = {}
+    for name, points, message in IMPOSSIBLE_POINTS:
+        asked = len(advice_asked(sent, service))
+        page.fill(f"#box-{name}-points", points)
+        beside = page.locator(f'.box-row[data-box="{name}"] .field-message')
+        sync_api.expect(beside).to_have_text(message)
+        assert page.get_attribute(f"#box-{name}-points", "aria-invalid") == "true"
+        assert page.get_attribute(f"#box-{name}-points", "aria-describedby") == (
+            beside.get_attribute("id")
+        )
+        assert page.inner_text("#banked") == "?"
+        page.wait_for_selector('#advice[data-state="error"]')  # the page has decided
+        sync_api.expect(page.locator("#error")).to_have_text(message)
+        assert len(advice_asked(sent, service)) == asked, "the page asked with bad points"
+        if (name, points) == ("chance", "3"):
+            assert_fits(page, SMALL_PHONE)
+            shot(page, "impossible-points-320x568.png")
+            assert_accessible(page, "a box's message at 320x568")
+            page.set_viewport_size(PHONE)
+
+        page.fill(f"#box-{name}-points", str(POSSIBLE_POINTS[name]))
+        sync_api.expect(beside).to_have_text("")
+        assert page.get_attribute(f"#box-{name}-points", "aria-invalid") is None
+        wait_advice(page)
+        entered[name] = POSSIBLE_POINTS[name]
+        assert page.inner_text("#banked") == str(sum(entered.values()))
+        assert name in advice_asked(sent, service)[-1]["filled"]
+    assert page.inner_text("#error") == ""
+
+
+def test_extra_yahtzees_count_only_after_50_in_the_yahtzee_box(page: Any, service: Service) -> None:
+    """The extra-Yahtzee count is closed while the Yahtzee box is open or holds 0, and then
+    adds nothing; after 50 it adds +100 each, one at most per other box filled."""
+    open_page(page, service)
+    extra = page.locator("#extra-bonuses")
+    hint = "Counts once Yahtzee holds 50."
+    sync_api.expect(extra).to_be_disabled()
+    sync_api.expect(page.locator("#extra-bonuses-hint")).to_have_text(hint)
+    page.fill("#box-chance-points", "20")
+    page.fill("#box-full_house-points", "25")
+    page.check("#box-yahtzee")  # ticked alone: 0, a scratch
+    sync_api.expect(extra).to_be_disabled()
+    assert page.inner_text("#banked") == "45"
+
+    page.fill("#box-yahtzee-points", "50")
+    sync_api.expect(extra).to_be_enabled()
+    sync_api.expect(page.locator("#extra-bonuses-hint")).to_have_text("")
+    extra.fill("2")
+    sync_api.expect(page.locator("#banked")).to_have_text(str(45 + 50 + 200))
+    extra.fill("3")  # three extra Yahtzees need three boxes besides Yahtzee: two are filled
+    message = page.locator("#extra-bonuses-message")
+    sync_api.expect(message).to_have_text(
+        "Extra Yahtzees: enter a whole number, at most 2 (one for each box filled besides Yahtzee)."
+    )
+    assert extra.get_attribute("aria-invalid") == "true"
+    assert page.inner_text("#banked") == "?"
+    assert_accessible(page, "the extra Yahtzees' message")
+
+    page.fill("#box-yahtzee-points", "0")
+    sync_api.expect(extra).to_be_disabled()
+    sync_api.expect(extra).to_have_value("0")
+    sync_api.expect(message).to_have_text("")
+    assert page.inner_text("#banked") == "45"
+    page.uncheck("#box-yahtzee")
+    sync_api.expect(extra).to_be_disabled()
+    assert page.inner_text("#banked") == "45"

@@ -50,6 +50,7 @@
     extraField: $("#extra-bonus-field"),
     extraLabel: $('label[for="extra-bonuses"]'),
     extra: $("#extra-bonuses"),
+    extraHint: $("#extra-bonuses-hint"),
     totals: $("#totals"),
   };
 
@@ -151,6 +152,7 @@
       threshold: rules.upper_threshold,
       yahtzeeBonus: rules.yahtzee_bonus,
       yahtzeeBox: rules.yahtzee_box,
+      possiblePoints: rules.possible_points,
     };
   }
 
@@ -187,43 +189,85 @@
     return /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
   }
 
-  /** The scorecard as the API and the totals need it, or {error} for a bad entry. */
+  /** A box's possible points in words: "a multiple of 2 from 0 to 10", "0 or 25",
+   * "0 or 5 to 30", "from 5 to 30". */
+  function describePoints(allowed) {
+    const step = allowed[1] - allowed[0];
+    if (step > 1 && allowed.length > 2 && allowed.every((points, i) => points === i * step)) {
+      return `a multiple of ${step} from 0 to ${allowed.at(-1)}`;
+    }
+    const parts = [];
+    let start = 0;
+    for (let end = 1; end <= allowed.length; end += 1) {
+      if (end === allowed.length || allowed[end] !== allowed[end - 1] + 1) {
+        const run = allowed.slice(start, end);
+        parts.push(...(run.length >= 3 ? [`${run[0]} to ${run.at(-1)}`] : run));
+        start = end;
+      }
+    }
+    if (parts.length === 1) return allowed.length > 1 ? `from ${parts[0]}` : String(parts[0]);
+    return `${parts.slice(0, -1).join(", ")} or ${parts.at(-1)}`;
+  }
+
+  /** What is wrong with a filled box's points, checked against what the rule set lets a game
+   * put in it (GET /v1/rules); "" when nothing is. */
+  function pointsProblem(name, points, info) {
+    if (!Number.isInteger(points)) {
+      return `${label(name)}: enter the points as a whole number (or leave it empty for 0).`;
+    }
+    const allowed = info.possiblePoints[name];
+    return allowed.includes(points) ? "" : `${label(name)}: the points must be ${describePoints(allowed)}.`;
+  }
+
+  /**
+   * The scorecard as the API and the totals need it, with `problems` (input id -> message,
+   * shown beside that input) and `error` (the first of them) for bad entries.
+   */
   function scorecardSummary(view, info) {
     const filled = filledBoxes(view, info);
+    const problems = new Map();
     for (const { name, points } of filled) {
-      const face = upperFace(name);
-      if (!Number.isInteger(points)) {
-        return { error: `${label(name)}: enter the points as a whole number (or leave it empty for 0).` };
-      }
-      if (face && (points % face !== 0 || points > DICE * face)) {
-        return {
-          error: `${label(name)}: the points must be a multiple of ${face} from 0 to ${DICE * face}.`,
-        };
-      }
-      if (!face && points > 50) {
-        return { error: `${label(name)}: no box scores more than 50 points.` };
-      }
+      const problem = pointsProblem(name, points, info);
+      if (problem) problems.set(`box-${name}-points`, problem);
     }
     const upper = filled.filter((b) => upperFace(b.name)).reduce((s, b) => s + b.points, 0);
     const boxPoints = filled.reduce((s, b) => s + b.points, 0);
     const yahtzeeBonus =
       info.yahtzeeBox !== null && filled.some((b) => b.name === info.yahtzeeBox && b.points === 50);
+    // Extra Yahtzees earn their bonus only after 50 in the Yahtzee box, and each one fills
+    // another box: the page takes the count only then, and at most that many.
+    const extrasCount = !!info.yahtzeeBonus && yahtzeeBonus && state.mode !== "play";
+    let extras = 0;
+    if (extrasCount) {
+      extras = parsePoints(view.extraBonuses);
+      const most = filled.length - 1;
+      if (!Number.isInteger(extras) || extras > most) {
+        problems.set(
+          "extra-bonuses",
+          `Extra ${label(info.yahtzeeBox)}s: enter a whole number, at most ${most} ` +
+            `(one for each box filled besides ${label(info.yahtzeeBox)}).`,
+        );
+      }
+    }
     let bonusPoints;
     if (state.mode === "play") {
       bonusPoints = view.bonus || 0;
     } else {
       const upperBonus = info.upperBonus && upper >= info.threshold ? info.upperBonus : 0;
-      const extras = info.yahtzeeBonus && yahtzeeBonus ? Math.max(0, view.extraBonuses | 0) : 0;
       bonusPoints = upperBonus + extras * info.yahtzeeBonus;
     }
+    // With a bad entry the totals are unknown ("?"), and nothing is asked of the service.
     return {
       filled: filled.map((b) => b.name),
       upper,
       yahtzeeBonus,
+      extrasCount,
       boxPoints,
       bonusPoints,
       banked: boxPoints + bonusPoints,
       allFilled: filled.length === info.boxes.length,
+      problems,
+      error: problems.values().next().value || "",
     };
   }
 
@@ -317,14 +361,15 @@
       } else {
         const box = view.boxes[name] || { filled: false, points: "" };
         row.classList.toggle("filled", !!box.filled);
-        const face = upperFace(name);
-        const range = face ? `min="0" max="${DICE * face}" step="${face}"` : `min="0" max="50" step="1"`;
         row.innerHTML =
-          `<input type="checkbox" id="${id}" class="box-check" ${box.filled ? "checked" : ""}>` +
+          `<input type="checkbox" id="${id}" class="box-check" ${box.filled ? "checked" : ""} ` +
+          `aria-describedby="${id}-points-message">` +
           `<label for="${id}" class="box-name">${escapeHtml(label(name))}</label>` +
           `<label for="${id}-points" class="visually-hidden">Points in ${escapeHtml(label(name))}</label>` +
           `<input type="number" id="${id}-points" class="box-points-input" inputmode="numeric" ` +
-          `${range} placeholder="–" value="${escapeHtml(box.points ?? "")}">`;
+          `${inputRange(info.possiblePoints[name])} placeholder="–" value="${escapeHtml(box.points ?? "")}" ` +
+          `aria-describedby="${id}-points-message">` +
+          `<p id="${id}-points-message" class="field-message" data-for="${id}-points"></p>`;
       }
       list.append(row);
     }
@@ -332,11 +377,42 @@
     if (info.yahtzeeBonus && state.mode !== "play") {
       el.extraField.hidden = false;
       el.extraLabel.textContent = `Extra ${label(info.yahtzeeBox)}s so far (+${info.yahtzeeBonus} each)`;
-      el.extra.value = String(view.extraBonuses || 0);
+      el.extra.value = String(view.extraBonuses ?? 0);
+      el.extra.disabled = false; // renderTotals closes it while the count does not count
     } else {
       el.extraField.hidden = true;
     }
     markAdvisedBox();
+  }
+
+  /** min, max and step of a box's number input: the spinner steps through its possible
+   * points where they are evenly spaced (the upper boxes), else one by one. */
+  function inputRange(allowed) {
+    const gcd = (a, b) => (b ? gcd(b, a % b) : a);
+    const step = allowed.reduce((g, points) => gcd(g, points - allowed[0]), 0) || 1;
+    return `min="${allowed[0]}" max="${allowed.at(-1)}" step="${step}"`;
+  }
+
+  /** Each bad entry's message beside its input (and the input marked invalid); the first
+   * also goes to the advice panel, which it stops. */
+  function renderEntryMessages(summary) {
+    for (const message of el.scorecard.querySelectorAll(".field-message")) {
+      const text = summary.problems.get(message.dataset.for) || "";
+      message.textContent = text;
+      const input = document.getElementById(message.dataset.for);
+      if (text) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+    }
+  }
+
+  /** The extra-Yahtzee count is open only while it counts: after 50 in the Yahtzee box. While
+   * closed it shows 0 (what it adds) and keeps what was typed for when it opens again. */
+  function renderExtraBonuses(summary, info) {
+    if (el.extraField.hidden) return;
+    const open = summary.extrasCount;
+    if (el.extra.disabled === open) el.extra.value = open ? String(current().extraBonuses ?? 0) : "0";
+    el.extra.disabled = !open;
+    el.extraHint.textContent = open ? "" : `Counts once ${label(info.yahtzeeBox)} holds 50.`;
   }
 
   function renderTotals() {
@@ -344,16 +420,18 @@
     const info = rulesInfo(view.rules);
     if (!info) return;
     const summary = scorecardSummary(view, info);
+    renderEntryMessages(summary);
+    renderExtraBonuses(summary, info);
     const rows = [];
     if (info.boxes.some(upperFace)) {
       let upperNote = "";
-      if (info.upperBonus && !Number.isNaN(summary.upper)) {
+      if (info.upperBonus && !summary.error) {
         upperNote =
           summary.upper >= info.threshold
             ? ` (bonus +${info.upperBonus} reached)`
             : ` of ${info.threshold} for the +${info.upperBonus} bonus`;
       }
-      rows.push(["Upper total", `<span id="upper-total">${summary.upper ?? "?"}</span>${upperNote}`]);
+      rows.push(["Upper total", `<span id="upper-total">${summary.error ? "?" : summary.upper}</span>${upperNote}`]);
     }
     if (info.yahtzeeBonus) {
       rows.push([
@@ -1055,7 +1133,7 @@
       typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
     });
     el.extra.addEventListener("input", () => {
-      state.advise.extraBonuses = Math.max(0, parseInt(el.extra.value, 10) || 0);
+      state.advise.extraBonuses = el.extra.value;
       saveState();
       updateAdvice();
     });
