@@ -256,6 +256,14 @@ def test_value_in_words_prints_ten_decimals(shared_store: Path) -> None:
     assert result.stdout.strip() == f"{PINS['yahtzee-lower']:.10f}"
 
 
+def test_a_turn_start_sent_with_every_field_is_the_start(shared_store: Path) -> None:
+    """A form that always sends every field: no dice yet, all the turn's rerolls left."""
+    sent = json.dumps({"filled": [], "dice": None, "rerolls_left": 2})
+    payload = answer(memo_solver(shared_store, "value", "--rules", "yahtzee-lower", sent, "--json"))
+
+    assert payload["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
+
+
 # --- bad input ----------------------------------------------------------------------------------
 
 
@@ -277,6 +285,7 @@ BAD_INPUT: list[tuple[str, list[str], str, Callable[[Path], Path] | None]] = [
     ("upper-40-with-ones", ["advise", "filled=ones upper=40"], "upper total 40", None),
     ("upper-negative", ["advise", "upper=-1"], "0 or more", None),
     ("rerolls-3", ["advise", "dice=12345 rerolls=3"], "rerolls_left", None),
+    ("rerolls-1-without-dice", ["advise", "rerolls=1"], "rerolls left can only be 2", None),
     ("bonus-with-yahtzee-open", ["advise", "bonus=yes"], "yahtzee_bonus", None),
     ("malformed-json", ["advise", '{"filled": ['], "malformed JSON", None),
     ("json-unknown-key", ["advise", '{"filed": []}'], "unknown key", None),

@@ -78,6 +78,26 @@ def test_defaults_are_the_empty_scorecard_and_the_first_roll_of_a_turn() -> None
     assert state_from_json({"dice": [6] * 5, "upper": None}, YAHTZEE).rerolls_left == 2
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"dice": null, "rerolls_left": 2}',
+        '{"filled": [], "upper": 0, "yahtzee_bonus": false, "rerolls_left": 2, "dice": null}',
+        '{"rerolls_left": 2}',
+        "rerolls=2",
+    ],
+)
+def test_all_the_rerolls_without_dice_is_a_turn_start(text: str) -> None:
+    """What a form sends that always sends every field: the turn has not started yet."""
+    assert parse_state(text, YAHTZEE) == start_state()
+
+
+def test_a_turn_start_with_its_rerolls_keeps_its_scorecard() -> None:
+    state = parse_state("filled=chance rerolls=2", YAHTZEE)
+
+    assert (state.filled, state.dice, state.rerolls_left) == (mask(YAHTZEE, "chance"), None, None)
+
+
 def test_dice_come_in_any_order_and_are_kept_sorted() -> None:
     assert parse_state("dice=62531", YAHTZEE).dice == (1, 2, 3, 5, 6)
 
@@ -146,7 +166,9 @@ REJECTIONS = [
     ("yahtzee", "upper=six", "upper", "expected a whole number, got 'six'"),
     ("yahtzee", "dice=12345 rerolls=3", "rerolls_left", "must be 0..2 for rule set yahtzee"),
     ("yahtzee", '{"dice": [1, 2, 3, 4, 5], "rerolls_left": -1}', "rerolls_left", "got -1"),
-    ("yahtzee", '{"rerolls_left": 1}', "rerolls_left", "need dice"),
+    ("yahtzee", '{"rerolls_left": 1}', "rerolls_left", "rerolls left can only be 2"),
+    ("yahtzee", '{"dice": null, "rerolls_left": 0}', "rerolls_left", "got 0; give the dice"),
+    ("yahtzee", "rerolls=1", "rerolls_left", "turn has not started, so rerolls left can only be 2"),
     ("yahtzee", "bonus=yes", "yahtzee_bonus", "the yahtzee box is open"),
     ("yatzy", "filled=ones bonus=yes", "yahtzee_bonus", "the yatzy box is open"),
     ("yahtzee-upper", "open=ones bonus=yes", "yahtzee_bonus", "has no yahtzee box"),
