@@ -264,6 +264,16 @@ def test_a_turn_start_sent_with_every_field_is_the_start(shared_store: Path) -> 
     assert payload["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
 
 
+def test_yazy_takes_the_box_names_of_its_post(shared_store: Path) -> None:
+    post_names = ["Count 1s", "Count 2s", "Count 3s", "Count 4s", "Count 5s", "Count 6s"]
+    post_names += ["3 of a kind", "4 of a kind", "3 + 2", "Sequence of 5"]
+    sent = json.dumps({"filled": post_names})
+    by_alias = answer(memo_solver(shared_store, "value", "--rules", "yazy", sent, "--json"))
+    by_name = answer(memo_solver(shared_store, "value", "--rules", "yazy", "open=yazy", "--json"))
+
+    assert by_alias["value"] == by_name["value"] == pytest.approx(50 * 2783176 / 60466176)
+
+
 # --- bad input ----------------------------------------------------------------------------------
 
 
@@ -281,6 +291,12 @@ BAD_INPUT: list[tuple[str, list[str], str, Callable[[Path], Path] | None]] = [
     ("unknown-box", ["advise", "filled=fooes"], "unknown box 'fooes'", None),
     ("box-twice", ["advise", "filled=twos,twos upper=4"], "listed twice", None),
     ("box-of-another-rule-set", ["advise", "filled=one_pair"], "one_pair", None),
+    (
+        "box-of-yazy-unknown",
+        ["advise", "--rules", "yazy", "filled=chance"],
+        "or their aliases Count 1s,",
+        None,
+    ),
     ("upper-3-with-twos", ["advise", "filled=twos upper=3"], "upper total 3", None),
     ("upper-40-with-ones", ["advise", "filled=ones upper=40"], "upper total 40", None),
     ("upper-negative", ["advise", "upper=-1"], "0 or more", None),

@@ -70,6 +70,16 @@ def test_box_names_ignore_case_spaces_and_hyphens(name: str) -> None:
     assert state.filled == mask(YAHTZEE, "three_of_a_kind")
 
 
+def test_yazy_states_take_the_box_names_of_its_post() -> None:
+    yazy = RULE_SETS["yazy"]
+    named = mask(yazy, "ones", "full_house", "straight")
+
+    assert state_from_json({"filled": ["Count 1s", "3 + 2", "Sequence of 5"]}, yazy).filled == named
+    assert parse_state("filled=count-1s,3_+_2,sequence_of_5", yazy).filled == named
+    with pytest.raises(StateError, match="'Count 1s' for rule set yahtzee"):
+        parse_state('{"filled": ["Count 1s"]}', YAHTZEE)
+
+
 def test_defaults_are_the_empty_scorecard_and_the_first_roll_of_a_turn() -> None:
     assert parse_state("{}", YAHTZEE) == start_state()
     assert parse_state("start", YAHTZEE) == start_state()
