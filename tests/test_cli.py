@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import signal
 import statistics
 import subprocess
@@ -730,3 +731,37 @@ def test_version_prints_the_package_version() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"memo-solver {version('memo-solver')}\n"
     assert result.stdout == "memo-solver 0.1.0\n"
+
+
+def example_command_lines() -> list[list[str]]:
+    """The arguments of every ``memo-solver`` and ``python -m worker`` command shown in the
+    help's examples and in the README's console sessions, the program name first."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    epilog = build_parser().epilog or ""
+    shown = [line for line in epilog.splitlines() if "memo-solver " in line]
+    shown += [line[2:] for line in readme.splitlines() if line.startswith("$ ")]
+    shown = [line for line in shown if "memo-solver " in line or "-m worker" in line]
+    commands = []
+    for line in shown:
+        words = shlex.split(line, comments=True)
+        for i, word in enumerate(words):
+            program = word in ("memo-solver", ".venv/bin/memo-solver")
+            if program or words[i - 1 : i + 1] == ["-m", "worker"]:
+                rest = list(itertools.takewhile(lambda w: w not in ("&", "|", "&&"), words[i:]))
+                commands.append(["worker" if word == "worker" else "memo-solver", *rest[1:]])
+    return commands
+
+
+EXAMPLES = example_command_lines()
+
+
+@pytest.mark.parametrize("argv", EXAMPLES, ids=[" ".join(a) for a in EXAMPLES])
+def test_every_example_shown_still_parses(argv: list[str]) -> None:
+    parser = build_parser() if argv[0] == "memo-solver" else worker_parser()
+    parser.parse_args(argv[1:])
+
+
+def test_the_examples_cover_the_help_and_the_readme() -> None:
+    assert len([a for a in EXAMPLES if a[0] == "worker"]) >= 3
+    assert ["memo-solver", "value", "--rules", "yatzy"] in EXAMPLES
+    assert len(EXAMPLES) > 40
