@@ -7,11 +7,13 @@ instant and a warm ``advise`` stays well under a second as a whole process.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -56,6 +58,7 @@ states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_le
 short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
 The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
 choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
+--store, --redis and -v go before the command or after it (after it wins).
 """
 
 
@@ -67,6 +70,25 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """A command's own parse, then its game-specific options checked against --game."""
+        parsed, rest = super().parse_known_args(args, namespace)
+        _resolve_game_options(parsed, self)
+        return parsed, rest
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's default in its help, as ``(default: ...)``, unless the help says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        help_text = action.help or ""
+        unset = action.default is None or action.default is argparse.SUPPRESS
+        if "default" in help_text or unset or action.nargs == 0 or action.default == []:
+            return help_text
+        return f"{help_text} (default: %(default)s)"
+
 
 def default_store_path() -> Path:
     from platformdirs import user_cache_dir
@@ -75,34 +97,36 @@ def default_store_path() -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from worker.settings import DESCRIPTION as WORKER_DESCRIPTION
+    from worker.settings import REDIS_HELP as WORKER_REDIS_HELP
+    from worker.settings import add_worker_options
+
     parser = _Parser(
         prog=PROG,
         description="Optimal strategy for Yahtzee-family dice games: advice for any "
         "position, values, and a persistent, lazily filled cache.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
-    parser.add_argument(
-        "--store", type=Path, help=f"SQLite store file (default: ${STORE_ENV} or the cache dir)"
-    )
-    parser.add_argument(
-        "--redis", metavar="URL", help=f"shared Redis store (default: ${REDIS_ENV}, if set)"
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    _store_options(parser, on_command=False)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub = commands.add_parser(
+            name, help=help_text, description=help_text, formatter_class=_HelpFormatter
+        )
+        _store_options(sub, on_command=True)
         sub.add_argument("--json", action="store_true", help="print JSON instead of words")
         return sub
 
     command("rules", "list the built-in rule sets")
     advise = command("advise", "the best move and what every other move costs")
-    advise.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _rules_option(advise, YAHTZEE)
     advise.add_argument("state", help="the state, or - to read JSON states line by line")
     _doom_options(advise)
     value = command("value", "the expected future score of a state (default: the start)")
-    value.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _rules_option(value, None)
     value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
     precompute = command(
         "precompute",
@@ -117,16 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--here", action="store_true", help="with --redis: solve in this process, not a job"
     )
     play = command("play", "play a game with advice after every roll")
-    play.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _rules_option(play, YAHTZEE)
     _game_option(play, "dice-of-doom: against the perfect computer, as in the book")
-    play.add_argument(
-        "--size", type=int, default=2, help="dice-of-doom: board size, 2 to 5 (default: 2)"
+    _for_game(play, DOOM, "--size", type=int, default=2, help="board size, 2 to 5")
+    _for_game(play, DOOM, "--board", help="the starting board (default: a random one)")
+    _for_game(play, DOOM, "--human", default="a", help="the player you are, a or b")
+    _for_game(
+        play, DOOM, "--seed", type=int, help="seed of the random board (default: a fresh one)"
     )
-    play.add_argument("--board", help="dice-of-doom: the starting board (default: a random one)")
-    play.add_argument(
-        "--human", default="a", help="dice-of-doom: the player you are, a or b (default: a)"
-    )
-    play.add_argument("--seed", type=int, help="dice-of-doom: seed of the random board")
     command("status", "what the store holds per rule set (with --redis: workers and jobs too)")
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)
@@ -142,37 +164,47 @@ def build_parser() -> argparse.ArgumentParser:
         help="a .msgpack file, an SQLite file or a redis:// URL",
     )
     stats = command("stats", "the exact distribution of the points to come under optimal play")
-    stats.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _rules_option(stats, YAHTZEE)
     stats.add_argument("state", nargs="?", default="start", help="the state (default: start)")
     _doom_options(stats)
-    _threshold_option(stats, "also print P(points >= T); repeatable")
-    stats.add_argument(
-        "--plot", type=Path, metavar="PNG", help="draw the distribution (matplotlib)"
+    _threshold_option(stats, "also print P(points >= T)", YAHTZEE)
+    _for_game(
+        stats,
+        YAHTZEE,
+        "--plot",
+        type=Path,
+        metavar="PNG",
+        help="draw the distribution (matplotlib; default: no plot)",
     )
     simulate = command("simulate", "play games with the optimal (or greedy) strategy")
-    simulate.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
-    simulate.add_argument("--games", type=int, default=1000, help="games to play (default: 1000)")
-    simulate.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    _rules_option(simulate, None)
+    simulate.add_argument("--games", type=int, default=1000, help="games to play")
+    simulate.add_argument("--seed", type=int, default=0, help="random seed")
     simulate.add_argument(
         "--policy", choices=("optimal", "greedy"), default="optimal", help="strategy to play"
     )
-    simulate.add_argument("--log", type=Path, metavar="FILE", help="write every game as JSON lines")
+    simulate.add_argument(
+        "--log", type=Path, metavar="FILE", help="write every game as JSON lines (default: no log)"
+    )
     simulate.add_argument(
         "--show", action="store_true", help="narrate one game decision by decision"
     )
-    _threshold_option(simulate, "also print P(score >= T) and its standard error; repeatable")
+    _threshold_option(simulate, "also print P(score >= T) and its standard error", None)
     review = command("review", "rate every decision of a played game against the optimal one")
-    review.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _rules_option(review, None)
     review.add_argument("game", help="the game as JSON (a file, or - for standard input)")
     table = command("export-table", "write the strategy table (turn-start values, decisions)")
-    table.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
+    _rules_option(table, None)
     table.add_argument(
-        "--format", choices=("npz", "parquet", "jsonl"), default="npz", help="file format"
+        "--format",
+        choices=("npz", "parquet", "jsonl"),
+        help="file format (default: from the --out file's extension, .npz, .jsonl or "
+        ".parquet; npz for a name without one)",
     )
     table.add_argument("--out", type=Path, required=True, help="the file to write")
     serve = command("serve", "run the HTTP advice service (OpenAPI docs at /docs)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    serve.add_argument("--port", type=int, default=8000, help="port")
     serve.add_argument(
         "--deadline", type=float, default=10.0, help="seconds before a cold request gets 503"
     )
@@ -187,72 +219,189 @@ def build_parser() -> argparse.ArgumentParser:
     )
     worker = commands.add_parser(
         "worker",
-        help="run a background worker (see 'memo-solver worker --help')",
-        add_help=False,
+        help="run a background worker on the shared Redis",
+        description=WORKER_DESCRIPTION,
+        epilog=WORKER_EXAMPLES,
+        formatter_class=_HelpFormatter,
     )
-    worker.add_argument("args", nargs=argparse.REMAINDER)
+    # --store is refused with a word on what to give instead, so the help leaves it out.
+    _store_options(
+        worker, on_command=True, redis_help=WORKER_REDIS_HELP, store_help=argparse.SUPPRESS
+    )
+    add_worker_options(worker)
     return parser
+
+
+WORKER_EXAMPLES = """examples:
+  memo-solver worker --redis redis://127.0.0.1:6379/0
+  memo-solver --redis redis://127.0.0.1:6379/0 worker --concurrency 2
+  memo-solver worker --redis redis://127.0.0.1:6379/0 --check   # exit 0 if one is alive
+"""
+YAHTZEE = "yahtzee"
+DOOM = "dice-of-doom"
+
+
+class _Version(argparse.Action):
+    """``--version`` from the package metadata, read only when asked: reading it costs
+    every other command's start a few milliseconds."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from importlib.metadata import version
+
+        print(f"{PROG} {version('memo-solver')}")
+        parser.exit()
+
+
+def _store_options(
+    parser: argparse.ArgumentParser,
+    *,
+    on_command: bool,
+    redis_help: str = f"shared Redis store (default: ${REDIS_ENV}, if set)",
+    store_help: str = f"SQLite store file (default: ${STORE_ENV} or the cache dir; it wins "
+    "over --redis)",
+) -> None:
+    """``--store``, ``--redis`` and ``-v``, given before the command or after it.
+
+    Each command takes them again with no default of its own (SUPPRESS), so a value given
+    after the command replaces the one given before it, and only when it is given.
+    """
+    unset = argparse.SUPPRESS if on_command else None
+    parser.add_argument("--store", type=Path, default=unset, help=store_help)
+    parser.add_argument("--redis", metavar="URL", default=unset, help=redis_help)
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS if on_command else False,
+        help="log what happens",
+    )
+
+
+@dataclass(frozen=True)
+class _GameOption:
+    """An option of one game only, for the commands that play either: refused with the
+    other game (rather than silently ignored), and given its default only after that check,
+    since argparse cannot tell a default from a value typed."""
+
+    flag: str
+    dest: str
+    game: str
+    default: object
+
+
+def _for_game(
+    sub: argparse.ArgumentParser, game: str, flag: str, *, default: object = None, **kwargs: Any
+) -> None:
+    """Add an option of ``game`` only; see :class:`_GameOption`."""
+    help_text = kwargs.pop("help")
+    if default not in (None, []) and "default" not in help_text:
+        help_text += f" (default: {default})"
+    action = sub.add_argument(
+        flag, default=argparse.SUPPRESS, help=f"{game}: {help_text}", **kwargs
+    )
+    known: tuple[_GameOption, ...] = sub.get_default("game_options") or ()
+    sub.set_defaults(game_options=(*known, _GameOption(flag, action.dest, game, default)))
+
+
+def _resolve_game_options(args: argparse.Namespace, parser: _Parser) -> None:
+    """Refuse an option typed for the other game; give the untyped ones their defaults."""
+    options: tuple[_GameOption, ...] = vars(args).pop("game_options", ())
+    for option in options:
+        if not hasattr(args, option.dest):
+            setattr(args, option.dest, copy.copy(option.default))
+        elif option.game != args.game:
+            own = ", ".join(o.flag for o in options if o.game == args.game)
+            parser.error(
+                f"{option.flag} is for --game {option.game}, not {args.game}"
+                + (f" (which takes {own})" if own else "")
+            )
+
+
+def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs: Any) -> None:
+    """An option of every game (``game`` None), or of one game only."""
+    if game is None:
+        sub.add_argument(flag, **kwargs)
+    else:
+        _for_game(sub, game, flag, **kwargs)
+
+
+def _rules_option(sub: argparse.ArgumentParser, game: str | None) -> None:
+    _option(sub, game, "--rules", default="yahtzee", help="rule set")
+
+
+def _threshold_option(sub: argparse.ArgumentParser, help_text: str, game: str | None) -> None:
+    """One option for ``stats`` and ``simulate``, so P(score >= T) is asked for alike."""
+    _option(
+        sub,
+        game,
+        "--threshold",
+        type=int,
+        action="append",
+        default=[],
+        metavar="T",
+        help=f"{help_text}; repeatable (default: none)",
+    )
 
 
 def _game_option(sub: argparse.ArgumentParser, note: str) -> None:
     sub.add_argument(
         "--game",
-        choices=("yahtzee", "dice-of-doom"),
-        default="yahtzee",
+        choices=(YAHTZEE, DOOM),
+        default=YAHTZEE,
         help=f"the game (default: yahtzee); {note}",
-    )
-
-
-def _threshold_option(sub: argparse.ArgumentParser, help_text: str) -> None:
-    """One option for ``stats`` and ``simulate``, so P(score >= T) is asked for alike."""
-    sub.add_argument(
-        "--threshold", type=int, action="append", default=[], metavar="T", help=help_text
     )
 
 
 def _doom_options(sub: argparse.ArgumentParser) -> None:
     """Dice of Doom positions: the board is the command's state argument."""
     _game_option(sub, "dice-of-doom takes a board such as 'a-3 b-3 / a-2 b-2' as the state")
-    sub.add_argument(
-        "--to-move", default="a", help="dice-of-doom: the player to move, a or b (default: a)"
-    )
-    sub.add_argument(
+    _for_game(sub, DOOM, "--to-move", default="a", help="the player to move, a or b")
+    _for_game(
+        sub,
+        DOOM,
         "--captured",
         type=int,
         default=0,
-        help="dice-of-doom: dice captured so far this turn (default: 0, the turn starts)",
+        help="dice captured so far this turn (default: 0, the turn starts)",
     )
-    sub.add_argument(
+    _for_game(
+        sub,
+        DOOM,
         "--limit",
         type=int,
         default=2_000_000,
-        help="dice-of-doom: most positions one solve may hold (default: 2,000,000)",
+        help="most positions one solve may hold (default: 2,000,000)",
     )
 
 
 def _game_options(sub: argparse.ArgumentParser) -> None:
     """A game for the commands that work on any game of the registry."""
-    sub.add_argument(
-        "--rules", default="yahtzee", help="rule set, or any game 'status' lists (default: yahtzee)"
+    _for_game(
+        sub,
+        YAHTZEE,
+        "--rules",
+        default="yahtzee",
+        help="rule set, or any game 'status' lists (default: yahtzee)",
     )
     _game_option(sub, "yahtzee takes --rules, dice-of-doom --size")
-    sub.add_argument(
-        "--size", type=int, choices=(2, 3), default=3, help="dice-of-doom board size (default: 3)"
-    )
+    _for_game(sub, DOOM, "--size", type=int, choices=(2, 3), default=3, help="board size")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     pin_blas_threads()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["worker"]:
-        from worker.cli import main as worker_main
-
-        return worker_main(argv[1:], prog=f"{PROG} worker")
     args = build_parser().parse_args(argv)
     if args.command == "worker":
-        from worker.cli import main as worker_main
-
-        return worker_main(args.args, prog=f"{PROG} worker")
+        return _worker(args)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -275,6 +424,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _worker(args: argparse.Namespace) -> int:
+    """A worker on the options as every command resolves them: --redis and -v on either
+    side of ``worker``, the command line over the environment."""
+    from worker.settings import SettingsError, settings_of
+
+    if args.store:
+        print(
+            f"{PROG}: error: --store: a worker serves jobs from Redis only, not an SQLite "
+            f"file; give --redis URL (or ${REDIS_ENV})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        settings = settings_of(args)
+    except SettingsError as exc:
+        print(f"{PROG}: error: {exc} (see '{PROG} worker --help')", file=sys.stderr)
+        return EXIT_USAGE
+    from worker.cli import run
+
+    return run(settings)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -356,17 +527,28 @@ def _rules(args: argparse.Namespace) -> RuleSet:
     return get_rule_set(args.rules)
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    """Redis when a URL is given (``--redis`` or the environment), else the SQLite file."""
+def store_location(args: argparse.Namespace) -> str | Path:
+    """The store the options name, for every command alike: a Redis URL, or an SQLite file.
+
+    The command line wins over the environment (``--store`` over ``--redis``); in the
+    environment a Redis URL wins over a store file; else the file in the cache folder.
+    """
     url = args.redis or os.environ.get(REDIS_ENV)
     if url and not args.store:
+        return str(url)
+    return Path(args.store or os.environ.get(STORE_ENV) or default_store_path())
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    """Redis when a URL is given (``--redis`` or the environment), else the SQLite file."""
+    location = store_location(args)
+    if isinstance(location, str):
         from memo_solver.redis_store import RedisStore
 
-        return RedisStore(url)
+        return RedisStore(location)
     from memo_solver.sqlite_store import SQLiteStore
 
-    path = args.store or os.environ.get(STORE_ENV) or default_store_path()
-    return SQLiteStore(Path(path))
+    return SQLiteStore(location)
 
 
 def emit(args: argparse.Namespace, payload: object, text: str) -> None:
@@ -448,10 +630,8 @@ async def _check_store(args: argparse.Namespace) -> None:
 def _store_name(args: argparse.Namespace) -> str:
     from memo_solver.redis_store import redacted
 
-    url = args.redis or os.environ.get(REDIS_ENV)
-    if url and not args.store:
-        return redacted(url)
-    return str(args.store or os.environ.get(STORE_ENV) or default_store_path())
+    location = store_location(args)
+    return redacted(location) if isinstance(location, str) else str(location)
 
 
 async def cmd_advise(args: argparse.Namespace) -> int:

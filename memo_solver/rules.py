@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Final, Literal
@@ -60,10 +61,27 @@ class RuleSet:
     upper_bonus: int = 0
     yahtzee_bonus: int = 0
     joker: Joker = "none"
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Other names for boxes, alias to box name: what a published variant's own scorecard
+    calls them (``Count 1s`` for ``ones``), so that its players can type what they read.
+    Labels only: they stay out of the fingerprint, and blocks stored before an alias was
+    added still serve the rule set."""
+
+    def __post_init__(self) -> None:
+        names = {c.name for c in self.categories}
+        seen: set[str] = set()
+        for alias, box in self.aliases.items():
+            spelled = normalize_name(alias)
+            if box not in names:
+                raise ValueError(f"rule set {self.name}: alias {alias!r} names no box ({box!r})")
+            if spelled in names or spelled in seen:
+                raise ValueError(f"rule set {self.name}: alias {alias!r} is taken already")
+            seen.add(spelled)
 
     @cached_property
     def fingerprint(self) -> str:
-        """16 hex digits of SHA-256 over the rules' content (names of boxes included)."""
+        """16 hex digits of SHA-256 over the rules' content (names of boxes included, their
+        aliases not)."""
         content = {
             "rerolls": self.rerolls,
             "upper_threshold": self.upper_threshold,
@@ -150,19 +168,29 @@ class RuleSet:
             c.name: i for i, c in enumerate(self.categories) if normalize_name(c.name) == c.name
         }
 
-    def category_index(self, name: str) -> int:
-        """Find a box by name: case-insensitive, spaces and hyphens read as underscores.
+    @cached_property
+    def _spellings(self) -> dict[str, int]:
+        """Boxes by their names and aliases, both as :func:`normalize_name` writes them."""
+        index = {c.name: i for i, c in enumerate(self.categories)}
+        for alias, box in self.aliases.items():
+            index[normalize_name(alias)] = index[box]
+        return index
 
-        Raises KeyError with the valid names in its message.
+    def category_index(self, name: str) -> int:
+        """Find a box by name or alias: case-insensitive, spaces and hyphens read as
+        underscores.
+
+        Raises KeyError with the valid names (and aliases) in its message.
         """
         exact = self._box_index.get(name)
         if exact is not None:
             return exact
-        wanted = normalize_name(name)
-        for i, category in enumerate(self.categories):
-            if category.name == wanted:
-                return i
+        found = self._spellings.get(normalize_name(name))
+        if found is not None:
+            return found
         valid = ", ".join(c.name for c in self.categories)
+        if self.aliases:
+            valid += f"; or their aliases {', '.join(self.aliases)}"
         raise KeyError(f"unknown box {name!r} for rule set {self.name} (boxes: {valid})")
 
 
@@ -281,6 +309,17 @@ def _yazy_boxes() -> tuple[Category, ...]:
     )
 
 
+YAZY_ALIASES: Final = {
+    **{f"Count {face}s": name for face, name in enumerate(UPPER_NAMES, start=1)},
+    "3 of a kind": "three_of_a_kind",
+    "4 of a kind": "four_of_a_kind",
+    "3 + 2": "full_house",
+    "Sequence of 5": "straight",
+    "5 of a kind": "yazy",
+}
+"""The box names of the post that introduced yazy, which its players type."""
+
+
 def _define() -> dict[str, RuleSet]:
     full = (*_upper_boxes(), *_yahtzee_lower())
     rule_sets = (
@@ -322,6 +361,7 @@ def _define() -> dict[str, RuleSet]:
             "11 boxes, no Chance, no small straight, no bonuses",
             _yazy_boxes(),
             165.7573187094,
+            aliases=YAZY_ALIASES,
         ),
         RuleSet(
             "yahtzee-upper",

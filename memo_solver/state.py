@@ -347,8 +347,12 @@ def _build(
     _check_upper(upper, filled, rules)
     _check_bonus(bonus, filled, rules)
     if dice is None:
-        if rerolls is not None:
-            raise StateError("rerolls_left", "rerolls left need dice; give both or neither")
+        if rerolls is not None and rerolls != rules.rerolls:
+            raise StateError(
+                "rerolls_left",
+                f"without dice the turn has not started, so rerolls left can only be "
+                f"{rules.rerolls} (rule set {rules.name}), got {rerolls}; give the dice too",
+            )
         return State(filled, upper, bonus, None, None)
     if filled == rules.all_filled:
         raise StateError("dice", "the game is over: every box is filled")

@@ -37,6 +37,28 @@ PARQUET_EXTRA = "pip install 'memo-solver[parquet]'"
 FORMATS = ("npz", "jsonl", "parquet")
 
 
+def output_format(out: Path, given: str | None) -> str:
+    """The format to write: ``--format`` where given, else the one the file's extension
+    names (npz for a name with no extension), so that a ``.jsonl`` name never holds an npz
+    archive. Raises ValueError for a mismatch, or an extension that names no format."""
+    named = out.suffix.lower().removeprefix(".")
+    if named in FORMATS:
+        if given not in (None, named):
+            raise ValueError(
+                f"--format {given} does not match --out {out.name}; "
+                f"name the file .{given}, or leave --format out"
+            )
+        return named
+    if given is not None:
+        return given
+    if out.suffix:
+        raise ValueError(
+            f"--out {out.name}: {out.suffix} names no format; give --format "
+            f"({', '.join(FORMATS)}) or end the name in .npz, .jsonl or .parquet"
+        )
+    return "npz"
+
+
 @dataclass(frozen=True)
 class Decisions:
     """The strategy's choice at every turn start, rerolls left and roll; rows as the values."""
@@ -307,18 +329,22 @@ async def command(args: argparse.Namespace, engine: Engine, rules: RuleSet) -> i
     from memo_solver.cli import UsageError, emit
 
     out: Path = args.out
+    try:
+        fmt = output_format(out, args.format)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not out.parent.is_dir():
         raise UsageError(f"--out: the folder {out.parent} does not exist")
-    if args.format == "parquet":
+    if fmt == "parquet":
         _pyarrow()  # fail before the work, not after
     n_blocks = 1 << len(rules.categories)
     with tqdm(total=n_blocks, desc="table", unit="block", disable=None) as bar:
         table = await build_table(engine, rules, lambda done: bar.update(done - bar.n))
-    files = WRITERS[args.format](table, out)
+    files = WRITERS[fmt](table, out)
     decisions = None if table.decisions is None else table.decisions.count
     payload = {
         "rules": rules.name,
-        "format": args.format,
+        "format": fmt,
         "files": [str(f) for f in files],
         "values": int(table.value.size),
         "decisions": decisions,

@@ -218,6 +218,35 @@ async def test_advice_before_the_roll_and_after_the_game(tmp_path: Path) -> None
     assert over.json() == {"game_over": True, "value": 0.0, "turn_start_value": 0.0, "actions": []}
 
 
+async def test_a_turn_start_sent_with_every_field_is_the_start(tmp_path: Path) -> None:
+    """``dice`` null and all the rerolls: what a form that sends every field sends."""
+    sent = {"filled": [], "upper": 0, "yahtzee_bonus": False, "dice": None, "rerolls_left": 2}
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        response = await client.post("/v1/value", json={"rules": "yahtzee-lower", "state": sent})
+        refused = await client.post(
+            "/v1/value", json={"rules": "yahtzee-lower", "state": {**sent, "rerolls_left": 1}}
+        )
+    assert response.status_code == 200, response.text
+    assert abs(response.json()["value"] - LOWER_PIN) < TOL
+    assert "rerolls left can only be 2" in error_of(refused, 422, "rerolls_left")
+
+
+async def test_yazy_takes_the_box_names_of_its_post(tmp_path: Path) -> None:
+    post_names = ["Count 1s", "Count 2s", "Count 3s", "Count 4s", "Count 5s", "Count 6s"]
+    post_names += ["3 of a kind", "4 of a kind", "3 + 2", "Sequence of 5"]
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        by_alias = await client.post(
+            "/v1/value", json={"rules": "yazy", "state": {"filled": post_names}}
+        )
+        by_name = await client.post("/v1/value", json={"rules": "yazy", "state": "open=yazy"})
+        unknown = await client.post(
+            "/v1/value", json={"rules": "yazy", "state": {"filled": ["Chance"]}}
+        )
+    assert by_alias.status_code == 200, by_alias.text
+    assert by_alias.json() == by_name.json()
+    assert "or their aliases Count 1s," in error_of(unknown, 422, "filled")
+
+
 @pytest.mark.parametrize(
     ("rules", "pin"), [("yahtzee-lower", LOWER_PIN), ("yahtzee-upper", UPPER_PIN)]
 )

@@ -6,23 +6,28 @@ here come from ``shared/pins.md`` (exact backward DP, cross-checked against publ
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import os
 import re
+import shlex
 import signal
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_support import one_error_line
 
+from memo_solver.cli import build_parser
 from memo_solver.rules import RULE_SETS
+from worker.settings import build_parser as worker_parser
 
 # ``python -m memo_solver.cli`` does nothing (cli.py has no ``__main__`` guard), so the
 # tests run the console script installed beside the interpreter.
@@ -256,6 +261,24 @@ def test_value_in_words_prints_ten_decimals(shared_store: Path) -> None:
     assert result.stdout.strip() == f"{PINS['yahtzee-lower']:.10f}"
 
 
+def test_a_turn_start_sent_with_every_field_is_the_start(shared_store: Path) -> None:
+    """A form that always sends every field: no dice yet, all the turn's rerolls left."""
+    sent = json.dumps({"filled": [], "dice": None, "rerolls_left": 2})
+    payload = answer(memo_solver(shared_store, "value", "--rules", "yahtzee-lower", sent, "--json"))
+
+    assert payload["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
+
+
+def test_yazy_takes_the_box_names_of_its_post(shared_store: Path) -> None:
+    post_names = ["Count 1s", "Count 2s", "Count 3s", "Count 4s", "Count 5s", "Count 6s"]
+    post_names += ["3 of a kind", "4 of a kind", "3 + 2", "Sequence of 5"]
+    sent = json.dumps({"filled": post_names})
+    by_alias = answer(memo_solver(shared_store, "value", "--rules", "yazy", sent, "--json"))
+    by_name = answer(memo_solver(shared_store, "value", "--rules", "yazy", "open=yazy", "--json"))
+
+    assert by_alias["value"] == by_name["value"] == pytest.approx(50 * 2783176 / 60466176)
+
+
 # --- bad input ----------------------------------------------------------------------------------
 
 
@@ -273,10 +296,17 @@ BAD_INPUT: list[tuple[str, list[str], str, Callable[[Path], Path] | None]] = [
     ("unknown-box", ["advise", "filled=fooes"], "unknown box 'fooes'", None),
     ("box-twice", ["advise", "filled=twos,twos upper=4"], "listed twice", None),
     ("box-of-another-rule-set", ["advise", "filled=one_pair"], "one_pair", None),
+    (
+        "box-of-yazy-unknown",
+        ["advise", "--rules", "yazy", "filled=chance"],
+        "or their aliases Count 1s,",
+        None,
+    ),
     ("upper-3-with-twos", ["advise", "filled=twos upper=3"], "upper total 3", None),
     ("upper-40-with-ones", ["advise", "filled=ones upper=40"], "upper total 40", None),
     ("upper-negative", ["advise", "upper=-1"], "0 or more", None),
     ("rerolls-3", ["advise", "dice=12345 rerolls=3"], "rerolls_left", None),
+    ("rerolls-1-without-dice", ["advise", "rerolls=1"], "rerolls left can only be 2", None),
     ("bonus-with-yahtzee-open", ["advise", "bonus=yes"], "yahtzee_bonus", None),
     ("malformed-json", ["advise", '{"filled": ['], "malformed JSON", None),
     ("json-unknown-key", ["advise", '{"filed": []}'], "unknown key", None),
@@ -435,10 +465,11 @@ def test_advise_on_a_warm_store_is_quick_as_a_whole_process(shared_store: Path) 
     assert median < 1.5  # the target is 0.6 s; the margin is for noisy machines
 
 
-def status_store(env: dict[str, str], *args: str) -> str:
-    """Which store ``status`` reads, given the environment and the options."""
+def status_store(env: dict[str, str], *args: str, after: tuple[str, ...] = ()) -> str:
+    """Which store ``status`` reads, given the environment and the options (before the
+    command, and ``after`` it)."""
     result = subprocess.run(
-        [str(CLI), *args, "status", "--json"],
+        [str(CLI), *args, "status", *after, "--json"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
@@ -495,3 +526,242 @@ def test_precompute_on_a_terminal_shows_blocks_done_rate_and_time_left(tmp_path:
         r"yahtzee-lower: 100%\|█+\| 128/128 \[\d\d:\d\d<\d\d:\d\d, [\d.]+block/s\]", redraws[-1]
     )
     assert "solved, start value 139.9712924424" in screen
+
+
+# --- options: on either side of the command, one resolution -----------------------------------
+
+# Each command with the arguments it requires, for parsing alone.
+COMMANDS: dict[str, list[str]] = {
+    "rules": [],
+    "advise": ["start"],
+    "value": [],
+    "precompute": [],
+    "play": [],
+    "status": [],
+    "export": ["--to", "x.msgpack"],
+    "import": ["--from", "x.msgpack"],
+    "stats": [],
+    "simulate": [],
+    "review": ["game.json"],
+    "export-table": ["--out", "t.npz"],
+    "serve": [],
+    "worker": [],
+}
+
+
+def parsed(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(list(argv))
+
+
+def command_parsers() -> dict[str, argparse.ArgumentParser]:
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def test_every_command_is_checked_below() -> None:
+    assert set(command_parsers()) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize(
+    ("option", "before", "after", "dest"),
+    [
+        ("--store", "a.db", "b.db", "store"),
+        ("--redis", "redis://before/1", "redis://after/2", "redis"),
+    ],
+)
+def test_store_options_go_on_either_side_and_the_commands_own_wins(
+    command: str, option: str, before: str, after: str, dest: str
+) -> None:
+    def value(*argv: str) -> object:
+        found = getattr(parsed(*argv), dest)
+        return str(found) if found is not None else None
+
+    required = COMMANDS[command]
+    assert value(option, before, command, *required) == before
+    assert value(command, *required, option, after) == after
+    assert value(option, before, command, *required, option, after) == after
+    assert value(command, *required) is None
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_verbose_goes_on_either_side(command: str) -> None:
+    required = COMMANDS[command]
+    assert parsed("-v", command, *required).verbose
+    assert parsed(command, *required, "-v").verbose
+    assert parsed(command, *required, "--verbose").verbose
+    assert not parsed(command, *required).verbose
+
+
+def test_the_store_named_after_the_command_is_the_one_used(tmp_path: Path) -> None:
+    """``--store`` after the command, where people type it; the cache folder stays empty."""
+    env = {**ENV, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    store = tmp_path / "after.sqlite3"
+    argv = ["value", "--rules", "yazy", "open=yazy", "--store", str(store), "--json"]
+    value = subprocess.run(
+        [str(CLI), *argv], capture_output=True, text=True, timeout=TIMEOUT_S, env=env, check=False
+    )
+    assert answer(value)["value"] == pytest.approx(50 * 2783176 / 60466176)
+    assert store.is_file()
+    assert not (tmp_path / "cache").exists()
+    other = str(tmp_path / "before.sqlite3")
+    assert status_store(env, "--store", other) == other
+    assert status_store(env, "--store", other, after=("--store", str(store))) == str(store)
+
+
+def test_verbose_after_the_command_logs(tmp_path: Path) -> None:
+    result = memo_solver(tmp_path / "s.db", "status", "-v")
+
+    assert result.returncode == 0, result.stderr
+    assert " DEBUG " in result.stderr
+
+
+# --- options of one game only -----------------------------------------------------------------
+
+OTHER_GAMES_OPTIONS = [
+    # (command and its arguments, the option of the other game)
+    (["precompute", "--game", "dice-of-doom"], ["--rules", "yahtzee-lower"]),
+    (["export", "--game", "dice-of-doom", "--to", "x.msgpack"], ["--rules", "yazy"]),
+    (["import", "--game", "dice-of-doom", "--from", "x.msgpack"], ["--rules", "yazy"]),
+    (["precompute"], ["--size", "2"]),
+    (["export", "--to", "x.msgpack"], ["--size", "2"]),
+    (["advise", "--game", "dice-of-doom", "a-3 b-3 / a-2 b-2"], ["--rules", "yazy"]),
+    (["advise", "start"], ["--to-move", "b"]),
+    (["advise", "start"], ["--captured", "1"]),
+    (["advise", "start"], ["--limit", "10"]),
+    (["stats", "--game", "dice-of-doom", "a-3 b-3 / a-2 b-2"], ["--threshold", "1"]),
+    (["stats", "--game", "dice-of-doom", "a-3 b-3 / a-2 b-2"], ["--plot", "p.png"]),
+    (["stats"], ["--limit", "10"]),
+    (["play", "--game", "dice-of-doom"], ["--rules", "yazy"]),
+    (["play"], ["--size", "3"]),
+    (["play"], ["--board", "a-3 b-3 / a-2 b-2"]),
+    (["play"], ["--human", "b"]),
+    (["play"], ["--seed", "1"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"), OTHER_GAMES_OPTIONS, ids=[" ".join(a + o) for a, o in OTHER_GAMES_OPTIONS]
+)
+def test_an_option_of_the_other_game_is_refused(
+    argv: list[str], option: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        parsed(*argv, *option)
+    assert stopped.value.code == 2
+    game = "yahtzee" if "dice-of-doom" in argv else "dice-of-doom"
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"memo-solver: error: {option[0]} is for --game {game}, not ")
+
+
+def test_a_precompute_of_dice_of_doom_with_rules_is_refused_at_once(tmp_path: Path) -> None:
+    result = memo_solver(
+        tmp_path / "s.db", "precompute", "--game", "dice-of-doom", "--rules", "yahtzee-lower"
+    )
+    line = one_error_line(result)
+    assert "--rules is for --game yahtzee, not dice-of-doom (which takes --size)" in line
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_options_of_the_chosen_game_keep_their_defaults() -> None:
+    doom = parsed("precompute", "--game", "dice-of-doom")
+    assert (doom.size, doom.rules) == (3, "yahtzee")
+    assert parsed("precompute", "--game", "dice-of-doom", "--size", "2").size == 2
+    assert parsed("precompute", "--rules", "yazy").rules == "yazy"
+    played = parsed("play")
+    assert (played.size, played.board, played.human, played.seed) == (2, None, "a", None)
+    stats = parsed("stats", "--threshold", "5", "--threshold", "9")
+    assert (stats.threshold, stats.plot, stats.to_move, stats.limit) == (
+        [5, 9],
+        None,
+        "a",
+        2_000_000,
+    )
+    assert parsed("stats").threshold == []
+    advised = parsed("advise", "--game", "dice-of-doom", "x", "--to-move", "b", "--captured", "2")
+    assert (advised.to_move, advised.captured, advised.rules) == ("b", 2, "yahtzee")
+
+
+# --- help and version -------------------------------------------------------------------------
+
+
+def options_with_a_value(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The options a user may leave out that take a value: each has a default to show."""
+    return [
+        action
+        for action in parser._actions
+        if action.option_strings
+        and action.nargs != 0
+        and not action.required
+        and action.help != argparse.SUPPRESS
+    ]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_option_shows_its_default_in_the_help(command: str) -> None:
+    parser = command_parsers()[command]
+    text = " ".join(parser.format_help().split())
+    for action in options_with_a_value(parser):
+        shown = " ".join(parser._get_formatter()._expand_help(action).split())
+        assert "default: " in shown, action.option_strings
+        assert shown in text
+
+
+def test_every_worker_option_shows_its_default_in_its_own_help() -> None:
+    parser = worker_parser()
+    for action in options_with_a_value(parser):
+        assert "default: " in str(action.help), action.option_strings
+
+
+def test_the_helps_show_the_defaults_people_asked_about() -> None:
+    def help_of(command: str) -> str:
+        return " ".join(command_parsers()[command].format_help().split())
+
+    assert "from the --out file's extension" in help_of("export-table")
+    assert "strategy to play (default: optimal)" in help_of("simulate")
+    serve = help_of("serve")
+    for shown in ("(default: 127.0.0.1)", "(default: 10.0)", "(default: 256)"):
+        assert shown in serve
+
+
+def test_version_prints_the_package_version() -> None:
+    result = subprocess.run(
+        [str(CLI), "--version"], capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"memo-solver {version('memo-solver')}\n"
+    assert result.stdout == "memo-solver 0.1.0\n"
+
+
+def example_command_lines() -> list[list[str]]:
+    """The arguments of every ``memo-solver`` and ``python -m worker`` command shown in the
+    help's examples and in the README's console sessions, the program name first."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    epilog = build_parser().epilog or ""
+    shown = [line for line in epilog.splitlines() if "memo-solver " in line]
+    shown += [line[2:] for line in readme.splitlines() if line.startswith("$ ")]
+    shown = [line for line in shown if "memo-solver " in line or "-m worker" in line]
+    commands = []
+    for line in shown:
+        words = shlex.split(line, comments=True)
+        for i, word in enumerate(words):
+            program = word in ("memo-solver", ".venv/bin/memo-solver")
+            if program or words[i - 1 : i + 1] == ["-m", "worker"]:
+                rest = list(itertools.takewhile(lambda w: w not in ("&", "|", "&&"), words[i:]))
+                commands.append(["worker" if word == "worker" else "memo-solver", *rest[1:]])
+    return commands
+
+
+EXAMPLES = example_command_lines()
+
+
+@pytest.mark.parametrize("argv", EXAMPLES, ids=[" ".join(a) for a in EXAMPLES])
+def test_every_example_shown_still_parses(argv: list[str]) -> None:
+    parser = build_parser() if argv[0] == "memo-solver" else worker_parser()
+    parser.parse_args(argv[1:])
+
+
+def test_the_examples_cover_the_help_and_the_readme() -> None:
+    assert len([a for a in EXAMPLES if a[0] == "worker"]) >= 3
+    assert ["memo-solver", "value", "--rules", "yatzy"] in EXAMPLES
+    assert len(EXAMPLES) > 40

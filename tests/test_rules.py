@@ -349,6 +349,32 @@ def test_fingerprints_are_stable_and_content_based() -> None:
     assert dataclasses.replace(rules, categories=tuple(tweaked)).fingerprint != first
 
 
+FINGERPRINTS = {
+    # As main computed them before rule sets had aliases: stored blocks are keyed by these.
+    "yahtzee": "89113611c1a85da2",
+    "yahtzee-free-joker": "3368b410a97145e9",
+    "yahtzee-no-joker": "1fb08d3fd9e9cda7",
+    "yahtzee-no-joker-no-bonus": "d0cd8029c97f4aa4",
+    "yazy": "2164c4ff5d8f3733",
+    "yahtzee-upper": "9069ff0e71790290",
+    "yahtzee-upper-no-bonus": "514c3ef9a41b97ca",
+    "yahtzee-lower": "f13d8e46c0fda394",
+    "yatzy": "d9197e38238c9a11",
+}
+
+
+def test_every_built_in_keeps_its_fingerprint() -> None:
+    assert {name: rules.fingerprint for name, rules in RULE_SETS.items()} == FINGERPRINTS
+
+
+def test_aliases_are_labels_outside_the_fingerprint() -> None:
+    yazy = get_rule_set("yazy")
+    assert yazy.aliases
+    assert dataclasses.replace(yazy, aliases={}).fingerprint == yazy.fingerprint
+    other = dataclasses.replace(yazy, aliases={"Big Straight": "straight"})
+    assert other.fingerprint == yazy.fingerprint
+
+
 def test_unknown_rule_set_lists_the_built_in_ones() -> None:
     with pytest.raises(UnknownRuleSetError) as info:
         get_rule_set("kniffel")
@@ -384,6 +410,58 @@ def test_category_index_rejects_unknown_box() -> None:
         get_rule_set("yatzy").category_index("bonus")
     with pytest.raises(KeyError, match="chance"):
         get_rule_set("yahtzee").category_index("one pair")
+
+
+YAZY_POST_NAMES = [
+    ("Count 1s", "ones"),
+    ("Count 2s", "twos"),
+    ("Count 3s", "threes"),
+    ("Count 4s", "fours"),
+    ("Count 5s", "fives"),
+    ("Count 6s", "sixes"),
+    ("3 of a kind", "three_of_a_kind"),
+    ("4 of a kind", "four_of_a_kind"),
+    ("3 + 2", "full_house"),
+    ("Sequence of 5", "straight"),
+    ("5 of a kind", "yazy"),
+]
+
+
+@pytest.mark.parametrize(("alias", "box"), YAZY_POST_NAMES)
+def test_yazy_takes_the_box_names_of_its_post(alias: str, box: str) -> None:
+    rules = get_rule_set("yazy")
+    for spelling in (alias, alias.upper(), normalize_name(alias), alias.replace(" ", "-")):
+        assert rules.categories[rules.category_index(spelling)].name == box
+
+
+def test_aliases_belong_to_their_rule_set() -> None:
+    with pytest.raises(KeyError, match="unknown box 'Count 1s' for rule set yahtzee"):
+        get_rule_set("yahtzee").category_index("Count 1s")
+
+
+def test_an_unknown_box_lists_the_names_and_the_aliases() -> None:
+    with pytest.raises(KeyError) as info:
+        get_rule_set("yazy").category_index("chance")
+    message = str(info.value.args[0])
+    assert "boxes: ones, twos, threes, fours, fives, sixes, three_of_a_kind" in message
+    assert "; or their aliases Count 1s, Count 2s," in message
+    assert message.endswith("Sequence of 5, 5 of a kind)")
+    with pytest.raises(KeyError) as plain:
+        get_rule_set("yahtzee").category_index("nope")
+    assert "aliases" not in str(plain.value)
+
+
+@pytest.mark.parametrize(
+    ("aliases", "words"),
+    [
+        ({"Big": "bigness"}, "alias 'Big' names no box ('bigness')"),
+        ({"Full House": "straight"}, "alias 'Full House' is taken already"),
+        ({"Big": "straight", "big": "yazy"}, "alias 'big' is taken already"),
+    ],
+)
+def test_an_alias_must_name_a_box_and_no_other(aliases: dict[str, str], words: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        dataclasses.replace(get_rule_set("yazy"), aliases=aliases)
 
 
 def test_normalize_name() -> None:

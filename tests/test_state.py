@@ -70,12 +70,42 @@ def test_box_names_ignore_case_spaces_and_hyphens(name: str) -> None:
     assert state.filled == mask(YAHTZEE, "three_of_a_kind")
 
 
+def test_yazy_states_take_the_box_names_of_its_post() -> None:
+    yazy = RULE_SETS["yazy"]
+    named = mask(yazy, "ones", "full_house", "straight")
+
+    assert state_from_json({"filled": ["Count 1s", "3 + 2", "Sequence of 5"]}, yazy).filled == named
+    assert parse_state("filled=count-1s,3_+_2,sequence_of_5", yazy).filled == named
+    with pytest.raises(StateError, match="'Count 1s' for rule set yahtzee"):
+        parse_state('{"filled": ["Count 1s"]}', YAHTZEE)
+
+
 def test_defaults_are_the_empty_scorecard_and_the_first_roll_of_a_turn() -> None:
     assert parse_state("{}", YAHTZEE) == start_state()
     assert parse_state("start", YAHTZEE) == start_state()
     assert parse_state("  START ", YAHTZEE) == start_state()
     assert parse_state("dice=66666", YAHTZEE).rerolls_left == YAHTZEE.rerolls
     assert state_from_json({"dice": [6] * 5, "upper": None}, YAHTZEE).rerolls_left == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"dice": null, "rerolls_left": 2}',
+        '{"filled": [], "upper": 0, "yahtzee_bonus": false, "rerolls_left": 2, "dice": null}',
+        '{"rerolls_left": 2}',
+        "rerolls=2",
+    ],
+)
+def test_all_the_rerolls_without_dice_is_a_turn_start(text: str) -> None:
+    """What a form sends that always sends every field: the turn has not started yet."""
+    assert parse_state(text, YAHTZEE) == start_state()
+
+
+def test_a_turn_start_with_its_rerolls_keeps_its_scorecard() -> None:
+    state = parse_state("filled=chance rerolls=2", YAHTZEE)
+
+    assert (state.filled, state.dice, state.rerolls_left) == (mask(YAHTZEE, "chance"), None, None)
 
 
 def test_dice_come_in_any_order_and_are_kept_sorted() -> None:
@@ -146,7 +176,9 @@ REJECTIONS = [
     ("yahtzee", "upper=six", "upper", "expected a whole number, got 'six'"),
     ("yahtzee", "dice=12345 rerolls=3", "rerolls_left", "must be 0..2 for rule set yahtzee"),
     ("yahtzee", '{"dice": [1, 2, 3, 4, 5], "rerolls_left": -1}', "rerolls_left", "got -1"),
-    ("yahtzee", '{"rerolls_left": 1}', "rerolls_left", "need dice"),
+    ("yahtzee", '{"rerolls_left": 1}', "rerolls_left", "rerolls left can only be 2"),
+    ("yahtzee", '{"dice": null, "rerolls_left": 0}', "rerolls_left", "got 0; give the dice"),
+    ("yahtzee", "rerolls=1", "rerolls_left", "turn has not started, so rerolls left can only be 2"),
     ("yahtzee", "bonus=yes", "yahtzee_bonus", "the yahtzee box is open"),
     ("yatzy", "filled=ones bonus=yes", "yahtzee_bonus", "the yatzy box is open"),
     ("yahtzee-upper", "open=ones bonus=yes", "yahtzee_bonus", "has no yahtzee box"),

@@ -19,13 +19,20 @@ from typing import Any
 import numpy as np
 import pytest
 from anyio.from_thread import start_blocking_portal
+from cli_support import one_error_line
 
 from memo_solver import table as table_module
 from memo_solver.dice import KEEP_INDEX, KEEPS, ROLL_INDEX, ROLLS
 from memo_solver.engine import open_engine
 from memo_solver.rules import RULE_SETS, RuleSet
 from memo_solver.store import MemoryStore
-from memo_solver.table import Table, build_table, decisions_path, has_decision_table
+from memo_solver.table import (
+    Table,
+    build_table,
+    decisions_path,
+    has_decision_table,
+    output_format,
+)
 from memo_solver.yahtzee import YahtzeeGame, block_key
 
 LOWER = RULE_SETS["yahtzee-lower"]
@@ -321,3 +328,53 @@ def test_cli_export_table_to_a_missing_folder_is_a_usage_error(tmp_path: Path) -
     assert result.returncode == 2
     assert result.stderr.startswith("memo-solver: error: --out: the folder ")
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "given", "written"),
+    [
+        ("t.jsonl", None, "jsonl"),
+        ("t.NPZ", None, "npz"),
+        ("t.parquet", None, "parquet"),
+        ("t", None, "npz"),
+        ("t.jsonl", "jsonl", "jsonl"),
+        ("t.json", "jsonl", "jsonl"),
+        ("t", "parquet", "parquet"),
+    ],
+)
+def test_the_format_comes_from_the_option_else_the_extension(
+    name: str, given: str | None, written: str
+) -> None:
+    assert output_format(Path(name), given) == written
+
+
+def test_cli_export_table_without_format_writes_what_the_name_says(tmp_path: Path) -> None:
+    out = tmp_path / "upper.jsonl"
+    result = export_table(
+        tmp_path, "--rules", "yahtzee-upper-no-bonus", "--out", str(out), "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["format"] == "jsonl"
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["rules"] == "yahtzee-upper-no-bonus"
+    bare = tmp_path / "upper"
+    assert export_table(tmp_path, "--rules", "yahtzee-upper", "--out", str(bare)).returncode == 0
+    with np.load(bare) as archive:
+        assert str(archive["rules"]) == "yahtzee-upper"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--format", "npz", "--out", "x.jsonl"], "--format npz does not match --out x.jsonl"),
+        (["--format", "jsonl", "--out", "x.parquet"], "does not match --out x.parquet"),
+        (["--out", "x.txt"], ".txt names no format; give --format (npz, jsonl, parquet)"),
+    ],
+)
+def test_cli_export_table_refuses_a_format_the_name_contradicts(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    argv = [a if not a.startswith("x.") else str(tmp_path / a) for a in args]
+    result = export_table(tmp_path, "--rules", "yahtzee-upper", *argv)
+    assert words in one_error_line(result)
+    assert not list(tmp_path.glob("x.*"))

@@ -8,7 +8,6 @@ starts and the worker comes back by itself when Redis does.
 from __future__ import annotations
 
 import logging
-import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -26,11 +25,11 @@ log = logging.getLogger("worker")
 _MAX_BACKOFF_S = 30.0
 
 
-async def check(settings: WorkerSettings, explicit_id: bool) -> int:
+async def check(settings: WorkerSettings) -> int:
     """0 if this worker (or, without an id, any worker of this host) has a live heartbeat."""
     store = RedisStore(settings.redis_url)
+    pattern = settings.check_pattern
     try:
-        pattern = settings.worker_id if explicit_id else f"{socket.gethostname()}:*"
         workers = await live_workers(store.redis, pattern)
     except Exception as exc:
         print(f"worker check: cannot reach Redis at {store.description}: {exc}", file=sys.stderr)
@@ -38,24 +37,30 @@ async def check(settings: WorkerSettings, explicit_id: bool) -> int:
     finally:
         await store.aclose()
     if not workers:
-        print(f"worker check: no live worker matching {pattern!r}", file=sys.stderr)
+        print(
+            f"worker check: no live worker matching {pattern!r} at {store.description}",
+            file=sys.stderr,
+        )
         return 1
     print(f"worker check: {len(workers)} live ({', '.join(str(w['id']) for w in workers)})")
     return 0
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m worker") -> int:
-    """The entry points (worker/__main__.py, memo_solver.cli) pin BLAS before importing
-    this module: here it would come too late, numpy being loaded already."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    settings = settings_from(args, prog)
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m worker``. The entry points (worker/__main__.py, memo_solver.cli) pin BLAS
+    before importing this module: here it would come too late, numpy being loaded already."""
+    return run(settings_from(argv))
+
+
+def run(settings: WorkerSettings) -> int:
+    """Check, or serve until stopped; ``memo-solver worker`` calls this with the settings
+    it resolved from its own command line."""
     logging.basicConfig(
         level=logging.DEBUG if settings.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if settings.check:
-        explicit = "--id" in args or any(a.startswith("--id=") for a in args)
-        return anyio.run(check, settings, explicit)
+        return anyio.run(check, settings)
     keep_freed_memory()
     from worker.worker import Worker
 
