@@ -45,8 +45,8 @@ STORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path], Awaitable[Sto
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the ``full`` tests (minutes of CPU each) unless the ``-m`` expression names
-    ``full``: ``-m full`` runs them, ``-m slow`` runs the slow ones without them. (An
+    """Leave out the ``full`` tests (over a CPU minute and a half each) unless the ``-m``
+    expression names ``full``: ``-m full`` runs them, ``-m slow`` the slow ones without them. (An
     ``-m 'not full'`` in addopts would do for a bare run, but any ``-m`` on the command line
     replaces it, so ``-m slow`` would run them too.)"""
     if re.search(r"\bfull\b", config.option.markexpr or ""):

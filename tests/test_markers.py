@@ -1,5 +1,6 @@
 """The suite's markers do what the README says: ``-m 'not slow'`` is the quick loop, ``-m
-slow`` the slow tests without the ``full`` ones (minutes of CPU each), ``-m full`` those.
+slow`` the slow tests without the ``full`` ones (over a CPU minute and a half each), ``-m
+full`` those.
 
 Checked on tests/test_stats.py, which has tests of all three kinds, by collecting it in a
 pytest of its own (``--collect-only``: nothing runs; five start-ups, about 10 s in all).
