@@ -17,6 +17,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from memo_solver import runtime
 from memo_solver.codec import decode_block
 from memo_solver.doom_game import DiceOfDoomGame
 from memo_solver.engine import Counters, open_engine
@@ -531,3 +532,47 @@ async def test_two_engines_on_two_handles_of_one_file(tmp_path: Path) -> None:
             await handle.aclose()
     assert [value[0, 0] for value, _ in results] == pytest.approx([LOWER_PIN] * 2, abs=1e-9)
     assert sum(counters.computed for _, counters in results) == 128
+
+
+# --- the allocator ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mallopt_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The calls of glibc's ``mallopt`` from now on, in a process not tuned yet (the
+    session fixture of conftest.py has tuned the real one)."""
+    calls: list[tuple[int, int]] = []
+
+    def mallopt(param: int, value: int) -> int:
+        calls.append((param, value))
+        return 1
+
+    monkeypatch.setattr(runtime, "_kept", None)
+    monkeypatch.setattr(runtime, "_mallopt", lambda: mallopt)
+    monkeypatch.delenv(runtime.KEEP_FREED_MEMORY_ENV, raising=False)
+    return calls
+
+
+async def test_open_engine_keeps_freed_memory_once_per_process(
+    mallopt_calls: list[tuple[int, int]],
+) -> None:
+    """A script or a notebook that solves gets the allocator the CLI and workers use."""
+    for _ in range(2):
+        async with open_engine(LOWER, MemoryStore()):
+            pass
+    trim_threshold, top_pad = -1, -2  # glibc's M_TRIM_THRESHOLD, M_TOP_PAD
+    assert [param for param, _ in mallopt_calls] == [trim_threshold, top_pad]
+    assert runtime.keep_freed_memory()
+
+
+async def test_open_engine_leaves_the_allocator_alone_when_asked(
+    mallopt_calls: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_engine(LOWER, MemoryStore(), keep_freed_memory=False):
+        pass
+    assert mallopt_calls == []
+    monkeypatch.setenv(runtime.KEEP_FREED_MEMORY_ENV, "0")
+    async with open_engine(LOWER, MemoryStore()):
+        pass
+    assert mallopt_calls == []
+    assert not runtime.keep_freed_memory()
