@@ -20,7 +20,7 @@ import pytest
 from memo_solver import runtime
 from memo_solver.codec import decode_block
 from memo_solver.doom_game import DiceOfDoomGame
-from memo_solver.engine import Counters, open_engine
+from memo_solver.engine import Counters, Engine, open_engine
 from memo_solver.engine import namespace as namespace_of
 from memo_solver.game import Block, Game
 from memo_solver.rules import RULE_SETS
@@ -320,6 +320,11 @@ async def claims_held(store: Store, ns: str, count: int) -> bool:
     return (await store.coverage(ns)).claims == count
 
 
+async def waiting(engine: Engine) -> bool:
+    """The engine has met a claim held by another token, and waits for its block."""
+    return engine.counters.waited >= 1
+
+
 async def polling(probe: Callable[[], Awaitable[bool]], every: float = 0.02) -> None:
     """Until ``probe`` answers True: the store has no event to wait on."""
     while True:
@@ -363,18 +368,18 @@ async def test_a_live_holders_commit_is_fetched_not_recomputed(store: Store, sma
     good, _ = await solve(small, helper, root)
     good_bytes = (await helper.get_many(ns, [root]))[root]
     await store.try_claim(ns, [root], "other-worker", 30.0)
+    async with open_engine(small, store) as engine:
 
-    async def other_worker_commits() -> None:
-        await polling(lambda: only_the_root_is_missing(store, small))
-        await anyio.sleep(0.2)  # the engine has asked for the root by now, and waits
-        await store.commit(ns, {root: good_bytes}, "other-worker")
+        async def other_worker_commits() -> None:
+            await polling(lambda: waiting(engine))
+            await store.commit(ns, {root: good_bytes}, "other-worker")
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(other_worker_commits)
-        with anyio.fail_after(10):
-            value, counters = await solve(small, store, root)
-    assert counters.computed == small.block_count - 1
-    assert counters.waited >= 1
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other_worker_commits)
+            with anyio.fail_after(10):
+                value = await engine.block(root)
+    assert engine.counters.computed == small.block_count - 1
+    assert engine.counters.waited >= 1
     assert value.tobytes() == good.tobytes()
 
 
@@ -383,23 +388,22 @@ async def test_a_released_claim_lets_the_engine_go_on_at_once(store: Store, smal
     ns = namespace_of(small)
     root = small.root()
     await store.try_claim(ns, [root], "peer", 30.0)
-
     released_at = 0.0
+    async with open_engine(small, store) as engine:
 
-    async def peer_gives_up() -> None:
-        nonlocal released_at
-        await polling(lambda: only_the_root_is_missing(store, small))
-        await anyio.sleep(0.2)  # the engine has asked for the root by now, and waits
-        await store.release(ns, [root], "peer")
-        released_at = time.monotonic()
+        async def peer_gives_up() -> None:
+            nonlocal released_at
+            await polling(lambda: waiting(engine))
+            await store.release(ns, [root], "peer")
+            released_at = time.monotonic()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer_gives_up)
-        with anyio.fail_after(10):
-            value, counters = await solve(small, store, root)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer_gives_up)
+            with anyio.fail_after(10):
+                value = await engine.block(root)
     assert time.monotonic() - released_at < 2.0  # not the 30 s lease
-    assert counters.computed == small.block_count
-    assert counters.waited >= 1
+    assert engine.counters.computed == small.block_count
+    assert engine.counters.waited >= 1
     assert value.tobytes() == (await root_of(small)).tobytes()
 
 
