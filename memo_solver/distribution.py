@@ -8,14 +8,16 @@ box filled hold the answer. Per turn, outcomes with the same points land togethe
 work is one shifted add per (box, points) class and guidepost, of the totals that
 guidepost can hold (its window), all of a box's in a few whole-array steps (:class:`_Turn`).
 The same pass yields the chances of the bonuses and the expected points of every box.
-The values the policy needs come from the engine, so the pass shares the memo and warms
-it; the mass itself is held level by level and dropped as soon as a block is done.
+The values the policy needs are solved on the engine first (everything below the state,
+shared with everyone on the memo); the pass itself (:func:`forward_pass`) only reads them
+from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
+held level by level and dropped as soon as a block is done.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ import numpy.typing as npt
 from memo_solver import dice
 from memo_solver.bits import submasks
 from memo_solver.engine import Engine
+from memo_solver.game import Block
 from memo_solver.policy import FIRST_ROLL, outcomes, turn_policy
 from memo_solver.rules import FloatArray, RuleSet
 from memo_solver.state import State, guidepost
@@ -114,13 +117,33 @@ class _Tally:
     bonus_points: dict[str, float] = field(default_factory=dict)
 
 
+class MissingBlockError(LookupError):
+    """The pass needed a block its mapping lacks: a bug in what was solved beforehand."""
+
+
 async def score_distribution(
     engine: Engine, rules: RuleSet, state: State, progress: Progress | None = None
 ) -> Distribution:
     """The exact distribution from ``state`` (turn start or mid-turn with dice)."""
+    return forward_pass(await blocks_below(engine, rules, state), rules, state, progress)
+
+
+async def blocks_below(engine: Engine, rules: RuleSet, state: State) -> dict[str, Block]:
+    """Every block the pass from ``state`` reads, solved on ``engine`` if need be."""
+    filled = state.filled
+    await engine.block(block_key(filled))  # solves everything below the state
+    open_mask = rules.all_filled & ~filled
+    return await engine.blocks([block_key(filled | sub) for sub in submasks(open_mask)])
+
+
+def forward_pass(
+    blocks: Mapping[str, Block], rules: RuleSet, state: State, progress: Progress | None = None
+) -> Distribution:
+    """The distribution from ``state``, reading the values of :func:`blocks_below` from
+    ``blocks``; a block missing there is a :class:`MissingBlockError` at once."""
     start = state.filled
     open_mask = rules.all_filled & ~start
-    blocks = sorted(submasks(open_mask), key=lambda m: m.bit_count())
+    order = sorted(submasks(open_mask), key=lambda m: m.bit_count())
     upper, bonus = guidepost(state, rules)
     first = Guideposts.reachable(rules, start)
     row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
@@ -128,7 +151,7 @@ async def score_distribution(
     mass[start][row, 0] = 1.0
     spared: Spared = {event: {start: mass[start][:, 0].copy()} for event in _EVENTS}
     tally = _Tally()
-    for done, extra in enumerate(blocks):
+    for done, extra in enumerate(order):
         filled = start | extra
         here = mass.pop(filled, None)
         if here is None:
@@ -147,9 +170,9 @@ async def score_distribution(
             )
         rolls, rerolls = _first_rolls(rules, state if filled == start else None, here.shape[0])
         here_spared = {event: spared[event].pop(filled) for event in _EVENTS}
-        await _turn(engine, rules, filled, here, here_spared, rolls, rerolls, mass, spared, tally)
+        _turn(blocks, rules, filled, here, here_spared, rolls, rerolls, mass, spared, tally)
         if progress is not None:
-            progress(done + 1, len(blocks))
+            progress(done + 1, len(order))
     raise AssertionError("the pass never reached the end of the game")
 
 
@@ -163,8 +186,8 @@ def _first_rolls(rules: RuleSet, state: State | None, width: int) -> tuple[Float
     return np.repeat(FIRST_ROLL[:, None], width, axis=1), rules.rerolls
 
 
-async def _turn(
-    engine: Engine,
+def _turn(
+    blocks: Mapping[str, Block],
     rules: RuleSet,
     filled: int,
     here: FloatArray,
@@ -176,9 +199,13 @@ async def _turn(
     tally: _Tally,
 ) -> None:
     guideposts = Guideposts.reachable(rules, filled)
-    keys = {box: block_key(filled | 1 << box) for box in range(len(rules.categories))}
-    successors = await engine.blocks([k for box, k in keys.items() if not filled >> box & 1])
-    policy = turn_policy(rules, filled, lambda box: successors[keys[box]], guideposts)
+    successors: dict[int, Block] = {}
+    for box in (b for b in range(len(rules.categories)) if not filled >> b & 1):
+        key = block_key(filled | 1 << box)
+        if key not in blocks:
+            raise MissingBlockError(f"the distribution's pass needs block {key}, not solved")
+        successors[box] = blocks[key]
+    policy = turn_policy(rules, filled, successors.__getitem__, guideposts)
     ends = outcomes(policy, rolls, rerolls)
     turn = _Turn(rules, filled, guideposts, here, here_spared, mass, spared, tally)
     for i, box in enumerate(policy.tables.boxes):

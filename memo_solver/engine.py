@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.to_thread
 
+from memo_solver import runtime
 from memo_solver.cache import BlockCache
 from memo_solver.codec import FORMAT_VERSION, decode_block, encode_block
 from memo_solver.game import Block, Game
@@ -354,8 +355,17 @@ async def open_engine(
     compute_limiter: anyio.CapacityLimiter | None = None,
     cache_bytes: int | None = None,
     token: str | None = None,
+    keep_freed_memory: bool = True,
 ) -> AsyncIterator[Engine]:
-    """An engine whose claim renewal runs for as long as the context is open."""
+    """An engine whose claim renewal runs for as long as the context is open.
+
+    It tunes glibc's allocator first (:func:`memo_solver.runtime.keep_freed_memory`, once
+    per process), as the CLI and the workers do, so that any program solving gets the fast
+    path; ``keep_freed_memory=False`` (or ``MEMO_SOLVER_KEEP_FREED_MEMORY=0``) leaves the
+    allocator alone.
+    """
+    if keep_freed_memory:
+        runtime.keep_freed_memory()
     engine = Engine(
         game,
         store,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -41,6 +42,19 @@ STORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path], Awaitable[Sto
     "sqlite": _sqlite,
     "redis": _redis,
 }
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the ``full`` tests (over a CPU minute and a half each) unless the ``-m``
+    expression names ``full``: ``-m full`` runs them, ``-m slow`` the slow ones without them. (An
+    ``-m 'not full'`` in addopts would do for a bare run, but any ``-m`` on the command line
+    replaces it, so ``-m slow`` would run them too.)"""
+    if re.search(r"\bfull\b", config.option.markexpr or ""):
+        return
+    full = [item for item in items if item.get_closest_marker("full") is not None]
+    if full:
+        config.hook.pytest_deselected(items=full)
+        items[:] = [item for item in items if item.get_closest_marker("full") is None]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -193,6 +193,20 @@ class RedisServer:
         """Crash the server (SIGKILL): only what Redis has written to the AOF survives."""
         self._signal_and_wait(signal.SIGKILL, 10.0)
 
+    def wait_written(self, timeout_s: float = 10.0) -> None:
+        """Wait until Redis has written to its AOF every write it had answered when called:
+        what a crash of the server (not of the machine) then keeps. Redis writes its AOF
+        buffer before each turn of its event loop, later (up to 2 s) while a slow fsync runs.
+        """
+        with self.client() as client:
+            info = client.info("persistence")
+            target = info["aof_current_size"] + info["aof_buffer_length"]
+            deadline = time.monotonic() + timeout_s
+            while client.info("persistence")["aof_current_size"] < target:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"Redis wrote no AOF up to {target} B in {timeout_s:g} s")
+                time.sleep(0.01)
+
     def restart(self) -> Self:
         """Stop the server if it runs, then start it on the same port and data folder."""
         if self.running:

@@ -855,6 +855,17 @@ async def test_metrics_count_requests_latency_and_engine_work(tmp_path: Path) ->
     assert 0 < ratio < 1  # the two warm calls hit the in-process cache
 
 
+async def test_metrics_count_a_request_past_its_deadline(tmp_path: Path) -> None:
+    body = {"rules": "yahtzee-lower", "state": "start"}
+    deadline = ("memo_solver_deadline_exceeded_total", ())
+    async with api_client(tmp_path / "memo.sqlite", ApiSettings(deadline_s=0.001)) as client:
+        before = samples((await client.get("/metrics")).text)
+        cold = await client.post("/v1/value", json=body)
+        after = samples((await client.get("/metrics")).text)
+    assert "still computing" in error_of(cold, 503, "state")
+    assert after[deadline] - before.get(deadline, 0.0) == 1
+
+
 # --- the OpenAPI document ---------------------------------------------------------------------
 
 

@@ -419,8 +419,8 @@ def test_two_processes_share_the_work_of_one_solve(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_killed_precompute_is_resumed_by_the_next_one(tmp_path: Path) -> None:
     store = tmp_path / "store.sqlite3"
+    answer(memo_solver(store, "status", "--json"))  # the file first: no race on the schema
     victim = start(store, "precompute", "--rules", "yahtzee", "--json")
-    time.sleep(1.5)
     deadline = time.monotonic() + 60
     while victim.poll() is None and time.monotonic() < deadline:  # until some blocks are in
         if answer(memo_solver(store, "status", "--json"))["rule_sets"]["yahtzee"]["blocks_done"]:

@@ -17,9 +17,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from memo_solver import runtime
 from memo_solver.codec import decode_block
 from memo_solver.doom_game import DiceOfDoomGame
-from memo_solver.engine import Counters, open_engine
+from memo_solver.engine import Counters, Engine, open_engine
 from memo_solver.engine import namespace as namespace_of
 from memo_solver.game import Block, Game
 from memo_solver.rules import RULE_SETS
@@ -319,6 +320,11 @@ async def claims_held(store: Store, ns: str, count: int) -> bool:
     return (await store.coverage(ns)).claims == count
 
 
+async def waiting(engine: Engine) -> bool:
+    """The engine has met a claim held by another token, and waits for its block."""
+    return engine.counters.waited >= 1
+
+
 async def polling(probe: Callable[[], Awaitable[bool]], every: float = 0.02) -> None:
     """Until ``probe`` answers True: the store has no event to wait on."""
     while True:
@@ -362,18 +368,18 @@ async def test_a_live_holders_commit_is_fetched_not_recomputed(store: Store, sma
     good, _ = await solve(small, helper, root)
     good_bytes = (await helper.get_many(ns, [root]))[root]
     await store.try_claim(ns, [root], "other-worker", 30.0)
+    async with open_engine(small, store) as engine:
 
-    async def other_worker_commits() -> None:
-        await polling(lambda: only_the_root_is_missing(store, small))
-        await anyio.sleep(0.2)  # the engine has asked for the root by now, and waits
-        await store.commit(ns, {root: good_bytes}, "other-worker")
+        async def other_worker_commits() -> None:
+            await polling(lambda: waiting(engine))
+            await store.commit(ns, {root: good_bytes}, "other-worker")
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(other_worker_commits)
-        with anyio.fail_after(10):
-            value, counters = await solve(small, store, root)
-    assert counters.computed == small.block_count - 1
-    assert counters.waited >= 1
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other_worker_commits)
+            with anyio.fail_after(10):
+                value = await engine.block(root)
+    assert engine.counters.computed == small.block_count - 1
+    assert engine.counters.waited >= 1
     assert value.tobytes() == good.tobytes()
 
 
@@ -382,23 +388,22 @@ async def test_a_released_claim_lets_the_engine_go_on_at_once(store: Store, smal
     ns = namespace_of(small)
     root = small.root()
     await store.try_claim(ns, [root], "peer", 30.0)
-
     released_at = 0.0
+    async with open_engine(small, store) as engine:
 
-    async def peer_gives_up() -> None:
-        nonlocal released_at
-        await polling(lambda: only_the_root_is_missing(store, small))
-        await anyio.sleep(0.2)  # the engine has asked for the root by now, and waits
-        await store.release(ns, [root], "peer")
-        released_at = time.monotonic()
+        async def peer_gives_up() -> None:
+            nonlocal released_at
+            await polling(lambda: waiting(engine))
+            await store.release(ns, [root], "peer")
+            released_at = time.monotonic()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer_gives_up)
-        with anyio.fail_after(10):
-            value, counters = await solve(small, store, root)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer_gives_up)
+            with anyio.fail_after(10):
+                value = await engine.block(root)
     assert time.monotonic() - released_at < 2.0  # not the 30 s lease
-    assert counters.computed == small.block_count
-    assert counters.waited >= 1
+    assert engine.counters.computed == small.block_count
+    assert engine.counters.waited >= 1
     assert value.tobytes() == (await root_of(small)).tobytes()
 
 
@@ -531,3 +536,47 @@ async def test_two_engines_on_two_handles_of_one_file(tmp_path: Path) -> None:
             await handle.aclose()
     assert [value[0, 0] for value, _ in results] == pytest.approx([LOWER_PIN] * 2, abs=1e-9)
     assert sum(counters.computed for _, counters in results) == 128
+
+
+# --- the allocator ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mallopt_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The calls of glibc's ``mallopt`` from now on, in a process not tuned yet (the
+    session fixture of conftest.py has tuned the real one)."""
+    calls: list[tuple[int, int]] = []
+
+    def mallopt(param: int, value: int) -> int:
+        calls.append((param, value))
+        return 1
+
+    monkeypatch.setattr(runtime, "_kept", None)
+    monkeypatch.setattr(runtime, "_mallopt", lambda: mallopt)
+    monkeypatch.delenv(runtime.KEEP_FREED_MEMORY_ENV, raising=False)
+    return calls
+
+
+async def test_open_engine_keeps_freed_memory_once_per_process(
+    mallopt_calls: list[tuple[int, int]],
+) -> None:
+    """A script or a notebook that solves gets the allocator the CLI and workers use."""
+    for _ in range(2):
+        async with open_engine(LOWER, MemoryStore()):
+            pass
+    trim_threshold, top_pad = -1, -2  # glibc's M_TRIM_THRESHOLD, M_TOP_PAD
+    assert [param for param, _ in mallopt_calls] == [trim_threshold, top_pad]
+    assert runtime.keep_freed_memory()
+
+
+async def test_open_engine_leaves_the_allocator_alone_when_asked(
+    mallopt_calls: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_engine(LOWER, MemoryStore(), keep_freed_memory=False):
+        pass
+    assert mallopt_calls == []
+    monkeypatch.setenv(runtime.KEEP_FREED_MEMORY_ENV, "0")
+    async with open_engine(LOWER, MemoryStore()):
+        pass
+    assert mallopt_calls == []
+    assert not runtime.keep_freed_memory()

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from redis_server import RedisServer, ensure_redis_server, free_port
-
-# appendfsync everysec: a write reaches the AOF within about a second (two at worst, when
-# a previous fsync is slow); wait past the first before crashing the server.
-_FSYNC_WAIT_S = 1.2
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +40,7 @@ def test_kill_then_restart_keeps_what_was_written(server: RedisServer) -> None:
     with server.client() as client:
         client.set("solved:block", b"\x00\x01bytes")
         client.hset("blocks", mapping={"a": b"1", "b": b"2"})
-    time.sleep(_FSYNC_WAIT_S)
+    server.wait_written()
     server.kill()
     assert not server.running
     assert (server.data_dir / "appendonlydir").is_dir()

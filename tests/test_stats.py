@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -32,12 +33,13 @@ from portal_engines import PortalEngines
 from memo_solver import stats
 from memo_solver.advice import advise
 from memo_solver.api import ApiSettings
-from memo_solver.distribution import Distribution, score_distribution
-from memo_solver.engine import open_engine
+from memo_solver.distribution import Distribution, MissingBlockError, score_distribution
+from memo_solver.engine import Engine, open_engine
+from memo_solver.game import Block
 from memo_solver.rules import RULE_SETS, RuleSet
 from memo_solver.state import State, parse_state, start_state
 from memo_solver.store import MemoryStore
-from memo_solver.yahtzee import YahtzeeGame
+from memo_solver.yahtzee import YahtzeeGame, block_key
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
@@ -238,7 +240,7 @@ def test_the_mean_of_a_late_state_is_its_value(
         assert dist.probabilities[: dist.percentile(q) + 1].sum() >= q - SUM_TOL
 
 
-# --- the full games (minutes each) -----------------------------------------------------------
+# --- the full games (tens of CPU seconds each) -----------------------------------------------
 
 
 @pytest.mark.slow
@@ -421,3 +423,34 @@ async def test_distribution_in_thread_is_the_same_and_stops_when_cancelled() -> 
             await stats.distribution_in_thread(engine, LOWER, start_state())
         assert scope.cancelled_caught
         assert time.monotonic() - started < 0.5  # not held up by the thread
+
+
+class Forgetful:
+    """An engine that leaves one block out of every answer, as a bug in what is solved
+    before the pass would."""
+
+    def __init__(self, engine: Engine, forgotten: str) -> None:
+        self.engine, self.forgotten = engine, forgotten
+
+    async def block(self, key: str) -> Block:
+        return await self.engine.block(key)
+
+    async def blocks(self, keys: list[str]) -> dict[str, Block]:
+        found = await self.engine.blocks(keys)
+        found.pop(self.forgotten, None)
+        return found
+
+
+async def test_distribution_in_thread_missing_a_block_fails_at_once() -> None:
+    """The thread's pass reads a plain mapping: a block it lacks is a clear error, never a
+    lookup that no task serves (the thread would wait forever, long after the request)."""
+    import anyio
+
+    async with open_engine(YahtzeeGame(LOWER), MemoryStore()) as engine:
+        forgetful = cast(Engine, Forgetful(engine, block_key(LOWER.all_filled)))
+        state = parse_state("filled=chance", LOWER)
+        with anyio.fail_after(30), pytest.raises(MissingBlockError) as missing:
+            await stats.distribution_in_thread(forgetful, LOWER, state)
+    assert str(missing.value) == (
+        f"the distribution's pass needs block {block_key(LOWER.all_filled)}, not solved"
+    )

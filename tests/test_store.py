@@ -6,6 +6,7 @@ end check what a file shared between processes adds.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -20,6 +21,21 @@ OTHER_NS = "1:elsewhere"
 KEYS = ["a", "b", "c"]
 A, B = "token-a", "token-b"
 LONG_LEASE = 30.0
+CLAIM_AND_HOLD = """
+import os, socket, sys, uuid
+from pathlib import Path
+import anyio
+from memo_solver.sqlite_store import SQLiteStore
+
+async def main() -> None:
+    token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"  # as an engine's
+    claims = await SQLiteStore(Path(sys.argv[1])).try_claim(sys.argv[2], ["a"], token, 600.0)
+    print(claims["a"].name, flush=True)
+    await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+"""A process that claims block ``a`` for ten minutes, says so, and holds on until killed."""
 
 
 async def test_get_many_of_missing_keys_is_empty(store: Store) -> None:
@@ -102,11 +118,14 @@ async def test_commit_leaves_other_tokens_claims_alone(store: Store) -> None:
 
 
 async def test_renew_extends_a_lease(store: Store) -> None:
-    start = time.monotonic()
-    await store.try_claim(NS, ["a"], A, 0.2)
-    await anyio.sleep(0.1)
-    await store.renew(NS, ["a"], A, 5.0)
-    await anyio.sleep(max(0.0, start + 0.3 - time.monotonic()))
+    """Of two claims taken with one short lease, the renewed one outlives the other."""
+    await store.try_claim(NS, ["a", "b"], A, 0.5)
+    await store.renew(NS, ["a"], A, LONG_LEASE)
+    with anyio.fail_after(10):
+        while True:  # until the short lease has lapsed
+            if await store.try_claim(NS, ["b"], B, LONG_LEASE) == {"b": Claim.CLAIMED}:
+                break
+            await anyio.sleep(0.02)
     assert await store.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.BUSY}
 
 
@@ -276,6 +295,29 @@ async def test_sqlite_claims_survive_reopening(tmp_path: Path) -> None:
         assert await reopened.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.BUSY}
     finally:
         await reopened.aclose()
+
+
+async def test_sqlite_a_claim_of_a_dead_process_is_free_at_once(tmp_path: Path) -> None:
+    """A process of this host that claimed a block and was killed (SIGKILL: no release)
+    holds it no longer: the claim is taken, and waited past, at once, not after its lease
+    (ten minutes, so only the holder's death can explain it)."""
+    path = tmp_path / "memo.sqlite"
+    store = SQLiteStore(path)
+    try:
+        args = [sys.executable, "-c", CLAIM_AND_HOLD, str(path), NS]
+        async with await anyio.open_process(args) as holder:
+            assert holder.stdout is not None
+            with anyio.fail_after(30):
+                said = await holder.stdout.receive()
+            assert said.strip() == b"CLAIMED"
+            assert await store.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.BUSY}
+            holder.kill()
+            await holder.wait()
+        with anyio.fail_after(5):
+            await store.wait(NS, "a", 600.0)
+        assert await store.try_claim(NS, ["a"], B, LONG_LEASE) == {"a": Claim.CLAIMED}
+    finally:
+        await store.aclose()
 
 
 @pytest.mark.parametrize("many", [1, 499, 500, 501, 1200])

@@ -6,7 +6,7 @@ What the shared memo promises, checked from the outside:
   computing what it needs in its own process), all on one rule set at once, compute its
   8,192 blocks once between them (the counters add up);
 - a worker killed while it holds claims costs the others about one lease;
-- a Redis crash loses at most the last second of blocks, the worker reconnects by itself,
+- a Redis crash loses no block it had written to its AOF, the worker reconnects by itself,
   the job finishes, and nothing that survived is computed again;
 - bad data (a junk block, a malformed job) is detected, never served, never fatal;
 - SIGTERM stops a worker cleanly: no claim left, no heartbeat, the job left to others;
@@ -121,12 +121,31 @@ def test_workers_clis_and_a_job_compute_every_block_exactly_once(
 # --- a worker killed while it holds claims -------------------------------------------------
 
 
+def longest_stall_until_done(r: redis.Redis, since: float, timeout: float) -> tuple[float, Any]:
+    """The longest time from ``since`` with no block committed, until the precompute job is
+    done; and its record. What a dead worker costs the others is time standing idle, which
+    this measures apart from the time they spend computing (slower on a loaded machine)."""
+    count, last_commit, stall = blocks_done(r), since, 0.0
+    while True:
+        record = job_record(r, PRECOMPUTE_ID)
+        now, done = time.monotonic(), blocks_done(r)
+        if done != count:
+            count, last_commit = done, now
+        stall = max(stall, now - last_commit)
+        if record.get("status") == "done":
+            return stall, record
+        assert now - since < timeout, f"the job is not done {timeout} s after the kill"
+        time.sleep(0.02)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("victim_runs", ["a block job", "the precompute job"])
 def test_a_killed_worker_costs_the_other_about_one_lease(
     redis_url: str, r: redis.Redis, children: Children, victim_runs: str
 ) -> None:
-    """Its claims lapse after the lease; a job it had taken waits out stale_job_s."""
+    """The survivor never stands idle (no block committed) for longer than about one lease,
+    while the dead worker's claims lapse; or, when the dead worker ran the precompute job
+    itself, than stale_job_s, after which the survivor takes the job over."""
     lease = 3.0
     stale_job_s = max(5 * HEARTBEAT_S, 3 * lease)  # worker.settings
     workers = start_workers(children, r, redis_url, ["w1", "w2"], "--lease", str(lease))
@@ -155,17 +174,14 @@ def test_a_killed_worker_costs_the_other_about_one_lease(
     assert blocks_at_kill < BLOCKS, "the job was over before the kill: nothing was tested"
     survivor = next(w for w in workers if w is not victim)
 
-    budget = lease + 10 + (stale_job_s if victim_runs != "a block job" else 0)
-    record = wait_for(
-        "the precompute job to be done",
-        lambda: (rec := job_record(r, PRECOMPUTE_ID)).get("status") == "done" and rec,
-        budget + 30,
-    )
-    took = time.monotonic() - killed_at
-    print(f"killed {victim.name} at {blocks_at_kill} blocks; job done {took:.1f} s later")
+    stall, record = longest_stall_until_done(r, killed_at, timeout=300)
+    idle_allowed = stale_job_s if victim_runs != "a block job" else lease
+    print(f"killed {victim.name} at {blocks_at_kill} blocks; the longest stall: {stall:.1f} s")
     assert float(record["value"]) == pytest.approx(YAHTZEE_PIN, abs=TOL)
     assert record["worker"] == survivor.name
-    assert took < budget, f"{took:.1f} s from the kill to done"
+    # The margin: a waiter notices a lapsed claim at its next recheck (every second), then
+    # computes a batch (about a quarter second) before committing.
+    assert stall < idle_allowed + 3, f"{survivor.name} stood idle {stall:.1f} s"
     assert blocks_done(r) == BLOCKS
     assert [t for t in claim_holders(r) if t.startswith(f"{HOST}/{victim.pid}/")] == []
 
@@ -182,8 +198,8 @@ def test_a_redis_crash_loses_at_most_the_last_second_and_the_job_resumes(
         start_workers(children, r, url, ["w1"])
         cli_json(url, "precompute", "--rules", "yahtzee")
         wait_for("a fifth of the blocks", lambda: blocks_done(r) >= BLOCKS // 5, 60, 0.01)
-        fsynced = blocks_done(r)
-        time.sleep(1.2)  # appendfsync everysec: what was there a second ago is on disk
+        written = blocks_done(r)
+        server.wait_written()  # what Redis held a moment ago is in its AOF
         at_kill = blocks_done(r)
         server.kill()
     assert BLOCKS // 5 <= at_kill <= BLOCKS * 4 // 5, f"{at_kill} blocks at the kill"
@@ -195,7 +211,7 @@ def test_a_redis_crash_loses_at_most_the_last_second_and_the_job_resumes(
     server.restart()
     with server.client() as r:
         survived = set(r.hkeys(redis_keys.blocks(YAHTZEE_NS)))
-        assert fsynced <= len(survived) <= at_kill
+        assert written <= len(survived) <= at_kill
         assert worker.process.poll() is None, worker.text()
 
         # The worker comes back by itself; asking again merges into the same job.
@@ -210,7 +226,7 @@ def test_a_redis_crash_loses_at_most_the_last_second_and_the_job_resumes(
         # at its reconnection, and it computed exactly what was missing.
         (row,) = counters_after_a_beat(url, ["w1"]).values()
         print(
-            f"{fsynced} blocks 1.2 s before the kill, {at_kill} at it, {len(survived)} "
+            f"{written} blocks written to the AOF, {at_kill} at the kill, {len(survived)} "
             f"after the restart; the worker computed {row['blocks_computed']} more"
         )
         assert row["blocks_computed"] == BLOCKS - len(survived)
@@ -241,8 +257,14 @@ def test_a_store_error_in_a_jobs_own_task_leaves_it_unacknowledged(
                 0.02,
             )
             admin.execute_command("ACL", "SETUSER", "default", "-hlen")
-            wait_for("the worker to see the error", lambda: "no permissions" in worker.text(), 10)
-            time.sleep(0.3)
+            wait_for(
+                "the worker to give up its session, or (wrongly) to fail the job",
+                lambda: (
+                    "retrying in" in worker.text()
+                    or job_record(admin, PRECOMPUTE_ID).get("status") == "failed"
+                ),
+                10,
+            )
         finally:
             admin.execute_command("ACL", "SETUSER", "default", "+hlen")
     record = job_record(r, PRECOMPUTE_ID)
