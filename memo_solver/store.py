@@ -189,7 +189,7 @@ class MemoryStore:
     async def aclose(self) -> None:
         return None
 
-    async def __aenter__(self) -> MemoryStore:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

@@ -97,10 +97,12 @@ class EndGame:
         value: dict[Roll, float] = {}
         box_choice: dict[Roll, Box] = {}
         for roll in ROLLS:
-            values = [round(self.box_value(b, roll, open_, upper, fifty), 9) for b in boxes]
-            box_choice[roll] = boxes[values.index(max(values))]
+            scores = [round(self.box_value(b, roll, open_, upper, fifty), 9) for b in boxes]
+            box_choice[roll] = boxes[scores.index(max(scores))]
             value[roll] = self.box_value(box_choice[roll], roll, open_, upper, fifty)
-        values, worths, keep_choice = [value], [{}], [{}]
+        values: list[dict[Roll, float]] = [value]
+        worths: list[dict[Roll, float]] = [{}]
+        keep_choice: list[dict[Roll, Roll]] = [{}]
         for _ in range(self.rerolls):
             worth = {
                 k: sum(p * value[tuple(sorted(k + o))] for o, p in outcomes(5 - len(k)))

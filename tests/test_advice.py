@@ -99,8 +99,18 @@ GAMES = {
 _cases = st.sampled_from(list(GAMES)).flatmap(
     lambda name: st.tuples(st.just(GAMES[name][0]), _states(*GAMES[name]))
 )
-_with_rerolls = _cases.filter(lambda case: case[1].rerolls_left)
-_short_of_rerolls = _cases.filter(lambda case: case[1].rerolls_left < case[0].rerolls)
+
+
+def _rolled(case: tuple[RuleSet, State]) -> bool:
+    return bool(case[1].rerolls_left)
+
+
+def _short(case: tuple[RuleSet, State]) -> bool:
+    return case[1].rerolls_left is not None and case[1].rerolls_left < case[0].rerolls
+
+
+_with_rerolls = _cases.filter(_rolled)
+_short_of_rerolls = _cases.filter(_short)
 
 examples = settings(max_examples=150, deadline=None)
 
