@@ -36,7 +36,7 @@ def on_every_connection(monkeypatch: pytest.MonkeyPatch, pragma: str) -> None:
     connect = sqlite3.connect
 
     def connect_with_pragma(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        db = connect(*args, **kwargs)
+        db: sqlite3.Connection = connect(*args, **kwargs)
         db.execute(pragma)
         return db
 
@@ -79,7 +79,7 @@ def failing_connections(monkeypatch: pytest.MonkeyPatch) -> None:
 @contextmanager
 def redis_at_maxmemory(client: redis.Redis) -> Iterator[None]:
     """The Redis refuses every write (``maxmemory`` 1 byte, no eviction), then is reset."""
-    before = client.config_get("maxmemory-policy")["maxmemory-policy"]
+    before = client.config_get("maxmemory-policy").get("maxmemory-policy") or "noeviction"
     client.config_set("maxmemory-policy", "noeviction")
     client.config_set("maxmemory", 1)
     try:
