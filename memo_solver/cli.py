@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 PROG = "memo-solver"
 EXIT_USAGE = 2
+EXIT_TEMPFAIL = 75
+"""sysexits.h's EX_TEMPFAIL: the store failed (unreachable, refused the write, full, or
+locked past the timeout); the same command may work later."""
 STORE_ENV = "MEMO_SOLVER_STORE"
 REDIS_ENV = "MEMO_SOLVER_REDIS_URL"
 
@@ -56,11 +59,18 @@ states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_le
 short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
 The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
 choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
+
+exit status: 0 done; 2 bad input (fix the command); 75 the store failed: unreachable,
+refused the write, full, or locked too long (retry later); 1 internal error; 130 interrupted.
 """
 
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
+
+
+class StoreFaultError(Exception):
+    """The store failed, not the command: printed as one line, exit status 75."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -262,6 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreFaultError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_TEMPFAIL
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (the store keeps every finished block)", file=sys.stderr)
         return 130
@@ -278,13 +291,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    import sqlite3
+    from redis.exceptions import RedisError
 
     from memo_solver.doom import DoomError
     from memo_solver.games import UnknownGameError
+    from memo_solver.redis_store import store_error
     from memo_solver.rules import UnknownRuleSetError
     from memo_solver.state import StateError
-    from memo_solver.store import StoreUnavailableError
+    from memo_solver.store import StoreLocationError, StoreUnavailableError
     from memo_solver.transfer import TransferError
 
     try:
@@ -298,12 +312,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         UnknownRuleSetError,
         UnknownGameError,
         DoomError,
-        StoreUnavailableError,
+        StoreLocationError,
         TransferError,
     ) as exc:
         raise UsageError(str(exc)) from None
-    except sqlite3.Error as exc:
-        raise UsageError(f"the store failed: {exc} (check the file, or use --store)") from None
+    except StoreUnavailableError as exc:
+        raise StoreFaultError(str(exc)) from None
+    except RedisError as exc:  # the job commands talk to Redis directly
+        raise StoreFaultError(str(store_error(exc, _store_name(args)))) from None
 
 
 def _run_async(args: argparse.Namespace) -> int:

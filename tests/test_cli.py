@@ -19,9 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from cli_support import one_error_line
+from cli_support import TEMPFAIL, one_error_line
+from redis_server import RedisServer, free_port
+from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
+from memo_solver import cli as memo_cli
 from memo_solver.rules import RULE_SETS
 
 # ``python -m memo_solver.cli`` does nothing (cli.py has no ``__main__`` guard), so the
@@ -495,3 +499,66 @@ def test_precompute_on_a_terminal_shows_blocks_done_rate_and_time_left(tmp_path:
         r"yahtzee-lower: 100%\|█+\| 128/128 \[\d\d:\d\d<\d\d:\d\d, [\d.]+block/s\]", redraws[-1]
     )
     assert "solved, start value 139.9712924424" in screen
+
+
+# --- store trouble: exit status 75 (retry later), never 2 (fix the command) -------------------
+
+
+def on_redis(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``memo-solver --redis URL ARGS`` (no ``--store``: it would win over ``--redis``)."""
+    return subprocess.run(
+        [str(CLI), "--redis", url, *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=ENV,
+        check=False,
+    )
+
+
+def test_help_documents_the_exit_statuses(tmp_path: Path) -> None:
+    words = " ".join(memo_solver(tmp_path / "s.sqlite3", "--help").stdout.split())
+    assert "2 bad input (fix the command)" in words
+    assert "75 the store failed: unreachable, refused the write, full, or locked" in words
+
+
+@pytest.mark.parametrize(
+    "args", [["value", "--rules", "yahtzee-lower"], ["status"], ["precompute", "--rules", "yazy"]]
+)
+def test_a_redis_with_nothing_listening_exits_75_in_one_line(args: list[str]) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    line = one_error_line(on_redis(url, *args), TEMPFAIL)
+    assert line.startswith(f"memo-solver: error: cannot reach Redis at {url}")
+
+
+def test_bad_input_is_still_2_while_the_store_is_down() -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    assert "upper total 7" in one_error_line(on_redis(url, "value", "upper=7"))
+
+
+def test_a_full_sqlite_store_exits_75_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process: SQLite's page limit is a setting of each connection the command opens."""
+    path = anyio.run(store_file, tmp_path / "memo.sqlite")
+    on_every_connection(monkeypatch, FULL)
+    status = memo_cli.main(["--store", str(path), "value", "--rules", "yahtzee-lower"])
+    lines = capsys.readouterr().err.splitlines()
+    assert status == TEMPFAIL
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"memo-solver: error: the store {path} is full")
+
+
+@pytest.mark.parametrize(
+    "args", [["value", "--rules", "yahtzee-lower"], ["precompute", "--rules", "yahtzee-lower"]]
+)
+def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
+    fresh_redis: RedisServer, args: list[str]
+) -> None:
+    """``value`` claims blocks through the store; ``precompute`` queues a job on Redis
+    directly: both say what Redis answered, not that it cannot be reached."""
+    with fresh_redis.client() as client, redis_at_maxmemory(client):
+        line = one_error_line(on_redis(fresh_redis.url, *args), TEMPFAIL)
+    assert line.startswith(f"memo-solver: error: Redis at {fresh_redis.url} refused the write: OOM")
+    assert "cannot reach" not in line
+
