@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
     )
     serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a client has to send a request's headers before it is cut off (default: 10)",
+    )
+    serve.add_argument(
         "--doom-limit",
         type=int,
         default=1_000_000,
@@ -427,9 +433,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memo_solver.api import ApiSettings, create_app
     from memo_solver.serving import http_protocol
 
-    if min(args.deadline, args.cache_mb, args.doom_limit) <= 0 or not 0 < args.port < 65536:
+    positive = (args.deadline, args.cache_mb, args.doom_limit, args.header_timeout)
+    if min(positive) <= 0 or not 0 < args.port < 65536:
         raise UsageError(
-            "--deadline, --cache-mb, --doom-limit and --port must be positive (port < 65536)"
+            "--deadline, --cache-mb, --doom-limit, --header-timeout and --port must be "
+            "positive (port < 65536)"
         )
     import anyio
 
@@ -451,7 +459,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         log_level="info" if args.verbose else "warning",
         access_log=args.verbose,  # off: not even formatted (warning level drops it anyway)
-        http=http_protocol(),  # uvicorn's own, one write per response
+        http=http_protocol(args.header_timeout),  # uvicorn's own, one write per response
     )
     return 0
 

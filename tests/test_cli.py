@@ -562,3 +562,7 @@ def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
     assert line.startswith(f"memo-solver: error: Redis at {fresh_redis.url} refused the write: OOM")
     assert "cannot reach" not in line
 
+
+def test_serve_refuses_a_header_timeout_that_is_not_positive(tmp_path: Path) -> None:
+    result = memo_solver(tmp_path / "s.sqlite3", "serve", "--header-timeout", "0")
+    assert "--header-timeout and --port must be positive" in one_error_line(result)
