@@ -297,11 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from redis.exceptions import RedisError
-
     from memo_solver.doom import DoomError
     from memo_solver.games import UnknownGameError
-    from memo_solver.redis_store import store_error
     from memo_solver.rules import UnknownRuleSetError
     from memo_solver.state import StateError
     from memo_solver.store import StoreLocationError, StoreUnavailableError
@@ -324,8 +321,24 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except StoreUnavailableError as exc:
         raise StoreFaultError(str(exc)) from None
-    except RedisError as exc:  # the job commands talk to Redis directly
-        raise StoreFaultError(str(store_error(exc, _store_name(args)))) from None
+    except Exception as exc:
+        fault = _redis_fault(exc, args)
+        if fault is None:
+            raise
+        raise StoreFaultError(str(fault)) from None
+
+
+def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:
+    """The store error for a Redis error met outside the store (the job commands talk to
+    Redis directly), else None. Only a command that loaded redis can meet one: the others
+    never pay for importing it (a tenth of a second)."""
+    if "redis" not in sys.modules:
+        return None
+    from redis.exceptions import RedisError
+
+    from memo_solver.redis_store import store_error
+
+    return store_error(exc, _store_name(args)) if isinstance(exc, RedisError) else None
 
 
 def _run_async(args: argparse.Namespace) -> int:
