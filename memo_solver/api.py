@@ -29,6 +29,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -50,7 +51,7 @@ from memo_solver.review import GameError, read_game, review_game
 from memo_solver.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
 from memo_solver.state import State, StateError, parse_state, state_from_json
 from memo_solver.stats import distribution_in_thread, stats_json
-from memo_solver.store import Store, StoreUnavailableError
+from memo_solver.store import Store, StoreFullError, StoreUnavailableError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -309,6 +310,15 @@ class CoverageOut(BaseModel):
     workers_alive: int
 
 
+class ReadyOut(BaseModel):
+    status: Literal["ready"]
+    store: str = Field(description="where the store lives (a path, or a URL without password)")
+    write: Literal["accepted", "busy"] = Field(
+        description="accepted: a probe write went through; busy: another process holds the "
+        "SQLite store's write lock (a precompute committing), so writes wait their turn"
+    )
+
+
 class JobOut(BaseModel):
     job: str
     status: str
@@ -317,8 +327,9 @@ class JobOut(BaseModel):
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 503, 507)
 }
+"""Every error is this JSON; 503 and 507 (the store is full) come with Retry-After."""
 
 
 # --- the service --------------------------------------------------------------------------
@@ -669,12 +680,17 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz")
-    async def readyz(request: Request) -> dict[str, str]:
-        """The store is reachable."""
+    @app.get("/readyz", response_model=ReadyOut)
+    async def readyz(request: Request) -> Response | ReadyOut:
+        """The store accepts a write (a probe key claimed and released): 503 naming the
+        fault when it does not (unreachable, full, read-only). Within 50 ms: an SQLite
+        store whose write lock another process holds is ready, with ``write: busy``."""
         store = service_of(request).store
-        await store.coverage("readyz")  # any namespace: one round trip to the store
-        return {"status": "ready", "store": store.description}
+        try:
+            write = await store.probe()
+        except StoreUnavailableError as exc:  # not ready, whatever the fault: 503, even full
+            return _error(503, "store", str(exc), {"Retry-After": str(settings.retry_after_s)})
+        return ReadyOut(status="ready", store=store.description, write=write.value)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics_endpoint() -> Response:
@@ -745,7 +761,15 @@ def _install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
 
     @app.exception_handler(StoreUnavailableError)
     async def store_down(request: Request, exc: StoreUnavailableError) -> JSONResponse:
-        return _error(503, "store", str(exc), retry)
+        return _error(507 if isinstance(exc, StoreFullError) else 503, "store", str(exc), retry)
+
+    @app.exception_handler(RedisError)
+    async def redis_down(request: Request, exc: RedisError) -> JSONResponse:
+        """The job endpoints talk to Redis directly: its faults are store faults too."""
+        from memo_solver.redis_store import store_error
+
+        store: Store = request.app.state.service.store
+        return await store_down(request, store_error(exc, store.description))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

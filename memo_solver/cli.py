@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 PROG = "memo-solver"
 EXIT_USAGE = 2
+EXIT_TEMPFAIL = 75
+"""sysexits.h's EX_TEMPFAIL: the store failed (unreachable, refused the write, full, or
+locked past the timeout); the same command may work later."""
 STORE_ENV = "MEMO_SOLVER_STORE"
 REDIS_ENV = "MEMO_SOLVER_REDIS_URL"
 
@@ -59,11 +62,18 @@ short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ;
 The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
 choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
 --store, --redis and -v go before the command or after it (after it wins).
+
+exit status: 0 done; 2 bad input (fix the command); 75 the store failed: unreachable,
+refused the write, full, or locked too long (retry later); 1 internal error; 130 interrupted.
 """
 
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
+
+
+class StoreFaultError(Exception):
+    """The store failed, not the command: printed as one line, exit status 75."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -210,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a client has to send a request's headers before it is cut off (default: 10)",
     )
     serve.add_argument(
         "--doom-limit",
@@ -411,6 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreFaultError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_TEMPFAIL
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (the store keeps every finished block)", file=sys.stderr)
         return 130
@@ -449,13 +468,11 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    import sqlite3
-
     from memo_solver.doom import DoomError
     from memo_solver.games import UnknownGameError
     from memo_solver.rules import UnknownRuleSetError
     from memo_solver.state import StateError
-    from memo_solver.store import StoreUnavailableError
+    from memo_solver.store import StoreLocationError, StoreUnavailableError
     from memo_solver.transfer import TransferError
 
     try:
@@ -469,12 +486,30 @@ def _dispatch(args: argparse.Namespace) -> int:
         UnknownRuleSetError,
         UnknownGameError,
         DoomError,
-        StoreUnavailableError,
+        StoreLocationError,
         TransferError,
     ) as exc:
         raise UsageError(str(exc)) from None
-    except sqlite3.Error as exc:
-        raise UsageError(f"the store failed: {exc} (check the file, or use --store)") from None
+    except StoreUnavailableError as exc:
+        raise StoreFaultError(str(exc)) from None
+    except Exception as exc:
+        fault = _redis_fault(exc, args)
+        if fault is None:
+            raise
+        raise StoreFaultError(str(fault)) from None
+
+
+def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:
+    """The store error for a Redis error met outside the store (the job commands talk to
+    Redis directly), else None. Only a command that loaded redis can meet one: the others
+    never pay for importing it (a tenth of a second)."""
+    if "redis" not in sys.modules:
+        return None
+    from redis.exceptions import RedisError
+
+    from memo_solver.redis_store import store_error
+
+    return store_error(exc, _store_name(args)) if isinstance(exc, RedisError) else None
 
 
 def _run_async(args: argparse.Namespace) -> int:
@@ -593,9 +628,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memo_solver.api import ApiSettings, create_app
     from memo_solver.serving import http_protocol
 
-    if min(args.deadline, args.cache_mb, args.doom_limit) <= 0 or not 0 < args.port < 65536:
+    positive = (args.deadline, args.cache_mb, args.doom_limit, args.header_timeout)
+    if min(positive) <= 0 or not 0 < args.port < 65536:
         raise UsageError(
-            "--deadline, --cache-mb, --doom-limit and --port must be positive (port < 65536)"
+            "--deadline, --cache-mb, --doom-limit, --header-timeout and --port must be "
+            "positive (port < 65536)"
         )
     import anyio
 
@@ -617,7 +654,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         log_level="info" if args.verbose else "warning",
         access_log=args.verbose,  # off: not even formatted (warning level drops it anyway)
-        http=http_protocol(),  # uvicorn's own, one write per response
+        http=http_protocol(args.header_timeout),  # uvicorn's own, one write per response
     )
     return 0
 

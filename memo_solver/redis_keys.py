@@ -10,7 +10,8 @@ together also run on Redis Cluster.
 - ``ms:{ns}:done:<key>``: the pub/sub channel a commit or a release publishes on;
 - ``ms:jobs``: the job stream, read by the consumer group ``ms:workers``;
 - ``ms:job:<id>``: a job's record (a hash: kind, rules, state, status, progress, error);
-- ``ms:worker:<id>``: a worker's heartbeat and counters (a hash with a TTL).
+- ``ms:worker:<id>``: a worker's heartbeat and counters (a hash with a TTL);
+- ``ms:{probe}:<random>``: a readiness probe's claim, set and deleted in one round trip.
 """
 
 from __future__ import annotations
@@ -48,3 +49,7 @@ def worker(worker_id: str) -> str:
 
 def job(job_id: str) -> str:
     return f"{JOB_PREFIX}{job_id}"
+
+
+def probe(token: str) -> str:
+    return f"{PREFIX}:{{probe}}:{token}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, Final
@@ -19,12 +20,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import AuthenticationError, OutOfMemoryError, RedisError, ResponseError
 
 from memo_solver import redis_keys
-from memo_solver.store import Claim, Coverage, StoreUnavailableError
+from memo_solver.store import (
+    Claim,
+    Coverage,
+    StoreFullError,
+    StoreLocationError,
+    StoreRefusedError,
+    StoreUnavailableError,
+    Write,
+)
 
 _RECHECK_S: Final = 1.0
+_PROBE_LEASE_MS: Final = 5000
 _MAX_CONNECTIONS: Final = 32
 log = logging.getLogger(__name__)
 
@@ -116,7 +126,7 @@ class RedisStore:
             )
             self.redis: aioredis.Redis = aioredis.Redis(connection_pool=pool)
         except ValueError as exc:
-            raise StoreUnavailableError(f"bad Redis URL {redacted(url)}: {exc}") from exc
+            raise StoreLocationError(f"bad Redis URL {redacted(url)}: {exc}") from exc
         self._claim = self.redis.register_script(_CLAIM)
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
@@ -134,10 +144,7 @@ class RedisStore:
         try:
             yield
         except (RedisError, OSError) as exc:
-            raise StoreUnavailableError(
-                f"cannot reach Redis at {self.description}: {exc} "
-                "(is redis-server running? check --redis or $MEMO_SOLVER_REDIS_URL)"
-            ) from exc
+            raise store_error(exc, self.description) from exc
 
     async def ping(self) -> None:
         async with self._reachable():
@@ -265,9 +272,40 @@ class RedisStore:
                 claims += 1
         return Coverage(blocks=blocks, claims=claims, bytes=size)
 
+    async def probe(self) -> Write:
+        """Claim and release a probe key of its own (SET NX PX, then DEL) in one pipelined
+        round trip: a Redis that refuses writes (at ``maxmemory``) refuses this one too."""
+        key = redis_keys.probe(uuid.uuid4().hex)
+        async with self._reachable(), self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(key, b"1", nx=True, px=_PROBE_LEASE_MS)
+            pipe.delete(key)
+            await pipe.execute()
+        return Write.ACCEPTED
+
     async def aclose(self) -> None:
         await self.redis.aclose()
         await self.redis.connection_pool.disconnect()
+
+
+def store_error(exc: RedisError | OSError, where: str) -> StoreUnavailableError:
+    """What went wrong, in words: an error reply is Redis answering that it will not do
+    it; only a failed connection is "cannot reach"."""
+    if isinstance(exc, OutOfMemoryError):
+        return StoreFullError(
+            f"Redis at {where} refused the write: OOM command not allowed when used memory > "
+            "'maxmemory' (free memory in Redis or raise its maxmemory; what it holds is still "
+            "read)"
+        )
+    if isinstance(exc, ResponseError):
+        return StoreRefusedError(f"Redis at {where} refused the command: {exc}")
+    if isinstance(exc, AuthenticationError):
+        return StoreRefusedError(
+            f"Redis at {where} refused the connection: {exc} (check the password in the URL)"
+        )
+    return StoreUnavailableError(
+        f"cannot reach Redis at {where}: {exc} "
+        "(is redis-server running? check --redis or $MEMO_SOLVER_REDIS_URL)"
+    )
 
 
 def _ms(seconds: float) -> int:

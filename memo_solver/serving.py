@@ -6,6 +6,11 @@ two TCP segments for every small JSON answer, and two wake-ups of the client. Th
 here is uvicorn's own (httptools when installed, else h11) with its transport wrapped so that
 the writes made in one turn of the event loop go out together, in order, at the end of it.
 Closing flushes first; aborting drops what is pending, as it drops the transport's buffer.
+
+The protocol also closes a connection whose request head has not arrived within a bound
+(``--header-timeout``, 10 s) of the connection opening or of the previous response: uvicorn
+has no such timer (its keep-alive timer stops at the first byte), so clients that send their
+headers a byte at a time would otherwise hold their connections for ever.
 """
 
 from __future__ import annotations
@@ -60,27 +65,50 @@ class OneWritePerTurn:
         return getattr(self._transport, name)
 
 
-def http_protocol() -> type[asyncio.Protocol]:
-    """uvicorn's HTTP/1.1 protocol as ``http="auto"`` picks it, writing once per turn."""
-    base = _uvicorn_protocol()
+def http_protocol(header_timeout_s: float = 10.0) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol (httptools, as ``http="auto"`` picks it), writing once per
+    turn and closing connections whose request head is late."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    class Protocol(base):  # type: ignore[misc, valid-type]
+    class Protocol(HttpToolsProtocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             # (uvloop's transports are not asyncio.Transport subclasses: hence the cast)
             wrapped = OneWritePerTurn(
                 cast(asyncio.Transport, transport), asyncio.get_running_loop()
             )
-            super().connection_made(wrapped)
+            super().connection_made(cast(asyncio.Transport, wrapped))
+            self._await_head()
 
-    Protocol.__name__ = Protocol.__qualname__ = f"OneWrite{base.__name__}"
+        def on_headers_complete(self) -> None:
+            self._head_arrived()
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            # uvicorn arms its keep-alive timer when no pipelined request is waiting: the
+            # next request's head is then awaited.
+            if self.timeout_keep_alive_task is not None:
+                self._await_head()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._head_arrived()
+            super().connection_lost(exc)
+
+        def _await_head(self) -> None:
+            self._head_arrived()
+            self._head_timer = self.loop.call_later(header_timeout_s, self._head_late)
+
+        def _head_arrived(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_late(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    Protocol.__name__ = Protocol.__qualname__ = "OneWriteHttpToolsProtocol"
     return Protocol
-
-
-def _uvicorn_protocol() -> type[asyncio.Protocol]:
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:  # pragma: no cover - httptools comes with uvicorn[standard]
-        from uvicorn.protocols.http.h11_impl import H11Protocol
-
-        return H11Protocol
-    return HttpToolsProtocol

@@ -5,23 +5,37 @@ run in a worker thread so the event loop never blocks on the file. Claims carry 
 clock expiry, so a killed process's claims lapse by themselves. Waiting polls the file
 with a growing interval (there is no cross-process notification in SQLite), capped so a
 waiter notices a committed block within 50 ms.
+
+A transaction commits only when every statement of it succeeded, and rolls back otherwise.
+SQLite's errors leave as store errors (:mod:`memo_solver.store`) naming the file: full,
+read-only, locked past the timeout, or failed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
 import anyio.to_thread
 
-from memo_solver.store import Claim, Coverage, StoreUnavailableError
+from memo_solver.store import (
+    Claim,
+    Coverage,
+    StoreBusyError,
+    StoreFullError,
+    StoreLocationError,
+    StoreRefusedError,
+    StoreUnavailableError,
+    Write,
+)
 
 T = TypeVar("T")
 
@@ -33,8 +47,13 @@ CREATE TABLE IF NOT EXISTS claims (
     namespace TEXT NOT NULL, key TEXT NOT NULL, token TEXT NOT NULL, expires REAL NOT NULL,
     PRIMARY KEY (namespace, key)) WITHOUT ROWID;
 """
+_TABLES = ("blocks", "claims")
+_PAGE_BYTES = 8192
 _POLL_START_S = 0.002
 _POLL_MAX_S = 0.05
+_LOCK_TIMEOUT_S = 30.0
+_PROBE_LOCK_TIMEOUT_S = 0.05
+_PROBE_NAMESPACE = "probe"
 _HOST = socket.gethostname()
 
 
@@ -60,23 +79,69 @@ def _holder_died(token: str) -> bool:
 class SQLiteStore:
     """Blocks and claims in one SQLite file (created with its folder if missing)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, lock_timeout_s: float = _LOCK_TIMEOUT_S) -> None:
         self.path = path
+        self.lock_timeout_s = lock_timeout_s
+        """How long a write waits for another process's write lock before StoreBusyError."""
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(1)
+        self._prober: sqlite3.Connection | None = None
+        self._probe_limiter = anyio.CapacityLimiter(1)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA page_size = 8192")
+            self._db = self._connect(lock_timeout_s)
+            self._db.execute(f"PRAGMA page_size = {_PAGE_BYTES}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnavailableError(
-                f"cannot open the store {path}: {exc} (choose another file with --store)"
-            ) from exc
+            marks = ",".join("?" * len(_TABLES))
+            (tables,) = self._db.execute(
+                f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
+                _TABLES,
+            ).fetchone()
+            if tables < len(_TABLES):  # a read-only file with its tables still opens, to read
+                self._db.executescript(_SCHEMA)
+        except OSError as exc:
+            raise self._unusable(exc) from exc
+        except sqlite3.Error as exc:
+            fault = self._fault(exc)
+            if not isinstance(fault, StoreRefusedError | StoreBusyError):
+                fault = self._unusable(exc)  # a folder, a file that is not a database
+            raise fault from exc
+
+    def _connect(self, lock_timeout_s: float) -> sqlite3.Connection:
+        return sqlite3.connect(
+            self.path, timeout=lock_timeout_s, isolation_level=None, check_same_thread=False
+        )
+
+    def _unusable(self, exc: Exception) -> StoreLocationError:
+        return StoreLocationError(
+            f"cannot open the store {self.path}: {exc} (choose another file with --store)"
+        )
+
+    def _fault(self, exc: sqlite3.Error) -> StoreUnavailableError:
+        """The store error for what SQLite said, in words that say what to do."""
+        # The primary code of an extended one (an error raised by Python code has none).
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        where = f"the store {self.path}"
+        if code == sqlite3.SQLITE_FULL:
+            return StoreFullError(
+                f"{where} is full ({exc}): free space on its disk, or choose another file "
+                "with --store"
+            )
+        if code == sqlite3.SQLITE_READONLY:
+            return StoreRefusedError(
+                f"{where} refused the write ({exc}): make the file and its folder writable, "
+                "or choose another file with --store"
+            )
+        if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            return StoreBusyError(
+                f"{where} stayed locked by another process for {self.lock_timeout_s:g} s "
+                f"({exc}): retry once its writer (a precompute?) is done"
+            )
+        return StoreUnavailableError(
+            f"{where} failed: {exc} (check the file and its disk, or choose another file "
+            "with --store)"
+        )
 
     @property
     def description(self) -> str:
@@ -85,7 +150,10 @@ class SQLiteStore:
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         def locked() -> T:
             with self._lock:
-                return fn(self._db)
+                try:
+                    return fn(self._db)
+                except sqlite3.Error as exc:
+                    raise self._fault(exc) from exc
 
         return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
 
@@ -113,8 +181,7 @@ class SQLiteStore:
         def claim(db: sqlite3.Connection) -> dict[str, Claim]:
             now = time.time()
             result: dict[str, Claim] = {}
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(db):
                 for key in keys:
                     holder = db.execute(
                         "SELECT token, expires FROM claims WHERE namespace = ? AND key = ?",
@@ -137,8 +204,6 @@ class SQLiteStore:
                             (namespace, key, token, now + lease_s),
                         )
                         result[key] = Claim.CLAIMED
-            finally:
-                db.execute("COMMIT")
             return result
 
         return await self._run(claim)
@@ -163,8 +228,7 @@ class SQLiteStore:
 
     async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
         def commit(db: sqlite3.Connection) -> None:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(db):
                 db.executemany(
                     "INSERT OR REPLACE INTO blocks VALUES (?, ?, ?)",
                     [(namespace, key, data) for key, data in blocks.items()],
@@ -173,8 +237,6 @@ class SQLiteStore:
                     "DELETE FROM claims WHERE namespace = ? AND key = ? AND token = ?",
                     [(namespace, key, token) for key in blocks],
                 )
-            finally:
-                db.execute("COMMIT")
 
         await self._run(commit)
 
@@ -223,5 +285,53 @@ class SQLiteStore:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
+    async def probe(self) -> Write:
+        """Store and delete a probe block of one page, in one transaction.
+
+        A page, because a claim's row fits in a page the file already has and would pass on
+        a full disk; a block needs new pages. The probe has a connection of its own that
+        waits 50 ms for the write lock: it never queues behind requests waiting their 30 s,
+        and a lock another process holds (a precompute committing) is BUSY, not a fault.
+        """
+        return await anyio.to_thread.run_sync(self._probe, limiter=self._probe_limiter)
+
+    def _probe(self) -> Write:
+        try:
+            if self._prober is None:
+                self._prober = self._connect(_PROBE_LOCK_TIMEOUT_S)
+            db = self._prober
+            with _transaction(db):
+                row = (_PROBE_NAMESPACE, "readyz")
+                db.execute(
+                    "INSERT OR REPLACE INTO blocks VALUES (?, ?, zeroblob(?))", (*row, _PAGE_BYTES)
+                )
+                db.execute("DELETE FROM blocks WHERE namespace = ? AND key = ?", row)
+        except sqlite3.Error as exc:
+            fault = self._fault(exc)
+            if isinstance(fault, StoreBusyError):
+                return Write.BUSY
+            raise fault from exc
+        return Write.ACCEPTED
+
     async def aclose(self) -> None:
         await self._run(lambda db: db.close())
+        if self._prober is not None:
+            await anyio.to_thread.run_sync(self._prober.close, limiter=self._probe_limiter)
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction: committed when every statement succeeded, else rolled back.
+
+    The error raised is the first one: SQLite rolls some errors back itself (a full disk),
+    and a failed ROLLBACK after them would only hide what happened.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise

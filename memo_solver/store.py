@@ -38,7 +38,44 @@ class Coverage:
 
 
 class StoreUnavailableError(RuntimeError):
-    """The store cannot be reached; the message names it and says what to check."""
+    """The store cannot serve this operation now; the message names it and says what to do.
+
+    Every store fault is one of these, so one ``except`` reports them all: unreachable (this
+    class itself), refused, full or locked (the subclasses). The service answers 503 (507
+    when full) with Retry-After, the CLI exits with status 75: trying again later may work.
+    """
+
+
+class StoreRefusedError(StoreUnavailableError):
+    """The store answered but refused the operation (a read-only file, a Redis error reply)."""
+
+
+class StoreFullError(StoreRefusedError):
+    """The store has no room for the write (disk full, Redis at ``maxmemory``); what it
+    holds is still read."""
+
+
+class StoreBusyError(StoreUnavailableError):
+    """Another process held the store's write lock for longer than the store waits."""
+
+
+class StoreLocationError(StoreUnavailableError):
+    """What was named cannot be a store (a folder, a path under a file, a malformed URL).
+
+    Bad input, not an outage: the CLI says it with exit status 2, as it says any other. A
+    subclass all the same, so code that only reports store trouble (the worker's retry
+    loop) reports this too.
+    """
+
+
+class Write(enum.Enum):
+    """What a readiness probe found (``Store.probe``), when the store is sound."""
+
+    ACCEPTED = "accepted"
+    """A write went through."""
+    BUSY = "busy"
+    """Another process holds the write lock (SQLite: a precompute committing): writes wait
+    their turn, reads go on."""
 
 
 class Store(Protocol):
@@ -81,6 +118,11 @@ class Store(Protocol):
         ...
 
     async def coverage(self, namespace: str) -> Coverage: ...
+
+    async def probe(self) -> Write:
+        """Claim and release a probe key, in one round trip or one short transaction: proof
+        that the store accepts a write now. A refused write raises its store error."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -185,6 +227,10 @@ class MemoryStore:
             claims=live,
             bytes=sum(len(v) for v in space.blocks.values()),
         )
+
+    async def probe(self) -> Write:
+        """Memory always has room (a process out of memory fails long before a probe)."""
+        return Write.ACCEPTED
 
     async def aclose(self) -> None:
         return None

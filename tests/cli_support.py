@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import subprocess
 
+USAGE = 2
+"""Exit status of bad input: fix the command."""
+TEMPFAIL = 75
+"""Exit status of store trouble (EX_TEMPFAIL): the same command may work later."""
 
-def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
-    """The single stderr line of a command that refused its input with exit status 2."""
-    assert result.returncode == 2, (result.stdout, result.stderr)
+
+def one_error_line(result: subprocess.CompletedProcess[str], status: int = USAGE) -> str:
+    """The single stderr line of a command that refused its input (exit status 2), or that
+    the store failed (``status=TEMPFAIL``)."""
+    assert result.returncode == status, (result.returncode, result.stdout, result.stderr)
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("memo-solver: error:")

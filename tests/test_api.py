@@ -16,6 +16,7 @@ import importlib.util
 import itertools
 import json
 import random
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +46,7 @@ from api_support import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 from redis_server import RedisServer
+from store_faults import FULL, READ_ONLY, on_every_connection, redis_at_maxmemory, store_file
 
 from memo_solver import cli as memo_cli
 from memo_solver.api import ADMIN_TOKEN_ENV, MAX_BATCH, ApiSettings, openapi_document
@@ -375,7 +377,7 @@ async def test_health_and_readiness(tmp_path: Path) -> None:
     assert health.status_code == 200
     assert health.json() == {"status": "ok"}
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "store": str(store)}
+    assert ready.json() == {"status": "ready", "store": str(store), "write": "accepted"}
 
 
 # --- operator endpoints -----------------------------------------------------------------------
@@ -754,7 +756,7 @@ async def test_readiness_follows_redis_and_comes_back_by_itself(
         with anyio.fail_after(15):
             up = await client.get("/readyz")
             assert up.status_code == 200, up.text
-            assert up.json() == {"status": "ready", "store": fresh_redis.url}
+            assert up.json() == {"status": "ready", "store": fresh_redis.url, "write": "accepted"}
 
 
 async def poll_while_unavailable(
@@ -807,6 +809,86 @@ async def test_a_cold_state_after_a_redis_restart_is_answered(fresh_redis: Redis
         up = await poll_while_unavailable(client, "/v1/value", upper, within_s=30)
         assert up.status_code == 200, up.text
         assert abs(up.json()["value"] - UPPER_PIN) < TOL
+
+
+# --- store faults: JSON with Retry-After, 507 when full, and readiness that writes -----------
+
+
+def store_fault_of(response: httpx.Response, status: int) -> str:
+    """Assert ``response`` is the store's error JSON with Retry-After; its message."""
+    message = error_of(response, status, "store")
+    assert response.headers["retry-after"] == "2"
+    return message
+
+
+async def test_a_full_sqlite_store_answers_507_and_is_not_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = await store_file(tmp_path / "memo.sqlite")
+    on_every_connection(monkeypatch, FULL)
+    async with api_client(path, QUICK) as client:
+        cold = await client.post("/v1/value", json={"rules": "yahtzee-lower", "state": "start"})
+        ready = await client.get("/readyz")
+        health = await client.get("/healthz")
+    assert f"the store {path} is full" in store_fault_of(cold, 507)
+    assert "is full" in store_fault_of(ready, 503)  # not ready, whatever the fault
+    assert health.status_code == 200  # the process itself is fine
+
+
+async def test_a_read_only_sqlite_store_serves_what_it_holds_and_is_not_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "memo.sqlite"
+    lower = {"rules": "yahtzee-lower", "state": "start"}
+    async with api_client(path, QUICK) as client:
+        assert (await client.post("/v1/value", json=lower)).status_code == 200
+    on_every_connection(monkeypatch, READ_ONLY)
+    async with api_client(path, QUICK) as client:
+        warm = await client.post("/v1/value", json=lower)
+        cold = await client.post("/v1/value", json={"rules": "yahtzee-upper", "state": "start"})
+        ready = await client.get("/readyz")
+    assert abs(warm.json()["value"] - LOWER_PIN) < TOL
+    assert f"the store {path} refused the write" in store_fault_of(cold, 503)
+    assert "writable" in store_fault_of(ready, 503)
+
+
+async def test_an_sqlite_store_locked_by_another_writer_is_ready_and_busy(tmp_path: Path) -> None:
+    """A precompute in another process holds the write lock while it commits: the service
+    is sound, and says so at once (the probe waits 50 ms for the lock, not 30 s)."""
+    path = await store_file(tmp_path / "memo.sqlite")
+    precompute = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with api_client(path, QUICK) as client:
+            precompute.execute("BEGIN IMMEDIATE")
+            with anyio.fail_after(5):
+                busy = await client.get("/readyz")
+            precompute.execute("ROLLBACK")
+            free = await client.get("/readyz")
+    finally:
+        precompute.close()
+    assert busy.status_code == 200, busy.text
+    assert busy.json() == {"status": "ready", "store": str(path), "write": "busy"}
+    assert free.json()["write"] == "accepted"
+
+
+async def test_a_redis_at_maxmemory_is_a_refused_write_and_not_ready(
+    fresh_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
+    async with api_client(lambda: RedisStore(fresh_redis.url), QUICK) as client:
+        with fresh_redis.client() as redis_client, redis_at_maxmemory(redis_client):
+            ready = await client.get("/readyz")
+            cold = await client.post("/v1/value", json={"rules": "yahtzee-lower", "state": "start"})
+            job = await client.post(
+                "/v1/jobs/precompute", json={"rules": "yahtzee-lower"}, headers=bearer(TOKEN)
+            )
+        again = await client.get("/readyz")
+    refused = f"Redis at {fresh_redis.url} refused the write: OOM"
+    for answer, status in ((ready, 503), (cold, 507), (job, 507)):
+        message = store_fault_of(answer, status)
+        assert message.startswith(refused), message
+        assert "cannot reach" not in message
+    assert again.status_code == 200, again.text
 
 
 # --- metrics ----------------------------------------------------------------------------------

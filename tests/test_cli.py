@@ -22,9 +22,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from cli_support import one_error_line
+from cli_support import TEMPFAIL, one_error_line
+from redis_server import RedisServer, free_port
+from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
+from memo_solver import cli as memo_cli
 from memo_solver.cli import build_parser
 from memo_solver.rules import RULE_SETS
 from worker.settings import build_parser as worker_parser
@@ -765,3 +769,70 @@ def test_the_examples_cover_the_help_and_the_readme() -> None:
     assert len([a for a in EXAMPLES if a[0] == "worker"]) >= 3
     assert ["memo-solver", "value", "--rules", "yatzy"] in EXAMPLES
     assert len(EXAMPLES) > 40
+
+
+# --- store trouble: exit status 75 (retry later), never 2 (fix the command) -------------------
+
+
+def on_redis(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``memo-solver --redis URL ARGS`` (no ``--store``: it would win over ``--redis``)."""
+    return subprocess.run(
+        [str(CLI), "--redis", url, *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=ENV,
+        check=False,
+    )
+
+
+def test_help_documents_the_exit_statuses(tmp_path: Path) -> None:
+    words = " ".join(memo_solver(tmp_path / "s.sqlite3", "--help").stdout.split())
+    assert "2 bad input (fix the command)" in words
+    assert "75 the store failed: unreachable, refused the write, full, or locked" in words
+
+
+@pytest.mark.parametrize(
+    "args", [["value", "--rules", "yahtzee-lower"], ["status"], ["precompute", "--rules", "yazy"]]
+)
+def test_a_redis_with_nothing_listening_exits_75_in_one_line(args: list[str]) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    line = one_error_line(on_redis(url, *args), TEMPFAIL)
+    assert line.startswith(f"memo-solver: error: cannot reach Redis at {url}")
+
+
+def test_bad_input_is_still_2_while_the_store_is_down() -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    assert "upper total 7" in one_error_line(on_redis(url, "value", "upper=7"))
+
+
+def test_a_full_sqlite_store_exits_75_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process: SQLite's page limit is a setting of each connection the command opens."""
+    path = anyio.run(store_file, tmp_path / "memo.sqlite")
+    on_every_connection(monkeypatch, FULL)
+    status = memo_cli.main(["--store", str(path), "value", "--rules", "yahtzee-lower"])
+    lines = capsys.readouterr().err.splitlines()
+    assert status == TEMPFAIL
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"memo-solver: error: the store {path} is full")
+
+
+@pytest.mark.parametrize(
+    "args", [["value", "--rules", "yahtzee-lower"], ["precompute", "--rules", "yahtzee-lower"]]
+)
+def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
+    fresh_redis: RedisServer, args: list[str]
+) -> None:
+    """``value`` claims blocks through the store; ``precompute`` queues a job on Redis
+    directly: both say what Redis answered, not that it cannot be reached."""
+    with fresh_redis.client() as client, redis_at_maxmemory(client):
+        line = one_error_line(on_redis(fresh_redis.url, *args), TEMPFAIL)
+    assert line.startswith(f"memo-solver: error: Redis at {fresh_redis.url} refused the write: OOM")
+    assert "cannot reach" not in line
+
+
+def test_serve_refuses_a_header_timeout_that_is_not_positive(tmp_path: Path) -> None:
+    result = memo_solver(tmp_path / "s.sqlite3", "serve", "--header-timeout", "0")
+    assert "--header-timeout and --port must be positive" in one_error_line(result)

@@ -327,10 +327,11 @@ def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("command", [["value"], ["status"], ["precompute", "--rules", "yazy"]])
-def test_the_cli_exits_2_naming_an_unreachable_url(command: list[str]) -> None:
+def test_the_cli_exits_75_naming_an_unreachable_url(command: list[str]) -> None:
+    """Store trouble, not bad input: EX_TEMPFAIL, so a script knows to retry later."""
     url = _dead_url()
     done = _cli("--redis", url, *command)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 75, done.stderr
     assert done.stdout == ""
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("memo-solver: error: cannot reach Redis at " + url), done.stderr
@@ -340,7 +341,7 @@ def test_the_cli_exits_2_naming_an_unreachable_url(command: list[str]) -> None:
 def test_the_cli_says_an_unreachable_url_in_one_line() -> None:
     url = _dead_url()
     done = _cli("--redis", url, "value")
-    assert done.returncode == 2
+    assert done.returncode == 75
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert url in done.stderr
 

@@ -6,15 +6,39 @@ end check what a file shared between processes adds.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
+from redis_server import RedisServer
+from store_faults import (
+    FULL,
+    READ_ONLY,
+    FailingConnection,
+    failing_connections,
+    on_every_connection,
+    redis_at_maxmemory,
+    store_file,
+)
 
+from memo_solver import redis_keys
+from memo_solver.redis_store import RedisStore
 from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.store import Claim, Coverage, Store
+from memo_solver.store import (
+    Claim,
+    Coverage,
+    Store,
+    StoreBusyError,
+    StoreFullError,
+    StoreLocationError,
+    StoreRefusedError,
+    StoreUnavailableError,
+    Write,
+)
 
 NS = "1:contract"
 OTHER_NS = "1:elsewhere"
@@ -325,3 +349,146 @@ async def test_get_many_of_many_keys(store: Store, many: int) -> None:
     blocks = {f"{i:x}": i.to_bytes(4, "little") for i in range(many)}
     await store.commit(NS, blocks, None)
     assert await store.get_many(NS, [*blocks, "missing"]) == blocks
+
+
+# --- readiness and faults: every store error names the store and says what it is ----------
+
+
+async def test_a_sound_store_accepts_the_probe_write(store: Store) -> None:
+    assert await store.probe() is Write.ACCEPTED
+    assert await store.probe() is Write.ACCEPTED  # the first left nothing in the way
+    assert await store.keys("probe") == []
+
+
+async def test_sqlite_a_failing_statement_commits_nothing_of_its_claims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing_connections(monkeypatch)
+    async with SQLiteStore(tmp_path / "memo.sqlite") as store:
+        # BEGIN, then two SELECTs and an INSERT per key: the 11th statement is the third
+        # key's first SELECT, after two claims were written.
+        FailingConnection.statements_left = 11
+        with pytest.raises(StoreUnavailableError, match="injected"):
+            await store.try_claim(NS, KEYS, A, LONG_LEASE)
+        assert (await store.coverage(NS)).claims == 0
+        assert await store.try_claim(NS, KEYS, B, LONG_LEASE) == dict.fromkeys(KEYS, Claim.CLAIMED)
+
+
+async def test_sqlite_a_failing_statement_commits_nothing_of_its_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing_connections(monkeypatch)
+    async with SQLiteStore(tmp_path / "memo.sqlite") as store:
+        await store.try_claim(NS, KEYS, A, LONG_LEASE)
+        FailingConnection.statements_left = 3  # BEGIN, the blocks; dropping the claims fails
+        with pytest.raises(StoreUnavailableError, match="injected"):
+            await store.commit(NS, dict.fromkeys(KEYS, b"x"), A)
+        assert await store.keys(NS) == []
+        assert (await store.coverage(NS)).claims == len(KEYS)
+
+
+async def test_sqlite_a_full_file_is_a_store_full_error_and_commits_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite rolls a full transaction back itself: the error raised must still be "full"
+    (a COMMIT after it would fail with "no transaction is active" and hide it)."""
+    path = await store_file(tmp_path / "memo.sqlite")
+    on_every_connection(monkeypatch, FULL)
+    async with SQLiteStore(path) as store:
+        many = [f"key-{i}" for i in range(2000)]  # more claims than the file's pages hold
+        with pytest.raises(StoreFullError, match=f"the store {path} is full") as full:
+            await store.try_claim(NS, many, A, LONG_LEASE)
+        assert "--store" in str(full.value)
+        assert (await store.coverage(NS)).claims == 0
+        with pytest.raises(StoreFullError):
+            await store.commit(NS, {"a": bytes(100_000)}, None)
+        with pytest.raises(StoreFullError):
+            await store.probe()
+        assert await store.get_many(NS, ["a"]) == {}  # reads go on
+
+
+async def test_sqlite_a_read_only_file_is_read_and_refuses_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "memo.sqlite"
+    async with SQLiteStore(path) as writable:
+        await writable.commit(NS, {"a": b"kept"}, None)
+    on_every_connection(monkeypatch, READ_ONLY)
+    async with SQLiteStore(path) as store:
+        assert await store.get_many(NS, ["a"]) == {"a": b"kept"}
+        with pytest.raises(StoreRefusedError, match=f"the store {path} refused the write"):
+            await store.commit(NS, {"b": b"new"}, None)
+        with pytest.raises(StoreRefusedError, match="writable"):
+            await store.probe()
+
+
+async def test_sqlite_a_write_lock_held_elsewhere_is_busy(tmp_path: Path) -> None:
+    """Another process's write transaction (a precompute committing): the probe answers
+    BUSY at once; a write waits for the lock, and past the timeout says who to wait for."""
+    path = await store_file(tmp_path / "memo.sqlite")
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with SQLiteStore(path, lock_timeout_s=0.2) as store:
+            other.execute("BEGIN IMMEDIATE")
+            assert await store.probe() is Write.BUSY
+            with pytest.raises(StoreBusyError, match=f"the store {path} stayed locked"):
+                await store.commit(NS, {"a": b"x"}, None)
+            other.execute("ROLLBACK")
+            assert await store.probe() is Write.ACCEPTED
+            await store.commit(NS, {"a": b"x"}, None)
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize(
+    ("folder", "expected"),
+    [
+        (lambda tmp: Path("/proc/memo-solver-test"), "cannot open the store"),
+        (lambda tmp: tmp, "cannot open the store"),
+    ],
+    ids=["under-proc", "a-folder"],
+)
+def test_sqlite_a_path_that_cannot_be_a_store_is_bad_input(
+    tmp_path: Path, folder: Callable[[Path], Path], expected: str
+) -> None:
+    """Not an outage: the CLI says it as bad input (exit status 2), not "retry later"."""
+    where = folder(tmp_path)
+    with pytest.raises(StoreLocationError, match=expected):
+        SQLiteStore(where if where == tmp_path else where / "memo.sqlite")
+
+
+async def test_redis_at_maxmemory_refused_the_write_it_was_not_unreachable(
+    fresh_redis: RedisServer,
+) -> None:
+    async with RedisStore(fresh_redis.url) as store:
+        await store.commit(NS, {"a": b"kept"}, None)
+        with fresh_redis.client() as client, redis_at_maxmemory(client):
+            for write in (
+                store.probe(),
+                store.commit(NS, {"b": b"x"}, None),
+                store.try_claim(NS, ["b"], A, LONG_LEASE),
+            ):
+                with pytest.raises(StoreFullError) as refused:
+                    await write
+                message = str(refused.value)
+                assert message.startswith(f"Redis at {fresh_redis.url} refused the write: OOM")
+                assert "cannot reach" not in message
+                assert "maxmemory" in message
+            assert await store.get_many(NS, ["a"]) == {"a": b"kept"}  # reads go on
+        assert await store.probe() is Write.ACCEPTED
+        with fresh_redis.client() as client:
+            assert client.keys("ms:{probe}:*") == []
+
+
+async def test_redis_error_replies_are_refusals_and_only_lost_connections_unreachable(
+    fresh_redis: RedisServer,
+) -> None:
+    async with RedisStore(fresh_redis.url) as store:
+        with fresh_redis.client() as client:
+            client.set(redis_keys.blocks(NS), "not a hash")  # WRONGTYPE for every command
+        with pytest.raises(StoreRefusedError, match="refused the command: WRONGTYPE"):
+            await store.get_many(NS, ["a"])
+        fresh_redis.kill()
+        with pytest.raises(StoreUnavailableError, match="cannot reach Redis") as down:
+            await store.probe()
+        assert not isinstance(down.value, StoreRefusedError)
