@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -447,26 +446,11 @@ def test_a_killed_precompute_is_resumed_by_the_next_one(tmp_path: Path) -> None:
     assert payload["blocks_already_stored"] > 0
     assert payload["blocks_already_stored"] == left["blocks_done"]
     assert payload["blocks_already_stored"] + payload["blocks_computed"] == 8192
-    # Orphaned claims lapse with their lease (10 s): they may delay the resume, never stop it.
-    assert took < 90
+    # The killed holder's claims are free at once (its pid is gone: test_store.py checks
+    # that); how long the rest takes is compute, measured by scripts/bench_precompute.py.
 
     status = answer(memo_solver(store, "status", "--json"))["rule_sets"]["yahtzee"]
     assert (status["blocks_done"], status["claims_held"]) == (8192, 0)
-
-
-@pytest.mark.slow
-def test_advise_on_a_warm_store_is_quick_as_a_whole_process(shared_store: Path) -> None:
-    args = ["advise", "--rules", "yahtzee", HASKELL_EXAMPLE, "--json"]
-    answer(memo_solver(shared_store, *args))  # warm the store
-
-    times = []
-    for _ in range(3):
-        began = time.perf_counter()
-        answer(memo_solver(shared_store, *args))
-        times.append(time.perf_counter() - began)
-    median = statistics.median(times)
-    print(f"warm advise as a whole process: median {median:.3f} s of {times}")
-    assert median < 1.5  # the target is 0.6 s; the margin is for noisy machines
 
 
 def status_store(env: dict[str, str], *args: str, after: tuple[str, ...] = ()) -> str:
