@@ -11,28 +11,21 @@ import sys
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
 
 import anyio
-from tqdm import tqdm
 
 from memo_solver import jobs
 from memo_solver.cli import emit
 from memo_solver.doom_game import doom_name
 from memo_solver.engine import namespace, open_engine
 from memo_solver.games import GameEntry, get_game, registry
+from memo_solver.progress import block_bar
 from memo_solver.redis_store import RedisStore
 from memo_solver.sqlite_store import SQLiteStore
 from memo_solver.store import Store
 from memo_solver.transfer import export_blocks, import_blocks, is_dump_file
 
 _POLL_S = 0.25
-
-
-def _progress(name: str, total: int, initial: int) -> tqdm[Any]:
-    return tqdm(
-        total=total, initial=initial, unit="block", desc=name, disable=None, file=sys.stderr
-    )
 
 
 def game_of(args: argparse.Namespace) -> GameEntry:
@@ -50,7 +43,7 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
         total = game.block_count
         before = (await store.coverage(engine.namespace)).blocks
         started = time.monotonic()
-        with _progress(entry.name, total, before) as bar:
+        with block_bar(entry.name, total, before) as bar:
 
             async def follow() -> None:
                 while True:
@@ -100,7 +93,7 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     game = entry.game
     ns = namespace(game)
     started = time.monotonic()
-    with _progress(entry.name, game.block_count, (await store.coverage(ns)).blocks) as bar:
+    with block_bar(entry.name, game.block_count, (await store.coverage(ns)).blocks) as bar:
         while True:
             record = await jobs.job_record(store.redis, job_id) or {}
             done = (await store.coverage(ns)).blocks
