@@ -127,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--human", default="a", help="dice-of-doom: the player you are, a or b (default: a)"
     )
     play.add_argument("--seed", type=int, help="dice-of-doom: seed of the random board")
+    play.add_argument(
+        "--limit",
+        type=int,
+        default=2_000_000,
+        help="dice-of-doom: most positions the computer's solve may hold (default: 2,000,000)",
+    )
     command("status", "what the store holds per rule set (with --redis: workers and jobs too)")
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)

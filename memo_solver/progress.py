@@ -88,3 +88,52 @@ class SolveProgress:
         """A bar left open (the command failed, or others computed some of the blocks)
         ends on its own line before whatever the command prints last."""
         self._close()
+
+
+class PositionProgress:
+    """A Dice of Doom position solver's ``progress``: the positions it holds so far, told
+    from the solving thread once a solve stops being quick (see ``doom_tree``). The total
+    is unknown until the solve ends, so the bar counts, with the rate, against no total;
+    off a terminal, one line says what is being solved and how far it may go."""
+
+    def __init__(self, limit: int, file: TextIO | None = None) -> None:
+        self.limit = limit
+        self.file = sys.stderr if file is None else file
+        self._bar: tqdm[Any] | None = None
+        self._said = False
+
+    def __call__(self, positions: int) -> None:
+        if self._said:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            bar = tqdm(
+                initial=positions,
+                unit="position",
+                unit_scale=True,
+                bar_format="solving the position: {n_fmt} positions so far, at most "
+                f"{self.limit:,} (--limit) [{{elapsed}}, {{rate_fmt}}]",
+                disable=None,
+                file=self.file,
+            )
+            if bar.disable:
+                self._said = True
+                print(
+                    f"solving the position: over {positions:,} positions, at most "
+                    f"{self.limit:,} (--limit)",
+                    file=self.file,
+                    flush=True,
+                )
+                return
+            self._bar = bar
+        self._bar.update(positions - self._bar.n)
+
+    def __enter__(self) -> PositionProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        self._said = False

@@ -20,7 +20,7 @@ import pytest
 from cli_support import one_error_line
 from test_doom_play import BOOK_2X2
 
-from memo_solver.doom import board_from_code, parse_board
+from memo_solver.doom import board_from_code, draw_board, parse_board
 from memo_solver.doom_tree import DoomSolver, Position
 
 CLI = Path(sys.executable).with_name("memo-solver")
@@ -250,6 +250,13 @@ BAD_INPUT: list[Any] = [
     ),
     pytest.param(["play", *DOOM, "--human", "c"], "player 'c' is unknown", id="play-human"),
     pytest.param(["play", *DOOM, "--size", "7"], "size 7 is not supported", id="play-size"),
+    pytest.param(
+        ["play", *DOOM, "--board", BOOK, "--limit", "5"],
+        "more than 5 distinct positions, the solver's limit; raise the limit to solve this "
+        "(--limit of advise, stats and play;",
+        id="play-over-limit",
+    ),
+    pytest.param(["play", *DOOM, "--limit", "0"], "must be at least 1, got 0", id="play-limit-0"),
     pytest.param(["precompute", *DOOM, "--size", "4"], "invalid choice: 4", id="precompute-4x4"),
     pytest.param(["advise", *DOOM, TOO_MANY_DIGITS], "is not a hex", id="dice-5000-digits"),
 ]
@@ -368,6 +375,24 @@ def test_play_stops_when_the_input_runs_out(tmp_path: Path) -> None:
         "current player = a\n    a-3 b-3\n  a-2 b-2\ncomputer (a): 0 -> 3\n"
     )
     assert result.stdout.endswith('The game stopped.\n{"finished": false, "winners": null}\n')
+
+
+SEED_2_3X3 = "a-3 a-3 a-1 / b-2 a-3 b-2 / b-3 a-3 a-2"
+"""The 3x3 board that ``--size 3 --seed 2`` draws: solving it holds 288,639 positions."""
+
+
+def test_play_takes_a_limit_and_says_what_it_solves_when_it_takes_long(tmp_path: Path) -> None:
+    game = ["play", *DOOM, "--size", "3", "--seed", "2"]
+    too_small = memo_solver(tmp_path / "s.sqlite", *game, "--limit", "200000", stdin="")
+    assert "needs more than 200,000 distinct positions" in one_error_line(too_small)
+    assert too_small.stdout == ""  # said before the first move, not after
+
+    enough = memo_solver(tmp_path / "s.sqlite", *game, "--limit", "300000", stdin="")
+    assert enough.returncode == 0, enough.stderr
+    assert enough.stdout.startswith(f"current player = a\n{draw_board(parse_board(SEED_2_3X3))}")
+    assert enough.stderr == (
+        "solving the position: over 262,144 positions, at most 300,000 (--limit)\n"
+    )
 
 
 def test_play_draws_the_same_random_board_for_the_same_seed(tmp_path: Path) -> None:
