@@ -55,9 +55,10 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
                 root = await engine.block(game.root())
                 tg.cancel_scope.cancel()
             bar.update(total - bar.n)
+    summary, figures = entry.summarize_root(root)
     payload = {
         "rules": entry.name,
-        "value": float(root.flat[0]),
+        **figures,
         "blocks_total": total,
         "blocks_computed": engine.counters.computed,
         "blocks_already_stored": before,
@@ -67,7 +68,7 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
     emit(
         args,
         payload,
-        f"{entry.name}: solved, {entry.root_value} {payload['value']:.10f}; computed "
+        f"{entry.name}: solved, {summary}; computed "
         f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
         f"({before} were already stored) into {store.description}",
     )
@@ -104,19 +105,17 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     if record.get("status") == "failed":
         print(f"memo-solver: job {job_id} failed: {record.get('error')}", file=sys.stderr)
         return 1
+    async with open_engine(game, store) as engine:  # the job stored the root: one fetch
+        summary, figures = entry.summarize_root(await engine.block(game.root()))
     payload = {
         "job": job_id,
         "status": "done",
         "rules": entry.name,
-        "value": float(record.get("value", "nan")),
+        **figures,
         "blocks_total": game.block_count,
         "seconds": round(time.monotonic() - started, 3),
     }
-    emit(
-        args,
-        payload,
-        f"job {job_id} done: {entry.name} solved, {entry.root_value} {payload['value']:.10f}",
-    )
+    emit(args, payload, f"job {job_id} done: {entry.name} solved, {summary}")
     return 0
 
 

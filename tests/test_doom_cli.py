@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 from cli_support import one_error_line
+from test_doom_game import every_2x2_outcome
 from test_doom_play import BOOK_2X2
 
-from memo_solver.doom import board_from_code, draw_board, parse_board
-from memo_solver.doom_tree import DoomSolver, Position
+from memo_solver.doom import draw_board, parse_board
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
@@ -301,12 +301,10 @@ def test_precompute_twice_computes_nothing_and_status_shows_every_block(tmp_path
     status = answer(memo_solver(store, "status", "--json"))["rule_sets"]
     text = words(memo_solver(store, "status"))
 
-    # The root is the share of all 2 x 2 turn starts the mover wins (ties count half).
-    solver = DoomSolver(2)
-    starts = [Position(board_from_code(2, code), p) for code in range(6**4) for p in (0, 1)]
-    share = sum(solver.value(start) for start in starts) / len(starts)
-    assert first["value"] == pytest.approx(float(share), abs=1e-12)
-    assert again["value"] == first["value"]
+    # Over all 2 x 2 turn starts: what the mover wins, ties and loses, and the expected share.
+    outcome = every_2x2_outcome()
+    assert {k: first[k] for k in outcome} == pytest.approx(outcome, abs=1e-12)
+    assert {k: again[k] for k in outcome} == {k: first[k] for k in outcome}
     assert (again["blocks_computed"], again["blocks_already_stored"]) == (0, 307)
     small, large = status["dice-of-doom-2x2"], status["dice-of-doom-3x3"]
     assert (small["blocks_total"], small["blocks_done"], small["claims_held"]) == (307, 307, 0)
@@ -314,6 +312,18 @@ def test_precompute_twice_computes_nothing_and_status_shows_every_block(tmp_path
     assert (large["blocks_total"], large["blocks_done"]) == (19_495, 0)
     assert "dice-of-doom-2x2" in text
     assert "307 of    307 blocks (100.0%)" in text
+
+
+def test_precompute_says_wins_ties_and_losses_and_what_the_expected_share_is(
+    tmp_path: Path,
+) -> None:
+    said = words(memo_solver(tmp_path / "tmp.sqlite", "precompute", *SIZE_2))
+
+    assert said.startswith(
+        "dice-of-doom-2x2: solved, of all turn starts the player to move wins 0.5038580247, "
+        "ties 0.1589506173 and loses 0.3371913580 (expected share, ties counting half: "
+        "0.5833333333); computed 307 of 307 blocks in "
+    )
 
 
 @pytest.mark.parametrize("through", ["dump.msgpack", "copy.sqlite"])
