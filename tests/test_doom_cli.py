@@ -387,6 +387,21 @@ def test_play_stops_when_the_input_runs_out(tmp_path: Path) -> None:
     assert result.stdout.endswith('The game stopped.\n{"finished": false, "winners": null}\n')
 
 
+def test_a_position_computed_on_the_shared_memo_says_what_it_solves(tmp_path: Path) -> None:
+    """Past the solver's limit, advise computes the blocks it needs into the store, and says
+    so as every solving command does; the second time it reads them."""
+    store = tmp_path / "s.sqlite"
+    board = "a-3 a-3 / b-2 b-3"
+    first = memo_solver(store, "advise", *DOOM, board, "--limit", "5", "--json")
+    again = memo_solver(store, "advise", *DOOM, board, "--limit", "5", "--json")
+
+    assert answer(first)["source"] == "computed"
+    assert (
+        first.stderr == "solving dice-of-doom-2x2: 150 blocks to compute (the store keeps them)\n"
+    )
+    assert (answer(again)["source"], again.stderr) == ("memo", "")
+
+
 SEED_2_3X3 = "a-3 a-3 a-1 / b-2 a-3 b-2 / b-3 a-3 a-2"
 """The 3x3 board that ``--size 3 --seed 2`` draws: solving it holds 288,639 positions."""
 
