@@ -159,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
     _for_game(
         play, DOOM, "--seed", type=int, help="seed of the random board (default: a fresh one)"
     )
+    _for_game(
+        play,
+        DOOM,
+        "--limit",
+        type=int,
+        default=2_000_000,
+        help="most positions the computer's solve may hold",
+    )
     command("status", "what the store holds per rule set (with --redis: workers and jobs too)")
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)
@@ -614,12 +622,18 @@ def cmd_rules(args: argparse.Namespace) -> int:
 async def _with_engine(
     args: argparse.Namespace, work: Callable[[Engine, RuleSet], Coroutine[Any, Any, int]]
 ) -> int:
+    """Every solving command runs here: on an engine whose solves show their progress."""
     from memo_solver.engine import open_engine
+    from memo_solver.progress import SolveProgress
     from memo_solver.yahtzee import YahtzeeGame
 
     rules = _rules(args)
-    async with open_store(args) as store, open_engine(YahtzeeGame(rules), store) as engine:
-        return await work(engine, rules)
+    with SolveProgress(rules.name) as progress:
+        async with (
+            open_store(args) as store,
+            open_engine(YahtzeeGame(rules), store, on_progress=progress) as engine,
+        ):
+            return await work(engine, rules)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

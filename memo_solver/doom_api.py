@@ -4,11 +4,14 @@ The same JSON as ``memo-solver advise --game dice-of-doom --json``. A position w
 ends only on turn starts the shared memo holds is answered from it; any other is solved on
 its own DAG in a worker thread, within the service's deadline (503 and Retry-After past
 it, the retry finding the finished work). Bad boards are 422s naming the field, through
-the :class:`~memo_solver.doom.DoomError` handler of the app.
+the :class:`~memo_solver.doom.DoomError` handler of the app; so is a position past the
+solver's limit, and that failure is remembered, so that the retries a 503 invites get the
+422 at once instead of each starting the doomed solve again.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,10 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from memo_solver.doom import MAX_SIZE, DoomError, parse_board, player_index
 from memo_solver.doom_advice import DoomAdvice, from_memo, solve
 from memo_solver.doom_game import SIZES, doom_name
-from memo_solver.doom_tree import DoomSolver, Position, analysis_to_json
+from memo_solver.doom_tree import DoomLimitError, DoomSolver, Position, analysis_to_json
 
 if TYPE_CHECKING:
     from memo_solver.api import Service
+
+LIMIT_FAILURES_KEPT = 4096
+"""Positions remembered as past the limit, the least recently asked forgotten first: a few
+MB at most, and a failure costs no more than one solve to learn again."""
 
 
 class DoomAdviceRequest(BaseModel):
@@ -95,6 +102,9 @@ class DoomAdviceOut(BaseModel):
 def router(service_of: Callable[[Request], Service], limit: int) -> APIRouter:
     routes = APIRouter()
     limiter = anyio.CapacityLimiter(1)
+    past_limit: OrderedDict[tuple[Position, bool], str] = OrderedDict()
+    """The limit's message per (position, stats) whose solve failed at ``limit``: this
+    router's one limit, so a service started with another limit learns its own."""
 
     @routes.post(
         "/v1/games/dice-of-doom/advice",
@@ -124,12 +134,22 @@ def router(service_of: Callable[[Request], Service], limit: int) -> APIRouter:
             found = await from_memo(position, engine.stored)
             if found is not None:
                 return answer(DoomAdvice(found, "memo"))
+        known = (position, body.stats)
+        if known in past_limit:
+            past_limit.move_to_end(known)
+            raise DoomLimitError("limit", past_limit[known])
         # Tree figures come from the solver alone; without them, a position too large for
         # it is computed on the shared memo (past the deadline: 503, and the work goes on).
         compute = None if engine is None or body.stats else engine.blocks
 
         async def work() -> DoomAdvice:
-            return await solve(position, DoomSolver(board.size, limit), limiter, compute)
+            try:
+                return await solve(position, DoomSolver(board.size, limit), limiter, compute)
+            except DoomLimitError as exc:
+                past_limit[known] = exc.message
+                while len(past_limit) > LIMIT_FAILURES_KEPT:
+                    past_limit.popitem(last=False)
+                raise
 
         # Shared: a retry after a 503 finds the solve its first request started.
         return answer(await service.run_shared(("dice-of-doom", position, body.stats), work))

@@ -19,7 +19,7 @@ import anyio
 from memo_solver.cli import emit, open_store
 from memo_solver.doom import parse_board, player_index, player_name
 from memo_solver.doom_advice import advise
-from memo_solver.doom_game import SIZES, doom_game
+from memo_solver.doom_game import SIZES, doom_game, doom_name
 from memo_solver.doom_tree import (
     DoomSolver,
     Position,
@@ -27,6 +27,7 @@ from memo_solver.doom_tree import (
     format_analysis,
 )
 from memo_solver.engine import Engine, open_engine
+from memo_solver.progress import PositionProgress, SolveProgress
 
 
 def position_of(args: argparse.Namespace) -> Position:
@@ -41,15 +42,26 @@ async def memo_engine(args: argparse.Namespace, size: int) -> AsyncIterator[Engi
         yield None
         return
     async with AsyncExitStack() as stack:
+        progress = stack.enter_context(SolveProgress(doom_name(size)))
         store = await stack.enter_async_context(open_store(args))
-        yield await stack.enter_async_context(open_engine(doom_game(size), store))
+        yield await stack.enter_async_context(
+            open_engine(doom_game(size), store, on_progress=progress)
+        )
+
+
+def solver_of(args: argparse.Namespace, size: int, progress: PositionProgress) -> DoomSolver:
+    """A position solver at the command's ``--limit`` that shows a long solve's progress."""
+    solver = DoomSolver(size, args.limit)
+    solver.progress = progress
+    return solver
 
 
 async def advise_command(args: argparse.Namespace) -> int:
     position = position_of(args)
-    solver = DoomSolver(position.board.size, args.limit)
-    async with memo_engine(args, position.board.size) as engine:
-        advice = await advise(position, engine, solver, anyio.CapacityLimiter(1))
+    with PositionProgress(args.limit) as progress:
+        solver = solver_of(args, position.board.size, progress)
+        async with memo_engine(args, position.board.size) as engine:
+            advice = await advise(position, engine, solver, anyio.CapacityLimiter(1))
     payload = {**analysis_to_json(advice.analysis), "source": advice.source}
     emit(args, payload, f"{format_analysis(advice.analysis)}\n({_SOURCES[advice.source]})")
     return 0
@@ -64,22 +76,33 @@ _SOURCES = {
 
 async def stats_command(args: argparse.Namespace) -> int:
     position = position_of(args)
-    solver = DoomSolver(position.board.size, args.limit)
-    analysis = await anyio.to_thread.run_sync(solver.analyse, position)
+    with PositionProgress(args.limit) as progress:
+        solver = solver_of(args, position.board.size, progress)
+        analysis = await anyio.to_thread.run_sync(solver.analyse, position)
     emit(args, analysis_to_json(analysis), format_analysis(analysis))
     return 0
 
 
 def play_command(args: argparse.Namespace) -> int:
     """A game against the book's perfect computer; with --json, the result as JSON last."""
-    from memo_solver.doom_play import play
+    from memo_solver.doom_play import play, random_board
 
     def write(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    start = parse_board(args.board) if args.board else args.size
-    winners = play(start, args.human, sys.stdin.readline, write, rng=random.Random(args.seed))
+    player_index(args.human)  # refused before a solve that may take a while
+    if args.board:
+        board = parse_board(args.board)
+    else:
+        board = random_board(args.size, random.Random(args.seed))
+    # The whole game is solved before the first move: a board too large for --limit is
+    # said at once, not after the player's first moves, and every move after is instant.
+    with PositionProgress(args.limit) as progress:
+        solver = solver_of(args, board.size, progress)
+        solver.value(Position(board, player_index("a")))
+    solver.progress = None
+    winners = play(board, args.human, sys.stdin.readline, write, solver=solver)
     if args.json:
         names = None if winners is None else [player_name(w) for w in winners]
         print(json.dumps({"finished": winners is not None, "winners": names}))

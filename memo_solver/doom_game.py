@@ -13,9 +13,10 @@ smaller total and the blocks form a DAG. Successors are over-approximated from t
 alone (every mask where the mover holds more hexes, every total the captures allow):
 cheap to list on the event loop, close enough that a lazy solve stays small.
 
-Summary blocks sit above them so that a precompute has one root: ``a22`` holds the share
-of the turn starts with ``a`` to move and 22 dice that the mover wins (ties count half),
-and the root ``all`` holds that share over the whole game.
+Summary blocks sit above them so that a precompute has one root: ``a22`` holds, over the
+turn starts with ``a`` to move and 22 dice, the mover's expected share (ties counting
+half), the share the mover wins and the share that is a tie; the root ``all`` holds the
+same three over the whole game.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ PLAYERS: Final = "ab"
 ROOT: Final = "all"
 SIZES: Final = (2, 3)
 """Board sizes whose every turn start fits a store (3 x 3: 20,155,392 turn starts)."""
+SUMMARY: Final = ("expected", "won", "tied")
+"""What a summary block holds, in order, as shares of its turn starts: the mover's expected
+share (a tie counts half), the share the mover wins, the share that ends in a tie."""
 _CAP_BITS: Final = 5
 _Int = npt.NDArray[np.int64]
 
@@ -110,7 +114,7 @@ class DiceOfDoomGame:
 
     def block_shape(self, key: str) -> tuple[int, ...]:
         if key == ROOT or "-" not in key:
-            return (1,)
+            return (len(SUMMARY),)
         _, total, _ = parse_turn_key(key)
         return (len(self.codes_by_sum[total]),)
 
@@ -141,10 +145,11 @@ class DiceOfDoomGame:
         if key == ROOT:
             # Each summary is a mean over its total's turn starts: weigh it by their number.
             weights = [len(self.codes_by_sum[int(k[1:])]) for k in self._summary_keys]
-            shares = [float(successors[k][0]) for k in self._summary_keys]
-            return np.array([np.average(shares, weights=weights)])
+            shares = np.stack([successors[k] for k in self._summary_keys])
+            return np.average(shares, axis=0, weights=weights)
         if "-" not in key:
-            return np.array([np.mean([float(b.mean()) for b in successors.values()])])
+            values = np.concatenate(list(successors.values()))
+            return np.array([values.mean(), np.mean(values == 1.0), np.mean(values == 0.5)])
         p, total, mask = parse_turn_key(key)
         dice = self.dice_of_code[self.codes_by_sum[total]]
         return _TurnSolver(self, p, successors).values(mask, dice)

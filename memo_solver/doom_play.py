@@ -24,7 +24,6 @@ from memo_solver.doom import (
     winners,
 )
 from memo_solver.doom_tree import (
-    DEFAULT_LIMIT,
     DoomSolver,
     Move,
     Position,
@@ -54,21 +53,22 @@ def play(
     *,
     first: str = "a",
     rng: random.Random | None = None,
-    limit: int = DEFAULT_LIMIT,
+    solver: DoomSolver | None = None,
 ) -> tuple[int, ...] | None:
     """Play one game, the human as ``human`` (``a`` or ``b``), the computer as the other.
 
     ``start`` is a board, or a size for a random board drawn with ``rng``. ``read_line``
     returns one line of input, ``""`` at the end of input (as ``file.readline`` does);
     ``write`` prints text. Returns the winners, or None when the human quit (``q``) or the
-    input ran out. Solving happens on the computer's first move and is kept for the rest
-    of the game; a board too large for ``limit`` raises
-    :class:`~memo_solver.doom_tree.DoomLimitError` then.
+    input ran out. The computer's moves come from ``solver`` (by default a new one at the
+    default position limit), which solves on the computer's first move, unless it was
+    asked about the start already, and keeps it for the rest of the game; a board too
+    large for its limit raises :class:`~memo_solver.doom_tree.DoomLimitError` then.
     """
     board = start if isinstance(start, Board) else random_board(start, rng or random.Random())
     you = player_index(human)
     position = Position(board, player_index(first))
-    solver = DoomSolver(board.size, limit)
+    solver = solver or DoomSolver(board.size)
     while True:
         write(f"current player = {player_name(position.player)}\n{draw_board(position.board)}\n")
         moves = legal_moves(position)

@@ -63,6 +63,9 @@ DEFAULT_LIMIT: Final = 2_000_000
 """Distinct positions one solver may hold: about 0.6 GB. The largest published board needs
 201,861; 4x4 and 5x5 boards can need far more than any machine holds."""
 
+_PROGRESS_EVERY: Final = 1 << 18
+"""Positions between two calls of a solver's ``progress``: about a second of solving, so a
+quick solve (the published 3x3 board holds 201,861 positions) says nothing."""
 _MB_PER_MILLION: Final = 310
 """Memory per million memoised positions, measured on the 3x3 board above (peak RSS growth
 over 201,861 positions: dict entry, key, children, statistics)."""
@@ -193,6 +196,9 @@ class DoomSolver:
             raise DoomError("limit", f"the position limit must be at least 1, got {limit}")
         self.size = size
         self.limit = limit
+        self.progress: Callable[[int], None] | None = None
+        """Told how many positions the memo holds every 262,144 new ones, from the thread
+        that solves: what a command shows of a long solve."""
         self._tables = _tables(size)
         self._clear()
 
@@ -293,6 +299,8 @@ class DoomSolver:
                 f"play; --doom-limit of serve): a million positions take about "
                 f"{_MB_PER_MILLION} MB of memory",
             )
+        if node % _PROGRESS_EVERY == 0 and node and self.progress is not None:
+            self.progress(node)
         self._index[key] = node
         self._keys.append(key)
         self._kids.append(())

@@ -9,6 +9,10 @@ is committed as soon as its batch is, so an interrupted solve resumes where it s
 claim is held only while its batch is computed; the engine renews all its claims every
 third of a lease and releases them in a shielded scope when the work is cancelled or fails.
 
+Asked to (``on_progress``), the engine also says what a query will cost before solving it:
+the blocks below the queried ones that no store holds, counted once per engine, so that a
+command can show progress against a known total (``counters.needed``).
+
 Nothing here knows which game it solves: see :class:`memo_solver.game.Game`.
 """
 
@@ -20,7 +24,7 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -51,6 +55,8 @@ class Counters:
     computed: int = 0
     fetched: int = 0
     waited: int = 0
+    needed: int = 0
+    """Blocks that queries found missing below them (counted only with ``on_progress``)."""
 
 
 @dataclass
@@ -92,6 +98,7 @@ class Engine:
         compute_limiter: anyio.CapacityLimiter | None = None,
         cache_bytes: int | None = None,
         token: str | None = None,
+        on_progress: Callable[[Counters], None] | None = None,
     ) -> None:
         self.game = game
         self.store = store
@@ -110,14 +117,59 @@ class Engine:
         self._work = anyio.Event()
         self._lookups: list[_Lookup] = []
         self._lookup_work = anyio.Event()
+        self._on_progress = on_progress
+        self._planned: set[str] = set()
+        """Keys a plan has looked at, to be looked at by no other."""
+        self._needed: set[str] = set()
+        """Keys counted in ``counters.needed``: found missing by a plan, or computed while a
+        concurrent plan was still looking (it then finds them stored)."""
 
     async def block(self, key: str) -> Block:
         """The block ``key``, computing whatever is missing below it."""
+        if self._on_progress is not None and self.memo.get(key) is None:
+            await self._plan([key])
         return await self._shared(key, fetch_first=True)
 
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
         """Several blocks at once: one store round trip for those already solved."""
-        return await self._gather(list(dict.fromkeys(keys)))
+        keys = list(dict.fromkeys(keys))
+        if self._on_progress is not None:
+            await self._plan(keys)
+        return await self._gather(keys)
+
+    async def _plan(self, keys: Sequence[str]) -> None:
+        """Count the blocks below ``keys`` that are neither stored nor counted before, and
+        tell ``on_progress`` when there are any.
+
+        A stored block's successors are stored too (a block is committed only once they
+        are), so the walk goes down only from missing blocks: a warm query costs the one
+        lookup it would make anyway, and what a cold one finds stored stays in the process
+        memo for the solve that follows. Successors are listed in a worker thread: a whole
+        3 x 3 Dice of Doom cone is 3.5 million keys, seconds of CPU.
+        """
+        frontier = [key for key in dict.fromkeys(keys) if key not in self._planned]
+        missing = []
+        while frontier:
+            self._planned.update(frontier)  # now, so that a concurrent plan skips them
+            stored = await self.stored(frontier)
+            absent = [key for key in frontier if key not in stored]
+            if not absent:
+                break
+            missing += absent
+            below = await anyio.to_thread.run_sync(self._successors_of, absent)
+            frontier = [key for key in below if key not in self._planned]
+        self._count_needed(missing)
+
+    def _count_needed(self, keys: Sequence[str]) -> None:
+        """Count ``keys`` in ``counters.needed``, each once, and say so."""
+        fresh = [key for key in keys if key not in self._needed]
+        if fresh and self._on_progress is not None:
+            self._needed.update(fresh)
+            self.counters.needed += len(fresh)
+            self._on_progress(self.counters)
+
+    def _successors_of(self, keys: Sequence[str]) -> list[str]:
+        return list(dict.fromkeys(s for key in keys for s in self.game.successors(key)))
 
     async def stored(self, keys: Sequence[str]) -> dict[str, Block]:
         """The blocks among ``keys`` that are already solved (process memo or store),
@@ -307,7 +359,12 @@ class Engine:
         for key, (value, _) in solved.items():
             self.memo.put(key, value)
             values[key] = value
-        self.counters.computed += len(solved)
+        if self._on_progress is not None and solved:
+            self._count_needed(list(solved))
+            self.counters.computed += len(solved)
+            self._on_progress(self.counters)
+        else:
+            self.counters.computed += len(solved)
         for job in batch:
             if claims[job.key] is not Claim.BUSY:
                 job.value = values[job.key]
@@ -356,6 +413,7 @@ async def open_engine(
     cache_bytes: int | None = None,
     token: str | None = None,
     keep_freed_memory: bool = True,
+    on_progress: Callable[[Counters], None] | None = None,
 ) -> AsyncIterator[Engine]:
     """An engine whose claim renewal runs for as long as the context is open.
 
@@ -363,7 +421,10 @@ async def open_engine(
     per process), as the CLI and the workers do, so that any program solving gets the fast
     path; ``keep_freed_memory=False`` (or ``MEMO_SOLVER_KEEP_FREED_MEMORY=0``) leaves the
     allocator alone.
-    """
+
+    ``on_progress(counters)`` is told, on the event loop, when a query has found blocks to
+    compute, before it computes any (``needed`` grew; see :meth:`Engine._plan`), and when a
+    batch of them is computed: what a command needs to show its progress."""
     if keep_freed_memory:
         runtime.keep_freed_memory()
     engine = Engine(
@@ -373,6 +434,7 @@ async def open_engine(
         compute_limiter=compute_limiter,
         cache_bytes=cache_bytes,
         token=token,
+        on_progress=on_progress,
     )
     try:
         async with anyio.create_task_group() as tg:

@@ -19,12 +19,13 @@ import anyio
 from memo_solver.doom import Board, format_board, parse_board, player_index
 from memo_solver.doom_game import SIZES, doom_game
 from memo_solver.engine import Engine
-from memo_solver.game import Game
+from memo_solver.game import Block, Game
 from memo_solver.rules import RULE_SETS, RuleSet
 from memo_solver.yahtzee import YahtzeeGame
 
 Warm = Callable[[Engine, str], Awaitable[None]]
 Stats = Callable[[Engine, str, anyio.CapacityLimiter], Awaitable[dict[str, Any]]]
+RootSummary = Callable[[Block], tuple[str, dict[str, float]]]
 
 
 class UnknownGameError(ValueError):
@@ -38,8 +39,9 @@ class GameEntry:
 
     game: Game
     description: str
-    root_value: str
-    """What the first number of the root block means, for the end of a precompute."""
+    summarize_root: RootSummary
+    """The root block in words and as JSON fields (its first number as ``value``), for the
+    end of a precompute."""
     canonical_state: Callable[[str], str]
     """A state for a ``warm`` or ``stats`` job, checked and written one way (raises
     ValueError naming the problem), so that equal jobs get equal ids."""
@@ -69,10 +71,14 @@ def _yahtzee_entry(rules: RuleSet) -> GameEntry:
         dist = await distribution_in_thread(engine, rules, state, limiter)
         return stats_json(dist, rules, state)
 
+    def start_value(root: Block) -> tuple[str, dict[str, float]]:
+        value = float(root.flat[0])
+        return f"start value {value:.10f}", {"value": value}
+
     return GameEntry(
         game=YahtzeeGame(rules),
         description=rules.description,
-        root_value="start value",
+        summarize_root=start_value,
         canonical_state=canonical,
         warm=warm,
         stats=stats,
@@ -107,9 +113,21 @@ def _doom_entry(size: int) -> GameEntry:
         game=game,
         description=f"Dice of Doom (Land of Lisp, version 1) on the {size} x {size} board: "
         f"all {game.turn_starts():,} turn starts",
-        root_value="share of all turn starts won by the player to move",
+        summarize_root=_outcomes,
         canonical_state=canonical,
         warm=warm,
+    )
+
+
+def _outcomes(root: Block) -> tuple[str, dict[str, float]]:
+    """Wins, ties and losses of the player to move over every turn start, and the expected
+    share the root holds first, where a tie counts half (which alone reads like a win rate)."""
+    expected, won, tied = (float(share) for share in root)
+    lost = 1.0 - won - tied
+    return (
+        f"of all turn starts the player to move wins {won:.10f}, ties {tied:.10f} and loses "
+        f"{lost:.10f} (expected share, ties counting half: {expected:.10f})",
+        {"value": expected, "won": won, "tied": tied, "lost": lost},
     )
 
 

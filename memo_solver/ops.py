@@ -11,28 +11,21 @@ import sys
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
 
 import anyio
-from tqdm import tqdm
 
 from memo_solver import jobs
 from memo_solver.cli import emit
 from memo_solver.doom_game import doom_name
 from memo_solver.engine import namespace, open_engine
 from memo_solver.games import GameEntry, get_game, registry
+from memo_solver.progress import block_bar
 from memo_solver.redis_store import RedisStore
 from memo_solver.sqlite_store import SQLiteStore
 from memo_solver.store import Store
 from memo_solver.transfer import export_blocks, import_blocks, is_dump_file
 
 _POLL_S = 0.25
-
-
-def _progress(name: str, total: int, initial: int) -> tqdm[Any]:
-    return tqdm(
-        total=total, initial=initial, unit="block", desc=name, disable=None, file=sys.stderr
-    )
 
 
 def game_of(args: argparse.Namespace) -> GameEntry:
@@ -50,7 +43,7 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
         total = game.block_count
         before = (await store.coverage(engine.namespace)).blocks
         started = time.monotonic()
-        with _progress(entry.name, total, before) as bar:
+        with block_bar(entry.name, total, before) as bar:
 
             async def follow() -> None:
                 while True:
@@ -62,9 +55,10 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
                 root = await engine.block(game.root())
                 tg.cancel_scope.cancel()
             bar.update(total - bar.n)
+    summary, figures = entry.summarize_root(root)
     payload = {
         "rules": entry.name,
-        "value": float(root.flat[0]),
+        **figures,
         "blocks_total": total,
         "blocks_computed": engine.counters.computed,
         "blocks_already_stored": before,
@@ -74,7 +68,7 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
     emit(
         args,
         payload,
-        f"{entry.name}: solved, {entry.root_value} {payload['value']:.10f}; computed "
+        f"{entry.name}: solved, {summary}; computed "
         f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
         f"({before} were already stored) into {store.description}",
     )
@@ -100,7 +94,7 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     game = entry.game
     ns = namespace(game)
     started = time.monotonic()
-    with _progress(entry.name, game.block_count, (await store.coverage(ns)).blocks) as bar:
+    with block_bar(entry.name, game.block_count, (await store.coverage(ns)).blocks) as bar:
         while True:
             record = await jobs.job_record(store.redis, job_id) or {}
             done = (await store.coverage(ns)).blocks
@@ -111,19 +105,17 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     if record.get("status") == "failed":
         print(f"memo-solver: job {job_id} failed: {record.get('error')}", file=sys.stderr)
         return 1
+    async with open_engine(game, store) as engine:  # the job stored the root: one fetch
+        summary, figures = entry.summarize_root(await engine.block(game.root()))
     payload = {
         "job": job_id,
         "status": "done",
         "rules": entry.name,
-        "value": float(record.get("value", "nan")),
+        **figures,
         "blocks_total": game.block_count,
         "seconds": round(time.monotonic() - started, 3),
     }
-    emit(
-        args,
-        payload,
-        f"job {job_id} done: {entry.name} solved, {entry.root_value} {payload['value']:.10f}",
-    )
+    emit(args, payload, f"job {job_id} done: {entry.name} solved, {summary}")
     return 0
 
 

@@ -18,7 +18,9 @@ import httpx
 import pytest
 from api_support import api_client, child_env, error_of
 
+from memo_solver import doom_api
 from memo_solver.api import ADMIN_TOKEN_ENV, ApiSettings
+from memo_solver.doom_advice import solve
 from memo_solver.jobs import Job
 from memo_solver.redis_store import RedisStore
 
@@ -253,6 +255,38 @@ async def test_tree_figures_past_the_limit_are_a_422_naming_the_limit(tmp_path: 
 
     assert "more than 1,000 distinct positions" in error_of(response, 422, "limit")
     assert small.status_code == 200
+
+
+async def test_a_solve_past_the_limit_is_remembered_so_the_retry_gets_the_422_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 503 says retry; once the solve behind it has failed at the limit, the retry must
+    learn that at once, not start the same doomed solve again (and get 503 again)."""
+    solves = 0
+
+    async def counted(*args: Any) -> Any:
+        nonlocal solves
+        solves += 1
+        return await solve(*args)
+
+    monkeypatch.setattr(doom_api, "solve", counted)
+    body = {"board": BIG, "stats": True}  # 201,861 positions: fails at 100,000
+    settings = ApiSettings(deadline_s=0.001, doom_limit=100_000)
+    async with api_client(tmp_path / "memo.sqlite", settings) as client:
+        first = await client.post(ADVICE, json=body)
+        assert "still computing" in error_of(first, 503, "state")
+        with anyio.fail_after(30):  # until the solve has failed: retries share it till then
+            while True:
+                retry = await client.post(ADVICE, json=body)
+                if retry.status_code != 503:
+                    break
+                await anyio.sleep(0.05)
+        assert "more than 100,000 distinct positions" in error_of(retry, 422, "limit")
+
+        again = await client.post(ADVICE, json=body)
+        assert error_of(again, 422, "limit") == error_of(retry, 422, "limit")
+
+    assert solves == 1  # the first request's: every retry was answered without another
 
 
 async def test_a_position_past_the_limit_is_computed_on_the_shared_memo(tmp_path: Path) -> None:

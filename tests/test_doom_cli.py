@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 from cli_support import one_error_line
+from test_doom_game import every_2x2_outcome
 from test_doom_play import BOOK_2X2
 
-from memo_solver.doom import board_from_code, parse_board
-from memo_solver.doom_tree import DoomSolver, Position
+from memo_solver.doom import draw_board, parse_board
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
@@ -250,6 +250,13 @@ BAD_INPUT: list[Any] = [
     ),
     pytest.param(["play", *DOOM, "--human", "c"], "player 'c' is unknown", id="play-human"),
     pytest.param(["play", *DOOM, "--size", "7"], "size 7 is not supported", id="play-size"),
+    pytest.param(
+        ["play", *DOOM, "--board", BOOK, "--limit", "5"],
+        "more than 5 distinct positions, the solver's limit; raise the limit to solve this "
+        "(--limit of advise, stats and play;",
+        id="play-over-limit",
+    ),
+    pytest.param(["play", *DOOM, "--limit", "0"], "must be at least 1, got 0", id="play-limit-0"),
     pytest.param(["precompute", *DOOM, "--size", "4"], "invalid choice: 4", id="precompute-4x4"),
     pytest.param(["advise", *DOOM, TOO_MANY_DIGITS], "is not a hex", id="dice-5000-digits"),
 ]
@@ -294,12 +301,10 @@ def test_precompute_twice_computes_nothing_and_status_shows_every_block(tmp_path
     status = answer(memo_solver(store, "status", "--json"))["rule_sets"]
     text = words(memo_solver(store, "status"))
 
-    # The root is the share of all 2 x 2 turn starts the mover wins (ties count half).
-    solver = DoomSolver(2)
-    starts = [Position(board_from_code(2, code), p) for code in range(6**4) for p in (0, 1)]
-    share = sum(solver.value(start) for start in starts) / len(starts)
-    assert first["value"] == pytest.approx(float(share), abs=1e-12)
-    assert again["value"] == first["value"]
+    # Over all 2 x 2 turn starts: what the mover wins, ties and loses, and the expected share.
+    outcome = every_2x2_outcome()
+    assert {k: first[k] for k in outcome} == pytest.approx(outcome, abs=1e-12)
+    assert {k: again[k] for k in outcome} == {k: first[k] for k in outcome}
     assert (again["blocks_computed"], again["blocks_already_stored"]) == (0, 307)
     small, large = status["dice-of-doom-2x2"], status["dice-of-doom-3x3"]
     assert (small["blocks_total"], small["blocks_done"], small["claims_held"]) == (307, 307, 0)
@@ -307,6 +312,18 @@ def test_precompute_twice_computes_nothing_and_status_shows_every_block(tmp_path
     assert (large["blocks_total"], large["blocks_done"]) == (19_495, 0)
     assert "dice-of-doom-2x2" in text
     assert "307 of    307 blocks (100.0%)" in text
+
+
+def test_precompute_says_wins_ties_and_losses_and_what_the_expected_share_is(
+    tmp_path: Path,
+) -> None:
+    said = words(memo_solver(tmp_path / "tmp.sqlite", "precompute", *SIZE_2))
+
+    assert said.startswith(
+        "dice-of-doom-2x2: solved, of all turn starts the player to move wins 0.5038580247, "
+        "ties 0.1589506173 and loses 0.3371913580 (expected share, ties counting half: "
+        "0.5833333333); computed 307 of 307 blocks in "
+    )
 
 
 @pytest.mark.parametrize("through", ["dump.msgpack", "copy.sqlite"])
@@ -368,6 +385,39 @@ def test_play_stops_when_the_input_runs_out(tmp_path: Path) -> None:
         "current player = a\n    a-3 b-3\n  a-2 b-2\ncomputer (a): 0 -> 3\n"
     )
     assert result.stdout.endswith('The game stopped.\n{"finished": false, "winners": null}\n')
+
+
+def test_a_position_computed_on_the_shared_memo_says_what_it_solves(tmp_path: Path) -> None:
+    """Past the solver's limit, advise computes the blocks it needs into the store, and says
+    so as every solving command does; the second time it reads them."""
+    store = tmp_path / "s.sqlite"
+    board = "a-3 a-3 / b-2 b-3"
+    first = memo_solver(store, "advise", *DOOM, board, "--limit", "5", "--json")
+    again = memo_solver(store, "advise", *DOOM, board, "--limit", "5", "--json")
+
+    assert answer(first)["source"] == "computed"
+    assert (
+        first.stderr == "solving dice-of-doom-2x2: 150 blocks to compute (the store keeps them)\n"
+    )
+    assert (answer(again)["source"], again.stderr) == ("memo", "")
+
+
+SEED_2_3X3 = "a-3 a-3 a-1 / b-2 a-3 b-2 / b-3 a-3 a-2"
+"""The 3x3 board that ``--size 3 --seed 2`` draws: solving it holds 288,639 positions."""
+
+
+def test_play_takes_a_limit_and_says_what_it_solves_when_it_takes_long(tmp_path: Path) -> None:
+    game = ["play", *DOOM, "--size", "3", "--seed", "2"]
+    too_small = memo_solver(tmp_path / "s.sqlite", *game, "--limit", "200000", stdin="")
+    assert "needs more than 200,000 distinct positions" in one_error_line(too_small)
+    assert too_small.stdout == ""  # said before the first move, not after
+
+    enough = memo_solver(tmp_path / "s.sqlite", *game, "--limit", "300000", stdin="")
+    assert enough.returncode == 0, enough.stderr
+    assert enough.stdout.startswith(f"current player = a\n{draw_board(parse_board(SEED_2_3X3))}")
+    assert enough.stderr == (
+        "solving the position: over 262,144 positions, at most 300,000 (--limit)\n"
+    )
 
 
 def test_play_draws_the_same_random_board_for_the_same_seed(tmp_path: Path) -> None:

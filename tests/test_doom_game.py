@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from functools import cache
 
 import anyio
 import numpy as np
@@ -96,16 +97,33 @@ async def test_3x3_turn_starts_match_the_position_solver() -> None:
             checked.add((board, player))
 
 
-async def test_the_2x2_root_is_the_mean_of_every_turn_start() -> None:
+@cache
+def every_2x2_outcome() -> dict[str, float]:
+    """Over every 2 x 2 turn start, by the position solver: the mover's expected share (a
+    tie counting half), and the shares the mover wins, ties and loses with best play."""
     solver = DoomSolver(2)
     values = [
         solver.value(Position(board_from_code(2, code), player))
         for code in range(6**4)
         for player in (0, 1)
     ]
+    n = len(values)
+    return {
+        "value": float(sum(values) / n),
+        "won": values.count(Fraction(1)) / n,
+        "tied": values.count(Fraction(1, 2)) / n,
+        "lost": values.count(Fraction(0)) / n,
+    }
+
+
+async def test_the_2x2_root_holds_the_expected_share_and_the_shares_won_and_tied() -> None:
     async with MemoryStore() as store, open_engine(SMALL, store) as engine:
         root = await engine.block(SMALL.root())
-    assert root[0] == pytest.approx(float(sum(values) / len(values)), abs=1e-12)
+    outcome = every_2x2_outcome()
+    assert list(root) == pytest.approx([outcome["value"], outcome["won"], outcome["tied"]])
+    # The expected share is no win rate: a tie counts half in it.
+    assert outcome["value"] == pytest.approx(outcome["won"] + outcome["tied"] / 2)
+    assert (round(outcome["value"], 4), round(outcome["won"], 4)) == (0.5833, 0.5039)
 
 
 def mid_turn_positions(size: int, count: int, seed: int) -> list[Position]:

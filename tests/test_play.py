@@ -1,4 +1,5 @@
-"""``memo-solver play`` as a real process: scripted games, typos asked again, input cut short."""
+"""``memo-solver play`` as a real process: scripted games, typos asked again, the table's own
+commands (help, all, undo, quit), input cut short, Ctrl-C, and a cold store's progress."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import queue
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -13,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import one_error_line
 
 from memo_solver.rules import RULE_SETS
 
@@ -41,7 +42,16 @@ def play(
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("play") / "store.sqlite3"
+    """A store where ``yahtzee-upper`` is solved: the games below print nothing on stderr."""
+    path = tmp_path_factory.mktemp("play") / "store.sqlite3"
+    subprocess.run(
+        [str(CLI), "--store", str(path), "precompute", "--rules", "yahtzee-upper"],
+        capture_output=True,
+        timeout=TIMEOUT_S,
+        env=ENV,
+        check=True,
+    )
+    return path
 
 
 # Five of a kind from the top down, Enter each time: scoring at once is always best here.
@@ -113,19 +123,170 @@ def test_bad_answers_are_explained_and_asked_again(store: Path) -> None:
     assert "Game over: final score 122" in out  # 12 + 25 + 20 + 15 + 10 + 5 + 35
 
 
-@pytest.mark.parametrize("mode", [[], ["--json"]], ids=["words", "json"])
 @pytest.mark.parametrize(
     "script",
     [[], ["66666"], FIVE_OF_A_KIND_GAME[:-3], ["66666", "keep 66"]],
     ids=["nothing", "dice-only", "last-turn", "mid-reroll"],
 )
-def test_input_ending_mid_game_is_one_error_line(
-    store: Path, mode: list[str], script: list[str]
-) -> None:
-    result = play(store, "yahtzee-upper", script, *mode)
+def test_input_ending_mid_game_stops_it_in_one_line(store: Path, script: list[str]) -> None:
+    result = play(store, "yahtzee-upper", script)
 
-    assert "ended before the game did" in one_error_line(result)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("Game stopped (end of input) at turn ")
     assert "Game over" not in result.stdout
+
+
+def test_input_ending_in_json_is_a_last_stopped_line(store: Path) -> None:
+    result = play(store, "yahtzee-upper", FIVE_OF_A_KIND_GAME[:-3], "--json")
+
+    assert result.returncode == 0, result.stderr
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert last == {"stopped": "end of input", "turn": 5, "score": 125}  # 30+25+20+15, +35
+
+
+@pytest.mark.parametrize("word", ["quit", "q", "QUIT"])
+def test_quit_stops_the_game_at_once(store: Path, word: str) -> None:
+    result = play(store, "yahtzee-upper", ["66666", "", "55555", word, "", "44444", ""])
+
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout.splitlines()[-1] == "Game stopped (quit) at turn 2: score 30"
+    assert "scored 25" not in result.stdout  # the Enter after quit played nothing
+
+
+def test_help_lists_the_commands_and_asks_again(store: Path) -> None:
+    result = play(store, "yahtzee-upper", ["help", "66666", "help", *FIVE_OF_A_KIND_GAME[1:]])
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.count("undo         take back the last decision") == 2
+    assert "not an open box" not in out  # 'help' is no box name
+    assert out.count("Roll five dice and type them") == 6 + 1  # asked again after help
+    assert "Game over: final score 140" in out
+
+
+def test_all_shows_every_move(store: Path) -> None:
+    result = play(store, "yahtzee-upper", ["12345", "all", "quit"])
+
+    assert result.returncode == 0, result.stderr
+    first, every = result.stdout.split("('all' shows them)\n", 1)
+    # 32 keeps (every subset of five distinct dice, none and all included), 6 boxes.
+    assert every.count(" expect ") == 32 + 6
+    assert "more move" not in every
+    assert "  ... and 32 more moves" in first
+
+
+def test_undo_takes_back_a_box_a_keep_and_dice(store: Path) -> None:
+    script = [
+        "66666",
+        "fives",  # scored 0 in Fives ...
+        "undo",  # ... taken back: the same dice, asked again
+        "",  # sixes after all
+        "55556",  # a typo ...
+        "undo",  # ... taken back: asked for the dice again
+        "55555",
+        "keep 55",  # a keep ...
+        "undo",  # ... taken back before the reroll is typed
+        "",
+        *FIVE_OF_A_KIND_GAME[4:],
+    ]
+    result = play(store, "yahtzee-upper", script)
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "scored 0 in Fives; total 0" in out
+    assert out.count("undone: back to turn 1, score 0") == 1
+    assert out.count("undone: back to turn 2, score 30") == 2
+    assert out.count("Reroll 3 and type all five dice") == 1  # answered with undo
+    assert "Game over: final score 140" in out  # as if nothing had been taken back
+
+
+def test_undo_in_json_says_where_the_game_went_back_to(store: Path) -> None:
+    result = play(store, "yahtzee-upper", ["undo", "66666", "", "undo", "quit"], "--json")
+
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0] == {"error": {"field": "undo", "message": "nothing to undo yet"}}
+    assert lines[1]["choice"]["category"] == "sixes"
+    assert lines[2] == {"undone": {"turn": 1, "asking": "move"}}
+    assert lines[3] == {"stopped": "quit", "turn": 1, "score": 0}
+
+
+def test_ctrl_c_at_a_prompt_leaves_at_once(store: Path) -> None:
+    """Ctrl-C typed at the terminal: exit status 130 and one line, never the best move
+    played by the next Enter (the bug: the first Ctrl-C waited for one)."""
+    import fcntl
+    import pty
+    import termios
+
+    leader, follower = pty.openpty()
+
+    def on_its_own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # Ctrl-C on the pty interrupts the game
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # whatever the test runner ignores
+
+    process = subprocess.Popen(
+        [str(CLI), "--store", str(store), "play", "--rules", "yahtzee-upper"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=ENV,
+        preexec_fn=on_its_own_terminal,
+    )
+    os.close(follower)
+    screen = _read_until(leader, "Roll five dice")
+    os.write(leader, b"66666\n")
+    screen += _read_until(leader, "Your move")
+    os.write(leader, b"\x03")
+    try:
+        status = process.wait(timeout=TIMEOUT_S)  # no Enter follows: it must leave without
+    finally:
+        process.kill()
+    screen += _read_until(leader, None)
+    os.close(leader)
+
+    assert status == 130, screen
+    assert screen.endswith("memo-solver: interrupted (the store keeps every finished block)\r\n")
+    assert "Traceback" not in screen
+    assert "scored" not in screen
+
+
+def _read_until(fd: int, text: str | None) -> str:
+    """What the terminal shows until ``text`` appears (None: until the process is gone)."""
+    seen = ""
+    while text is None or text not in seen:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the process closed its end
+            chunk = b""
+        if not chunk:
+            assert text is None, f"the game ended before {text!r}: {seen}"
+            return seen
+        seen += chunk.decode(errors="replace")
+    return seen
+
+
+def test_play_on_an_empty_store_says_turn_1_then_what_it_solves(tmp_path: Path) -> None:
+    result = play(tmp_path / "empty.sqlite3", "yahtzee-upper", ["quit"])
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("\nTurn 1: score 0, upper total 0\n  expected final score ")
+    assert result.stderr == "solving yahtzee-upper: 64 blocks to compute (the store keeps them)\n"
+
+
+def test_play_on_an_empty_terminal_shows_turn_1_then_the_progress(tmp_path: Path) -> None:
+    from test_cli import on_a_terminal
+
+    screen = on_a_terminal(
+        str(CLI), "--store", str(tmp_path / "empty.sqlite3"), "play", "--rules", "yahtzee"
+    )  # its standard input is empty: the game stops at the first question
+
+    turn_1 = screen.index("Turn 1: score 0, upper total 0")
+    bar = screen.index("yahtzee:   0%|")
+    assert turn_1 < bar < screen.index("8192/8192") < screen.index("expected final score 254.59")
 
 
 # --- a game driven move by move, as a program would ---------------------------------------------
@@ -192,7 +353,7 @@ def roll(rng: random.Random, kept: list[int]) -> str:
     return "".join(map(str, kept + [rng.randint(1, 6) for _ in range(5 - len(kept))]))
 
 
-def drive_a_game(store: Path, rules: str, seed: int) -> None:
+def drive_a_game(store: Path, rules: str, seed: int, stderr: str = "") -> None:
     """Roll real random dice and press Enter every time: the best move, whatever it is."""
     rng = random.Random(seed)
     n_turns = len(RULE_SETS[rules].categories)
@@ -217,7 +378,7 @@ def drive_a_game(store: Path, rules: str, seed: int) -> None:
                 assert move["rerolls_left"] > 0
                 table.send(roll(rng, choice["keep"]), "")
         assert table.receive() == {"final_score": total, "turns": n_turns}
-        assert table.close() == (0, "")
+        assert table.close() == (0, stderr)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -227,4 +388,5 @@ def test_a_random_game_of_yahtzee_upper_driven_move_by_move(store: Path, seed: i
 
 @pytest.mark.slow
 def test_a_random_game_of_yahtzee_driven_move_by_move(store: Path) -> None:
-    drive_a_game(store, "yahtzee", 2024)
+    solving = "solving yahtzee: 8192 blocks to compute (the store keeps them)\n"
+    drive_a_game(store, "yahtzee", 2024, solving)  # the store holds only yahtzee-upper

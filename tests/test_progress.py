@@ -1,0 +1,153 @@
+"""A solve's progress: the engine counts the blocks a query needs before solving them, and
+every solving command shows them (a bar on a terminal, one line otherwise, nothing warm)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from test_cli import CLI, ENV, TIMEOUT_S, on_a_terminal
+from test_engine import LOWER, below, mask_with_open
+
+from memo_solver.doom_game import DiceOfDoomGame
+from memo_solver.engine import Counters, open_engine
+from memo_solver.game import Game
+from memo_solver.store import MemoryStore
+from memo_solver.yahtzee import block_key
+
+SOLVING_LOWER = "solving yahtzee-lower: 128 blocks to compute (the store keeps them)\n"
+
+
+class Told:
+    """An engine's ``on_progress``: what it was told, as (needed, computed) pairs."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int]] = []
+
+    def __call__(self, counters: Counters) -> None:
+        self.calls.append((counters.needed, counters.computed))
+
+
+@pytest.mark.parametrize("game", [LOWER, DiceOfDoomGame(2)], ids=lambda game: game.name)
+async def test_a_cold_query_needs_its_whole_cone_and_says_so_before_computing(game: Game) -> None:
+    told = Told()
+    async with open_engine(game, MemoryStore(), on_progress=told) as engine:
+        await engine.block(game.root())
+
+    assert told.calls[0] == (game.block_count, 0)  # the plan, before any block is computed
+    assert told.calls[-1] == (game.block_count, game.block_count)
+    computed = [done for _, done in told.calls]
+    assert computed == sorted(computed)  # once per batch, as the blocks come
+
+
+async def test_a_query_needs_only_what_the_store_lacks() -> None:
+    store = MemoryStore()
+    late = block_key(mask_with_open(LOWER, "chance", "yahtzee"))  # 4 blocks below it
+    async with open_engine(LOWER, store) as engine:
+        await engine.block(late)
+    told = Told()
+    async with open_engine(LOWER, store, on_progress=told) as engine:
+        await engine.block(LOWER.root())
+
+    assert told.calls[0] == (128 - len(below(LOWER, late)), 0)
+    assert engine.counters.computed == engine.counters.needed == 128 - 4
+
+
+async def test_a_warm_query_needs_nothing_and_tells_nothing() -> None:
+    store = MemoryStore()
+    async with open_engine(LOWER, store) as engine:
+        await engine.block(LOWER.root())
+    told = Told()
+    async with open_engine(LOWER, store, on_progress=told) as engine:
+        await engine.block(LOWER.root())
+        await engine.blocks(LOWER.successors(LOWER.root()))
+
+    assert told.calls == []
+    assert engine.counters.needed == 0
+
+
+async def test_overlapping_queries_count_each_block_once() -> None:
+    told = Told()
+    async with (
+        open_engine(LOWER, MemoryStore(), on_progress=told) as engine,
+        anyio.create_task_group() as tg,
+    ):
+        for key in [LOWER.root(), *LOWER.successors(LOWER.root())]:
+            tg.start_soon(engine.block, key)
+
+    assert engine.counters.needed == engine.counters.computed == 128
+
+
+async def test_without_on_progress_the_engine_counts_nothing() -> None:
+    async with open_engine(LOWER, MemoryStore()) as engine:
+        await engine.block(LOWER.root())
+
+    assert engine.counters == Counters(computed=128, fetched=0, waited=0, needed=0)
+
+
+# --- what a command shows ----------------------------------------------------------------------
+
+
+def value(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), "--store", str(store), "value", "--rules", "yahtzee-lower", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=ENV,
+        check=False,
+    )
+
+
+def test_a_cold_command_says_what_it_solves_in_one_line_and_a_warm_one_says_nothing(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store.sqlite3"
+
+    cold = value(store)
+    assert cold.returncode == 0, cold.stderr
+    assert cold.stderr == SOLVING_LOWER
+    assert cold.stdout == "139.9712924424\n"
+
+    warm = value(store)
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stderr == ""
+    assert warm.stdout == "139.9712924424\n"
+
+
+def test_a_command_solving_below_a_stored_state_counts_only_what_is_missing(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    late = value(store, "open=chance,yahtzee")
+    assert late.stderr == "solving yahtzee-lower: 4 blocks to compute (the store keeps them)\n"
+
+    rest = value(store)
+    assert rest.stderr == "solving yahtzee-lower: 124 blocks to compute (the store keeps them)\n"
+
+
+def test_a_cold_command_on_a_terminal_draws_the_bar_before_the_answer(tmp_path: Path) -> None:
+    screen = on_a_terminal(
+        str(CLI), "--store", str(tmp_path / "s.sqlite3"), "value", "--rules", "yahtzee-lower"
+    )
+
+    redraws = [part for part in screen.split("\r") if "block/s" in part]
+    assert redraws[0].startswith("yahtzee-lower:   0%")
+    # blocks done of the blocks needed, [time spent<time left, rate], then the answer
+    assert re.search(
+        r"\ryahtzee-lower: 100%\|█+\| 128/128 \[\d\d:\d\d<\d\d:\d\d, [\d.]+block/s\]\r\n"
+        r"139\.9712924424\r\n$",
+        screen,
+    )
+    assert "solving yahtzee-lower" not in screen  # the line is for non-terminals
+
+
+def test_a_warm_command_on_a_terminal_draws_no_bar(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite3"
+    value(store)
+
+    screen = on_a_terminal(str(CLI), "--store", str(store), "value", "--rules", "yahtzee-lower")
+    assert screen == "139.9712924424\r\n"
