@@ -12,9 +12,12 @@ TEMPFAIL = 75
 
 def one_error_line(result: subprocess.CompletedProcess[str], status: int = USAGE) -> str:
     """The single stderr line of a command that refused its input (exit status 2), or that
-    the store failed (``status=TEMPFAIL``)."""
+    the store failed (``status=TEMPFAIL``). Bad input is refused before any work starts; a
+    store can fail during a solve, after the one line that says what it set out to solve."""
     assert result.returncode == status, (result.returncode, result.stdout, result.stderr)
     lines = result.stderr.splitlines()
+    if status == TEMPFAIL and lines[:1] and lines[0].startswith("solving "):
+        lines = lines[1:]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("memo-solver: error:")
     assert "Traceback" not in result.stderr

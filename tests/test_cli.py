@@ -791,17 +791,19 @@ def test_bad_input_is_still_2_while_the_store_is_down() -> None:
     assert "upper total 7" in one_error_line(on_redis(url, "value", "upper=7"))
 
 
-def test_a_full_sqlite_store_exits_75_in_one_line(
+def test_a_full_sqlite_store_exits_75_in_one_error_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """In process: SQLite's page limit is a setting of each connection the command opens."""
+    """In process: SQLite's page limit is a setting of each connection the command opens.
+    Before the error, the one line that says what the command set out to solve."""
     path = anyio.run(store_file, tmp_path / "memo.sqlite")
     on_every_connection(monkeypatch, FULL)
     status = memo_cli.main(["--store", str(path), "value", "--rules", "yahtzee-lower"])
     lines = capsys.readouterr().err.splitlines()
     assert status == TEMPFAIL
-    assert len(lines) == 1, lines
-    assert lines[0].startswith(f"memo-solver: error: the store {path} is full")
+    assert lines == [lines[0], lines[-1]], lines
+    assert lines[0].startswith("solving yahtzee-lower: 128 blocks to compute")
+    assert lines[-1].startswith(f"memo-solver: error: the store {path} is full")
 
 
 @pytest.mark.parametrize(

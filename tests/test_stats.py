@@ -288,8 +288,8 @@ def run_stats(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_cli_stats_json(tmp_path: Path) -> None:
     result = run_stats(tmp_path, "--rules", "yahtzee-upper", "--json", "--threshold", "63")
     assert result.returncode == 0, result.stderr
-    # Off a terminal no progress bar, but one line for the solve (the successors of the start).
-    assert result.stderr == "solving yahtzee-upper: 63 blocks to compute (the store keeps them)\n"
+    # Off a terminal no progress bar, but one line for the solve (every block of the game).
+    assert result.stderr == "solving yahtzee-upper: 64 blocks to compute (the store keeps them)\n"
     answer = json.loads(result.stdout)
     assert answer["rules"] == "yahtzee-upper"
     assert answer["from_start"] is True
