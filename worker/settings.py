@@ -17,7 +17,9 @@ ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
 ENV_CONCURRENCY: Final = "MEMO_SOLVER_WORKER_CONCURRENCY"
 ENV_LEASE_S: Final = "MEMO_SOLVER_LEASE_S"
+ENV_JOB_TTL_S: Final = "MEMO_SOLVER_JOB_TTL_S"
 DEFAULT_REDIS_URL: Final = "redis://127.0.0.1:6379/0"
+DEFAULT_JOB_TTL_S: Final = 86_400.0
 N = TypeVar("N", int, float)
 
 
@@ -33,6 +35,8 @@ class WorkerSettings:
     stale_job_s: float = 30.0
     """A job left unacknowledged this long by a silent worker is taken over: three leases,
     and never under five heartbeats (a live worker touches its jobs at every beat)."""
+    job_ttl_s: float = DEFAULT_JOB_TTL_S
+    """How long a finished or failed job's record is kept."""
     check: bool = False
     verbose: bool = False
 
@@ -58,6 +62,12 @@ def build_parser(prog: str = "python -m worker") -> argparse.ArgumentParser:
     parser.add_argument("--lease", type=float, help=f"claim lease, seconds (${ENV_LEASE_S}; 10)")
     parser.add_argument("--heartbeat", type=float, default=2.0, help="seconds between beats")
     parser.add_argument(
+        "--job-ttl",
+        type=float,
+        help=f"seconds a finished or failed job's record is kept (${ENV_JOB_TTL_S}; "
+        f"{DEFAULT_JOB_TTL_S:.0f}, a day)",
+    )
+    parser.add_argument(
         "--check", action="store_true", help="exit 0 if a worker of this host is alive, else 1"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs")
@@ -79,10 +89,11 @@ def settings_from(
     try:
         concurrency = _given(args.concurrency, int, env.get(ENV_CONCURRENCY, "1"))
         lease_s = _given(args.lease, float, env.get(ENV_LEASE_S, "10"))
+        job_ttl_s = _given(args.job_ttl, float, env.get(ENV_JOB_TTL_S, str(DEFAULT_JOB_TTL_S)))
     except ValueError as exc:
         parser.error(f"bad number in the environment: {exc}")
-    if concurrency < 1 or lease_s <= 0 or args.heartbeat <= 0:
-        parser.error("concurrency, lease and heartbeat must be positive")
+    if concurrency < 1 or lease_s <= 0 or args.heartbeat <= 0 or job_ttl_s <= 0:
+        parser.error("concurrency, lease, heartbeat and job TTL must be positive")
     return WorkerSettings(
         redis_url=args.redis or env.get(ENV_REDIS_URL, DEFAULT_REDIS_URL),
         worker_id=args.id or env.get(ENV_WORKER_ID) or f"{socket.gethostname()}:{os.getpid()}",
@@ -90,6 +101,7 @@ def settings_from(
         lease_s=lease_s,
         heartbeat_s=args.heartbeat,
         stale_job_s=max(5 * args.heartbeat, 3 * lease_s),
+        job_ttl_s=job_ttl_s,
         check=args.check,
         verbose=args.verbose,
     )
