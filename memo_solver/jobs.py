@@ -24,14 +24,13 @@ from fnmatch import fnmatchcase
 from typing import Any, Final, Literal
 
 import redis.asyncio as aioredis
-from redis.commands.core import AsyncScript
 from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
 from memo_solver import redis_keys
 from memo_solver.engine import namespace
 from memo_solver.games import GameEntry, get_game
-from memo_solver.redis_store import RedisStore
+from memo_solver.redis_store import LUA_NOW_MS, RedisStore, milliseconds
 
 JobKind = Literal["precompute", "warm", "block", "stats"]
 KINDS: Final = ("precompute", "warm", "block", "stats")
@@ -112,11 +111,6 @@ def _text(raw: Mapping[Any, Any]) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
-def _script(redis: aioredis.Redis, text: str) -> AsyncScript:
-    """A Lua script on this client (EVALSHA, loaded again if Redis forgot it)."""
-    return redis.register_script(text)
-
-
 async def enqueue(
     redis: aioredis.Redis, job: Job, *, again_if_done: bool = False
 ) -> tuple[str, bool]:
@@ -131,7 +125,7 @@ async def enqueue(
     args = ["1" if again_if_done else "0", job.id, len(stream_fields), *stream_fields, *extra]
     keys = [redis_keys.job(job.id), redis_keys.RECENT_JOBS, redis_keys.JOB_STREAM]
     # Check, mark and add in one step, so two clients asking at once queue the job once.
-    queued = await _script(redis, _ENQUEUE)(keys=keys, args=args)
+    queued = await redis.register_script(_ENQUEUE)(keys=keys, args=args)
     return job.id, bool(queued)
 
 
@@ -190,18 +184,12 @@ async def finish(
     ``ttl_s`` later, in one step; the recent-jobs index learns when it goes."""
     flat = [str(item) for pair in fields.items() for item in pair]
     keys = [redis_keys.job(job_id), redis_keys.RECENT_JOBS]
-    await _script(redis, _FINISH)(keys=keys, args=[_ms(ttl_s), job_id, *flat])
+    await redis.register_script(_FINISH)(keys=keys, args=[milliseconds(ttl_s), job_id, *flat])
 
-
-_NOW_MS: Final = """
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-"""
-"""Redis's own clock in ms: expiry scores agree with TTLs whichever host wrote them."""
 
 # KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, field items.
 _FINISH: Final = (
-    _NOW_MS
+    LUA_NOW_MS
     + """
 redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -214,7 +202,7 @@ return 0
 # members whose time has passed, then answers the count of the others and the latest
 # ARGV[1] of them (highest scores first).
 _LIVE_MEMBERS: Final = (
-    _NOW_MS
+    LUA_NOW_MS
     + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local members = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. now, 'LIMIT', 0, ARGV[1])
@@ -224,7 +212,7 @@ return {redis.call('ZCARD', KEYS[1]), members}
 
 
 async def _live_members(redis: aioredis.Redis, index: str, limit: int) -> tuple[int, list[str]]:
-    count, members = await _script(redis, _LIVE_MEMBERS)(keys=[index], args=[limit])
+    count, members = await redis.register_script(_LIVE_MEMBERS)(keys=[index], args=[limit])
     return int(count), [text(member) for member in members]
 
 
@@ -240,7 +228,7 @@ async def _hashes(redis: aioredis.Redis, keys: list[str]) -> list[dict[str, str]
 # KEYS: the worker's heartbeat hash, the live-workers set. ARGV: TTL ms, the worker id,
 # field items. Prunes the workers whose heartbeat lapsed.
 _BEAT: Final = (
-    _NOW_MS
+    LUA_NOW_MS
     + """
 redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -255,7 +243,7 @@ async def beat(redis: aioredis.Redis, worker_id: str, fields: Fields, ttl_s: flo
     """A worker's heartbeat: its record, alive for ``ttl_s`` unless renewed."""
     flat = [str(item) for pair in fields.items() for item in pair]
     keys = [redis_keys.worker(worker_id), redis_keys.LIVE_WORKERS]
-    await _script(redis, _BEAT)(keys=keys, args=[_ms(ttl_s), worker_id, *flat])
+    await redis.register_script(_BEAT)(keys=keys, args=[milliseconds(ttl_s), worker_id, *flat])
 
 
 async def forget_worker(redis: aioredis.Redis, worker_id: str) -> None:
@@ -265,9 +253,15 @@ async def forget_worker(redis: aioredis.Redis, worker_id: str) -> None:
         await pipe.execute()
 
 
-async def trim_stream(redis: aioredis.Redis) -> int:
-    """Drop the stream entries that every group has read and acknowledged; returns how
-    many went.
+IDLE_CONSUMER_S: Final = 3600.0
+"""A consumer idle this long with nothing pending is forgotten (a live one that reads
+again is made again: forgetting it costs nothing)."""
+
+
+async def trim_stream(redis: aioredis.Redis, idle_consumer_s: float = IDLE_CONSUMER_S) -> int:
+    """Drop the stream entries that every group has read and acknowledged, and the
+    consumers idle for ``idle_consumer_s`` with nothing pending (a worker process that is
+    gone: every process reads under names of its own); returns how many entries went.
 
     What must stay is every pending entry (a worker has it, or had it and died) and every
     entry no worker has read yet: the trim goes up to the oldest of the oldest pending id
@@ -282,12 +276,15 @@ async def trim_stream(redis: aioredis.Redis) -> int:
         return 0  # no stream yet
     keep_from: tuple[int, int] | None = None
     for group in groups:
+        name = text(group["name"])
         first_unread = _stream_id(group["last-delivered-id"])
         first_unread = (first_unread[0], first_unread[1] + 1)
         if int(group["pending"]):
-            summary = await redis.xpending(redis_keys.JOB_STREAM, text(group["name"]))
+            summary = await redis.xpending(redis_keys.JOB_STREAM, name)
             first_unread = min(first_unread, _stream_id(summary["min"]))
         keep_from = first_unread if keep_from is None else min(keep_from, first_unread)
+        forget = redis.register_script(_FORGET_IDLE_CONSUMERS)
+        await forget(keys=[redis_keys.JOB_STREAM], args=[name, milliseconds(idle_consumer_s)])
     if keep_from is None:
         return 0  # no group: nothing has been read
     minid = f"{keep_from[0]}-{keep_from[1]}"
@@ -295,13 +292,26 @@ async def trim_stream(redis: aioredis.Redis) -> int:
     return trimmed
 
 
+# KEYS: the stream. ARGV: a group, the idle time (ms) past which a consumer that holds no
+# entry is forgotten. One step, so that no entry is delivered to a consumer between the
+# look and the deletion (which would drop it from the pending list).
+_FORGET_IDLE_CONSUMERS: Final = """
+local gone = 0
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local field = {}
+  for i = 1, #consumer, 2 do field[consumer[i]] = consumer[i + 1] end
+  if field['pending'] == 0 and field['idle'] > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], field['name'])
+    gone = gone + 1
+  end
+end
+return gone
+"""
+
+
 def _stream_id(value: object) -> tuple[int, int]:
-    milliseconds, _, sequence = text(value).partition("-")
-    return int(milliseconds), int(sequence or 0)
-
-
-def _ms(seconds: float) -> int:
-    return max(1, round(seconds * 1000))
+    time_part, _, sequence = text(value).partition("-")
+    return int(time_part), int(sequence or 0)
 
 
 Record = dict[str, str | int | float]

@@ -44,15 +44,17 @@ log = logging.getLogger(__name__)
 # member of the namespace's claims set scored by the same expiry in Redis's own clock (what
 # coverage counts, with no SCAN). Every script keeps the two in step and prunes the set of
 # lapsed members as it goes, so the set holds about the live claims and never grows.
-_NOW_MS = """
+LUA_NOW_MS: Final = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 """
+"""Sets ``now``, Redis's own clock in ms, for a script: expiry scores then agree with the
+TTLs Redis keeps, whichever host's script wrote them."""
 
 # KEYS: blocks hash, claims set, then one claim key per block. ARGV: token, lease ms, then
 # block keys.
 _CLAIM = (
-    _NOW_MS
+    LUA_NOW_MS
     + """
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local expiry = now + tonumber(ARGV[2])
@@ -78,7 +80,7 @@ return out
 
 # KEYS: claims set, then claim keys. ARGV: token, lease ms, then block keys.
 _RENEW = (
-    _NOW_MS
+    LUA_NOW_MS
     + """
 for i = 2, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
@@ -122,7 +124,7 @@ return 0
 # Redis spends on the groups (MEMORY USAGE samples a few fields of a large hash): a few O(1)
 # commands, whatever the namespace or the database holds.
 _COVERAGE = (
-    _NOW_MS
+    LUA_NOW_MS
     + """
 local blocks, size = 0, 0
 for i = 2, #KEYS do
@@ -217,8 +219,9 @@ class RedisStore:
             return {}
         script_keys = [redis_keys.blocks(namespace), redis_keys.claims(namespace)]
         script_keys += [redis_keys.claim(namespace, k) for k in keys]
+        args: list[str | int] = [token, milliseconds(lease_s), *keys]
         async with self._reachable():
-            answers = await self._claim(keys=script_keys, args=[token, _ms(lease_s), *keys])
+            answers = await self._claim(keys=script_keys, args=args)
         return {k: Claim(a.decode()) for k, a in zip(keys, answers, strict=True)}
 
     async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
@@ -227,7 +230,7 @@ class RedisStore:
                 await self._renew(
                     keys=[redis_keys.claims(namespace)]
                     + [redis_keys.claim(namespace, k) for k in keys],
-                    args=[token, _ms(lease_s), *keys],
+                    args=[token, milliseconds(lease_s), *keys],
                 )
 
     async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
@@ -340,5 +343,6 @@ class RedisStore:
         await self.redis.connection_pool.disconnect()
 
 
-def _ms(seconds: float) -> int:
+def milliseconds(seconds: float) -> int:
+    """Seconds as the whole milliseconds Redis takes (at least 1)."""
     return max(1, round(seconds * 1000))

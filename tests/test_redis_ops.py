@@ -280,6 +280,32 @@ async def test_a_trim_drops_only_what_every_worker_acknowledged(
         assert r.xlen(redis_keys.JOB_STREAM) == 0
 
 
+async def test_a_trim_forgets_idle_consumers_that_hold_nothing(
+    redis_url: str, r: redis.Redis
+) -> None:
+    """Each worker process reads under names of its own: the names of those gone must not
+    pile up in the group (a live one that reads again is simply made again)."""
+    async with RedisStore(redis_url) as store:
+        await jobs.ensure_group(store.redis)
+        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
+        r.xreadgroup(redis_keys.JOB_GROUP, "holds-a-job", {redis_keys.JOB_STREAM: ">"})
+        r.xgroup_createconsumer(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "gone")
+
+        def consumers() -> dict[str, int]:
+            rows: Any = r.xinfo_consumers(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP)
+            return {row["name"].decode(): int(row["idle"]) for row in rows}
+
+        async def both_idle() -> bool:
+            return min(consumers().values()) > 50
+
+        with anyio.fail_after(5):
+            await until(both_idle)
+        await jobs.trim_stream(store.redis, idle_consumer_s=3600)
+        assert set(consumers()) == {"holds-a-job", "gone"}  # not idle that long
+        await jobs.trim_stream(store.redis, idle_consumer_s=0.05)
+    assert set(consumers()) == {"holds-a-job"}  # its entry is pending: kept
+
+
 def test_a_workers_finished_and_failed_jobs_expire_and_its_stream_is_trimmed(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
@@ -451,7 +477,8 @@ def test_a_worker_serves_at_once_when_its_redis_comes_back(
         RedisServer(tmp_path / "late-redis", port=port, binary=redis_binary) as server,
         server.client() as r,
     ):
-        wait_for("the worker's heartbeat", lambda: heartbeat(r, "w1"), 5)
+        # Without its probes it would sleep out the 8 s; it asks Redis every second.
+        wait_for("the worker's heartbeat", lambda: heartbeat(r, "w1"), 6)
     assert worker.process.poll() is None, worker.text()
 
 
