@@ -441,13 +441,13 @@ def test_redis_timeouts_are_explicit_and_the_url_overrides_them() -> None:
 def test_a_worker_paused_past_its_reply_timeout_goes_on_without_a_restart(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
-    """SIGSTOP past the reply timeout and the heartbeat (as a debugger or a VM's pause
-    would): the reads in flight expire the moment it resumes, which is no outage."""
+    """SIGSTOP past the reply timeout, the lease and the heartbeat (as a debugger or a VM's
+    pause would): the reads in flight expire the moment it resumes, which is no outage."""
     url = f"{redis_url}?socket_timeout=1.5"
-    (worker,) = start_workers(children, r, url, ["w1"])
+    (worker,) = start_workers(children, r, url, ["w1"], "--lease", "1")
     os.kill(worker.pid, signal.SIGSTOP)
     try:
-        r.set("pause-marker", 1, px=2500)  # longer than the reply timeout
+        r.set("pause-marker", 1, px=2500)  # longer than the reply timeout and the lease
         wait_for("the pause to last", lambda: not r.exists("pause-marker"), 10)
         assert heartbeat(r, "w1") is None, "the heartbeat outlived the pause"
     finally:
