@@ -33,7 +33,7 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memo_solver import doom_api, metrics
+from memo_solver import doom_api, jobs, metrics
 from memo_solver.advice import advise, blocks_needed
 from memo_solver.api_fast import (
     advice_body,
@@ -46,10 +46,11 @@ from memo_solver.distribution import Distribution
 from memo_solver.doom import DoomError
 from memo_solver.engine import Engine, namespace, open_engine
 from memo_solver.games import GameEntry, UnknownGameError, get_game, registry
-from memo_solver.jobs import Record
+from memo_solver.jobs import Job
+from memo_solver.redis_store import RedisStore
 from memo_solver.review import GameError, read_game, review_game
 from memo_solver.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
-from memo_solver.state import State, StateError, parse_state, state_from_json
+from memo_solver.state import State, StateError, parse_state, state_from_json, state_to_json
 from memo_solver.stats import distribution_in_thread, stats_json
 from memo_solver.store import Store, StoreFullError, StoreUnavailableError
 
@@ -359,9 +360,15 @@ class Service:
     def engine(self, rules: RuleSet) -> Engine:
         return self.engines[rules.name]
 
-    async def run(self, work: Callable[[], Awaitable[T]]) -> T:
-        """Run ``work`` in the service's task group; wait at most the deadline for it."""
-        return await self._wait(self._start(work))  # type: ignore[no-any-return]
+    async def run(
+        self, work: Callable[[], Awaitable[T]], warm: Callable[[], Job] | None = None
+    ) -> T:
+        """Run ``work`` in the service's task group; wait at most the deadline for it.
+
+        ``warm`` is the job that leaves the same answer in the memo: past the deadline it
+        goes to the workers as well (see :meth:`_hand_to_workers`).
+        """
+        return await self._wait(self._start(work), warm)  # type: ignore[no-any-return]
 
     async def run_shared(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
         """As :meth:`run`, for work whose result no memo keeps (a score distribution).
@@ -385,6 +392,23 @@ class Service:
             self._shared.move_to_end(key)
         return await self._wait(running)  # type: ignore[no-any-return]
 
+    async def _hand_to_workers(self, warm: Callable[[], Job]) -> None:
+        """Queue a cold state's warm job when a worker is alive (Redis only), so that the
+        workers solve it beside this service and the retry finds it solved.
+
+        Jobs are content-addressed: repeated cold requests for one state queue it once
+        while it waits. A done record is queued again: the state is cold, so its blocks
+        are gone. Best effort: the request's answer is the 503 whatever happens here.
+        """
+        redis = getattr(self.store, "redis", None)
+        if redis is None:
+            return
+        try:
+            if await jobs.live_worker_count(redis):
+                await jobs.enqueue(redis, warm(), again_if_done=True)
+        except (RedisError, OSError, jobs.JobError) as exc:
+            log.info("a cold state was not handed to the workers: %s", exc)
+
     def _start(self, work: Callable[[], Awaitable[Any]], forget: Hashable = None) -> _Work:
         assert self.task_group is not None, "the app's lifespan is not running"
         started = _Work()
@@ -402,11 +426,13 @@ class Service:
         self.task_group.start_soon(background)
         return started
 
-    async def _wait(self, work: _Work) -> Any:
+    async def _wait(self, work: _Work, warm: Callable[[], Job] | None = None) -> Any:
         with anyio.move_on_after(self.settings.deadline_s):
             await work.done.wait()
         if not work.done.is_set():
             metrics.DEADLINES.inc()
+            if warm is not None:
+                await self._hand_to_workers(warm)
             raise ApiError(
                 503, "state", "still computing this state; retry shortly (the work goes on)"
             )
@@ -521,7 +547,9 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         rules = _rules(body.rules)
         state = _state(body.state, rules)
         service = service_of(request)
-        result = await service.run(lambda: advise(service.engine(rules), rules, state))
+        result = await service.run(
+            lambda: advise(service.engine(rules), rules, state), _warm(rules, state)
+        )
         return result.to_json()
 
     async def advice_fast(scope: Scope, body: Any) -> bytes | None:
@@ -541,7 +569,8 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         engine = service.engine(rules)
         if engine.memo.holds(blocks_needed(rules, state)):  # warm: no wait, no deadline
             return advice_body(await advise(engine, rules, state))
-        return advice_body(await service.run(lambda: advise(engine, rules, state)))
+        answer = await service.run(lambda: advise(engine, rules, state), _warm(rules, state))
+        return advice_body(answer)
 
     install_fast_post(app, "/v1/advice", advice_fast)
 
@@ -576,7 +605,9 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         rules = _rules(body.rules)
         state = _state(body.state, rules)
         service = service_of(request)
-        result = await service.run(lambda: advise(service.engine(rules), rules, state))
+        result = await service.run(
+            lambda: advise(service.engine(rules), rules, state), _warm(rules, state)
+        )
         return ValueOut(
             rules=rules.name, value=result.value, turn_start_value=result.turn_start_value
         )
@@ -628,12 +659,13 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         service = service_of(request)
         game = entry.game
         covered = await service.store.coverage(namespace(game))
+        redis = getattr(service.store, "redis", None)
         return CoverageOut(
             rules=entry.name,
             blocks_total=game.block_count,
             blocks_done=covered.blocks,
             claims_held=covered.claims,
-            workers_alive=len(await _workers(service.store)),
+            workers_alive=0 if redis is None else await jobs.live_worker_count(redis),
         )
 
     @app.post(
@@ -647,20 +679,16 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         ``dice-of-doom-3x3`` (operator token required)."""
         _authorize(request)
         entry = _game(body.rules)
-        redis = _redis_of(service_of(request).store)
-        from memo_solver import jobs
-
-        job_id, queued = await jobs.enqueue(redis, jobs.Job.precompute(entry.name))
-        record = await jobs.job_record(redis, job_id) or {}
+        store = _redis_store(service_of(request).store)
+        job_id, queued = await jobs.enqueue_precompute(store, entry)
+        record = await jobs.job_record(store.redis, job_id) or {}
         return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
 
     @app.get("/v1/jobs/{job_id}", response_model=JobOut, response_model_exclude_none=True)
     async def job(job_id: str, request: Request) -> JobOut:
         """A background job's record (operator token required)."""
         _authorize(request)
-        redis = _redis_of(service_of(request).store)
-        from memo_solver import jobs
-
+        redis = _redis_store(service_of(request).store).redis
         record = await jobs.job_record(redis, job_id)
         if record is None:
             raise ApiError(404, "job_id", f"no job {job_id!r}")
@@ -700,22 +728,17 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
     return app
 
 
-async def _workers(store: Store) -> list[Record]:
-    redis = getattr(store, "redis", None)
-    if redis is None:
-        return []
-    from memo_solver import jobs
-
-    return await jobs.live_workers(redis)
+def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
+    """The warm job that leaves a state's advice in the memo, made only when needed."""
+    return lambda: Job.warm(rules.name, json.dumps(state_to_json(state, rules)))
 
 
-def _redis_of(store: Store) -> Any:
-    redis = getattr(store, "redis", None)
-    if redis is None:
+def _redis_store(store: Store) -> RedisStore:
+    if not isinstance(store, RedisStore):
         raise ApiError(
             409, "store", "background jobs need the shared Redis store (serve with --redis URL)"
         )
-    return redis
+    return store
 
 
 def _authorize(request: Request) -> None:

@@ -44,5 +44,10 @@ class BlockCache:
             _, evicted = self._blocks.popitem(last=False)
             self.nbytes -= evicted.nbytes
 
+    def clear(self) -> None:
+        """Forget every block (the store lost some: they must be solved into it again)."""
+        self._blocks.clear()
+        self.nbytes = 0
+
     def __len__(self) -> int:
         return len(self._blocks)

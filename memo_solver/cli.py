@@ -145,7 +145,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _game_options(precompute)
     precompute.add_argument(
-        "--wait", action="store_true", help="with --redis: follow the job until it is done"
+        "--wait",
+        action="store_true",
+        help="with --redis: follow the job until it is done; with no live worker, say so and "
+        "exit with status 69 (the job stays queued)",
+    )
+    precompute.add_argument(
+        "--wait-for-workers",
+        action="store_true",
+        help="with --wait: keep waiting when no worker is alive yet",
     )
     precompute.add_argument(
         "--here", action="store_true", help="with --redis: solve in this process, not a job"
@@ -167,7 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=2_000_000,
         help="most positions the computer's solve may hold",
     )
-    command("status", "what the store holds per rule set (with --redis: workers and jobs too)")
+    status = command(
+        "status", "what the store holds per rule set (with --redis: workers and jobs too)"
+    )
+    status.add_argument(
+        "--verify",
+        action="store_true",
+        help="also decode every stored block and count the damaged ones (reads them all)",
+    )
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)
     export.add_argument(

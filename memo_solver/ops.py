@@ -23,7 +23,7 @@ from memo_solver.progress import block_bar
 from memo_solver.redis_store import RedisStore
 from memo_solver.sqlite_store import SQLiteStore
 from memo_solver.store import Store
-from memo_solver.transfer import export_blocks, import_blocks, is_dump_file
+from memo_solver.transfer import count_damaged, export_blocks, import_blocks, is_dump_file
 
 _POLL_S = 0.25
 
@@ -75,13 +75,31 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+EXIT_NO_WORKER = 69
+"""``precompute --wait`` on Redis with no live worker (EX_UNAVAILABLE): start a worker, or
+solve with ``--here``; ``--wait-for-workers`` waits for one instead."""
+
+
 async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
     """Queue the background job for the workers; with --wait, follow it to the end."""
     entry = game_of(args)
     await store.ping()
-    job = jobs.Job.precompute(entry.name)
-    job_id, queued = await jobs.enqueue(store.redis, job)
+    job_id, queued = await jobs.enqueue_precompute(store, entry)
     record = await jobs.job_record(store.redis, job_id) or {}
+    workers = await jobs.live_worker_count(store.redis)
+    if not workers:
+        if not args.wait:
+            then = "; the job waits in the queue meanwhile"
+        elif args.wait_for_workers:
+            then = "; waiting for one"
+        else:
+            then = "; the job stays queued (--wait-for-workers waits for a worker)"
+        print(
+            f"memo-solver: no worker is alive on {store.description}: start one with "
+            f"'memo-solver worker --redis {store.description}', or solve in this process "
+            f"with --here{then}",
+            file=sys.stderr,
+        )
     if not args.wait:
         emit(
             args,
@@ -91,6 +109,8 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
             f"'memo-solver --redis {store.description} status'",
         )
         return 0
+    if not workers and not args.wait_for_workers:
+        return EXIT_NO_WORKER
     game = entry.game
     ns = namespace(game)
     started = time.monotonic()
@@ -104,6 +124,14 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
             await anyio.sleep(_POLL_S)
     if record.get("status") == "failed":
         print(f"memo-solver: job {job_id} failed: {record.get('error')}", file=sys.stderr)
+        return 1
+    if done < game.block_count:
+        print(
+            f"memo-solver: job {job_id} is done but the store holds {done} of "
+            f"{game.block_count} blocks of {entry.name} (deleted meanwhile?); "
+            "run the precompute again",
+            file=sys.stderr,
+        )
         return 1
     async with open_engine(game, store) as engine:  # the job stored the root: one fetch
         summary, figures = entry.summarize_root(await engine.block(game.root()))
@@ -120,6 +148,9 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
 
 
 async def status(args: argparse.Namespace, store: Store) -> int:
+    """What the store holds per game: O(1) per game (Redis: a few commands whatever it
+    holds); ``--verify`` also decodes every stored block, O(blocks), and counts the
+    damaged ones (which the engine recomputes when it meets them)."""
     rule_sets: dict[str, dict[str, int]] = {}
     for name, entry in registry().items():
         game = entry.game
@@ -130,28 +161,37 @@ async def status(args: argparse.Namespace, store: Store) -> int:
             "claims_held": coverage.claims,
             "bytes": coverage.bytes,
         }
+        if args.verify:
+            rule_sets[name]["blocks_damaged"] = await count_damaged(store, game)
     workers: list[jobs.Record] = []
     queue: list[jobs.Record] = []
+    jobs_kept = 0
     if isinstance(store, RedisStore):
         workers = await jobs.live_workers(store.redis)
-        queue = await jobs.all_jobs(store.redis)
-        size = int((await store.redis.info("memory"))["used_memory"])
+        jobs_kept, queue = await jobs.recent_jobs(store.redis)
+        size = sum(row["bytes"] for row in rule_sets.values())
+        size_basis = "redis-memory-usage"
+        size_words = "Redis memory of its block hashes, sampled by MEMORY USAGE"
     else:
         path = Path(store.description)
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+        size_basis = "files"
+        size_words = "on disk"
     payload = {
         "store": store.description,
         "size_bytes": size,
+        "size_basis": size_basis,
         "rule_sets": rule_sets,
         "workers": workers,
         "jobs": queue,
     }
-    lines = [f"store: {store.description} ({size / 1e6:.1f} MB)"]
+    lines = [f"store: {store.description} ({size / 1e6:.1f} MB {size_words})"]
     for name, row in rule_sets.items():
         share = row["blocks_done"] / row["blocks_total"]
         lines.append(
             f"  {name:<26} {row['blocks_done']:>6} of {row['blocks_total']:>6} blocks "
             f"({share:6.1%}), {row['claims_held']} claims held"
+            + (f", {row['blocks_damaged']} damaged" if args.verify else "")
         )
     if isinstance(store, RedisStore):
         lines.append(f"workers: {len(workers)} alive")
@@ -161,7 +201,8 @@ async def status(args: argparse.Namespace, store: Store) -> int:
             + (f", running {w['running']}" if w.get("running") else "")
             for w in workers
         ]
-        lines.append(f"jobs: {len(queue)}")
+        shown = f" (the latest {len(queue)} shown)" if len(queue) < jobs_kept else ""
+        lines.append(f"jobs: {jobs_kept}{shown}")
         lines += [
             f"  {j.get('id')}: {j.get('kind')} {j.get('rules')} {j.get('state', '')} "
             f"-> {j.get('status')}"

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, OutOfMemoryError, RedisError, ResponseError
 
 from memo_solver import redis_keys
@@ -36,19 +38,47 @@ from memo_solver.store import (
 _RECHECK_S: Final = 1.0
 _PROBE_LEASE_MS: Final = 5000
 _MAX_CONNECTIONS: Final = 32
+SOCKET_TIMEOUT_S: Final = 5.0
+"""The longest wait for one reply: a hung Redis fails a command after this instead of
+hanging it (redis-py 5, the declared floor, would wait for ever). ``?socket_timeout=``
+in the URL overrides it; a blocking read (a worker's XREADGROUP) blocks for less."""
+CONNECT_TIMEOUT_S: Final = 5.0
+"""The longest wait to connect (``?socket_connect_timeout=``)."""
+HEALTH_CHECK_INTERVAL_S: Final = 10
+"""A connection idle this long is PINGed before its next command, so one that a Redis
+restart dropped while idle is replaced instead of failing that command
+(``?health_check_interval=``)."""
 log = logging.getLogger(__name__)
 
-# KEYS: blocks hash, then one claim key per block. ARGV: token, lease ms, then block keys.
-_CLAIM = """
+# Claims live twice: a key per block with the lease as its TTL (what a waiter checks) and a
+# member of the namespace's claims set scored by the same expiry in Redis's own clock (what
+# coverage counts, with no SCAN). Every script keeps the two in step and prunes the set of
+# lapsed members as it goes, so the set holds about the live claims and never grows.
+LUA_NOW_MS: Final = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+"""
+"""Sets ``now``, Redis's own clock in ms, for a script: expiry scores then agree with the
+TTLs Redis keeps, whichever host's script wrote them."""
+
+# KEYS: blocks hash, claims set, then one claim key per block. ARGV: token, lease ms, then
+# block keys.
+_CLAIM = (
+    LUA_NOW_MS
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local expiry = now + tonumber(ARGV[2])
 local out = {}
-for i = 2, #KEYS do
-  local field = ARGV[i + 1]
+for i = 3, #KEYS do
+  local field = ARGV[i]
   if redis.call('HEXISTS', KEYS[1], field) == 1 then
     out[#out + 1] = 'done'
   elseif redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    redis.call('ZADD', KEYS[2], expiry, field)
     out[#out + 1] = 'claimed'
   elseif redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    redis.call('ZADD', KEYS[2], expiry, field)
     out[#out + 1] = 'claimed'
   else
     out[#out + 1] = 'busy'
@@ -56,51 +86,65 @@ for i = 2, #KEYS do
 end
 return out
 """
+)
 
-# KEYS: claim keys. ARGV: token, lease ms.
-_RENEW = """
-for i = 1, #KEYS do
+# KEYS: claims set, then claim keys. ARGV: token, lease ms, then block keys.
+_RENEW = (
+    LUA_NOW_MS
+    + """
+for i = 2, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[i + 1])
   end
 end
 return 0
 """
+)
 
-# KEYS: claim keys. ARGV: token, then one channel per claim.
+# KEYS: claims set, then claim keys. ARGV: token, then (block key, channel) pairs.
 _RELEASE = """
-for i = 1, #KEYS do
+for i = 2, #KEYS do
+  local at = 2 + (i - 2) * 2
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    redis.call('PUBLISH', ARGV[i + 1], 'released')
+    redis.call('ZREM', KEYS[1], ARGV[at])
+    redis.call('PUBLISH', ARGV[at + 1], 'released')
   end
 end
 return 0
 """
 
-# KEYS: blocks hash, then one claim key per block. ARGV: token ('' for none), then
-# (block key, data, channel) triples.
+# KEYS: blocks hash, claims set, then one claim key per block. ARGV: token ('' for none),
+# then (block key, data, channel) triples.
 _COMMIT = """
-for i = 2, #KEYS do
-  local at = 2 + (i - 2) * 3
+for i = 3, #KEYS do
+  local at = 2 + (i - 3) * 3
   redis.call('HSET', KEYS[1], ARGV[at], ARGV[at + 1])
   if ARGV[1] ~= '' and redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
+    redis.call('ZREM', KEYS[2], ARGV[at])
   end
   redis.call('PUBLISH', ARGV[at + 2], 'committed')
 end
 return 0
 """
 
-
-# KEYS: blocks hash. The bytes of every stored block (for status; O(blocks)).
-_SIZES = """
-local total = 0
-for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
-  total = total + redis.call('HSTRLEN', KEYS[1], field)
+# KEYS: claims set, then the block group hashes. Blocks stored, live claims, and the bytes
+# Redis spends on the groups (MEMORY USAGE samples a few fields of a large hash): a few O(1)
+# commands, whatever the namespace or the database holds.
+_COVERAGE = (
+    LUA_NOW_MS
+    + """
+local blocks, size = 0, 0
+for i = 2, #KEYS do
+  blocks = blocks + redis.call('HLEN', KEYS[i])
+  size = size + (redis.call('MEMORY', 'USAGE', KEYS[i], 'SAMPLES', ARGV[1]) or 0)
 end
-return total
+return {blocks, redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), size}
 """
+)
+_MEMORY_SAMPLES: Final = 5
 
 
 def redacted(url: str) -> str:
@@ -120,9 +164,21 @@ class RedisStore:
         self.url = url
         try:
             # A blocking pool: hundreds of concurrent waits queue for a connection instead
-            # of failing with "Too many connections".
+            # of failing with "Too many connections". Every timeout is set here, not left to
+            # the redis-py version's defaults; the URL's query parameters win. A command
+            # that times out or finds its connection dropped is sent once more on a fresh
+            # connection: a process paused past the timeout (SIGSTOP, a VM's pause) sees its
+            # reads expire the moment it resumes, and that is no outage. Every command
+            # sent is idempotent or guarded (claims by token, jobs by status), so sending
+            # one twice is harmless.
             pool = aioredis.BlockingConnectionPool.from_url(
-                url, max_connections=_MAX_CONNECTIONS, timeout=None, socket_connect_timeout=5
+                url,
+                max_connections=_MAX_CONNECTIONS,
+                timeout=None,
+                socket_timeout=SOCKET_TIMEOUT_S,
+                socket_connect_timeout=CONNECT_TIMEOUT_S,
+                health_check_interval=HEALTH_CHECK_INTERVAL_S,
+                retry=Retry(NoBackoff(), 1),
             )
             self.redis: aioredis.Redis = aioredis.Redis(connection_pool=pool)
         except ValueError as exc:
@@ -131,13 +187,19 @@ class RedisStore:
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
         self._commit = self.redis.register_script(_COMMIT)
-        self._sizes = self.redis.register_script(_SIZES)
+        self._coverage = self.redis.register_script(_COVERAGE)
         self._waiters: dict[str, set[anyio.Event]] = {}
         self._stack = AsyncExitStack()
 
     @property
     def description(self) -> str:
         return redacted(self.url)
+
+    @property
+    def socket_timeout_s(self) -> float:
+        """The reply timeout in force (the default or the URL's)."""
+        timeout = self.redis.connection_pool.connection_kwargs.get("socket_timeout")
+        return SOCKET_TIMEOUT_S if timeout is None else float(timeout)
 
     @asynccontextmanager
     async def _reachable(self) -> AsyncIterator[None]:
@@ -162,32 +224,38 @@ class RedisStore:
     ) -> dict[str, Claim]:
         if not keys:
             return {}
-        script_keys = [redis_keys.blocks(namespace)]
+        script_keys = [redis_keys.blocks(namespace), redis_keys.claims(namespace)]
         script_keys += [redis_keys.claim(namespace, k) for k in keys]
+        args: list[str | int] = [token, milliseconds(lease_s), *keys]
         async with self._reachable():
-            answers = await self._claim(keys=script_keys, args=[token, _ms(lease_s), *keys])
+            answers = await self._claim(keys=script_keys, args=args)
         return {k: Claim(a.decode()) for k, a in zip(keys, answers, strict=True)}
 
     async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
         if keys:
             async with self._reachable():
                 await self._renew(
-                    keys=[redis_keys.claim(namespace, k) for k in keys],
-                    args=[token, _ms(lease_s)],
+                    keys=[redis_keys.claims(namespace)]
+                    + [redis_keys.claim(namespace, k) for k in keys],
+                    args=[token, milliseconds(lease_s), *keys],
                 )
 
     async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
         if keys:
             async with self._reachable():
+                args: list[Any] = [token]
+                for key in keys:
+                    args += [key, redis_keys.done_channel(namespace, key)]
                 await self._release(
-                    keys=[redis_keys.claim(namespace, k) for k in keys],
-                    args=[token, *(redis_keys.done_channel(namespace, k) for k in keys)],
+                    keys=[redis_keys.claims(namespace)]
+                    + [redis_keys.claim(namespace, k) for k in keys],
+                    args=args,
                 )
 
     async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
         if not blocks:
             return
-        script_keys = [redis_keys.blocks(namespace)]
+        script_keys = [redis_keys.blocks(namespace), redis_keys.claims(namespace)]
         script_keys += [redis_keys.claim(namespace, k) for k in blocks]
         args: list[Any] = [token or ""]
         for key, data in blocks.items():
@@ -217,8 +285,12 @@ class RedisStore:
             pubsub = self.redis.pubsub()
             try:
                 await pubsub.psubscribe(redis_keys.DONE_PATTERN)
-                async for message in pubsub.listen():
-                    if message.get("type") == "pmessage":
+                while True:
+                    # A read with its own timeout answers None when it expires, where a
+                    # plain listen() takes a quiet spell longer than the socket timeout
+                    # for a lost connection under redis-py versions that apply it there.
+                    message = await pubsub.get_message(timeout=_RECHECK_S)
+                    if message is not None and message.get("type") == "pmessage":
                         channel = message["channel"]
                         name = channel.decode() if isinstance(channel, bytes) else str(channel)
                         for event in self._waiters.get(name, ()):
@@ -259,18 +331,19 @@ class RedisStore:
                 self._waiters.pop(channel, None)
 
     async def keys(self, namespace: str) -> list[str]:
+        fields: list[Any] = []
         async with self._reachable():
-            fields = await self.redis.hkeys(redis_keys.blocks(namespace))
+            for group in redis_keys.block_groups(namespace):
+                fields += await self.redis.hkeys(group)
         return sorted(f.decode() if isinstance(f, bytes) else f for f in fields)
 
     async def coverage(self, namespace: str) -> Coverage:
+        """One round trip of O(1) commands: ``bytes`` is Redis's own (sampled) measure of
+        the block hashes, not a sum over every block."""
+        keys = [redis_keys.claims(namespace), *redis_keys.block_groups(namespace)]
         async with self._reachable():
-            blocks = await self.redis.hlen(redis_keys.blocks(namespace))
-            size = await self._sizes(keys=[redis_keys.blocks(namespace)])
-            claims = 0
-            async for _ in self.redis.scan_iter(match=redis_keys.claim_pattern(namespace)):
-                claims += 1
-        return Coverage(blocks=blocks, claims=claims, bytes=size)
+            blocks, claims, size = await self._coverage(keys=keys, args=[_MEMORY_SAMPLES])
+        return Coverage(blocks=int(blocks), claims=int(claims), bytes=int(size))
 
     async def probe(self) -> Write:
         """Claim and release a probe key of its own (SET NX PX, then DEL) in one pipelined
@@ -308,5 +381,6 @@ def store_error(exc: RedisError | OSError, where: str) -> StoreUnavailableError:
     )
 
 
-def _ms(seconds: float) -> int:
+def milliseconds(seconds: float) -> int:
+    """Seconds as the whole milliseconds Redis takes (at least 1)."""
     return max(1, round(seconds * 1000))

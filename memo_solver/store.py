@@ -35,6 +35,9 @@ class Coverage:
     blocks: int
     claims: int
     bytes: int
+    """What the blocks take: their encoded length (memory, SQLite), or what Redis spends on
+    the namespace's block hashes by its own sampled measure (MEMORY USAGE: O(1), with the
+    hash's overhead, so more than the encoded length)."""
 
 
 class StoreUnavailableError(RuntimeError):

@@ -8,6 +8,7 @@ and skipped, and the engine recomputes them on demand.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -52,12 +53,28 @@ def _verified(game: Game, blocks: dict[str, bytes]) -> tuple[dict[str, bytes], i
 
 
 async def _read_store(store: Store, game: Game) -> dict[str, bytes]:
+    blocks: dict[str, bytes] = {}
+    async for batch in _batches(store, game):
+        blocks.update(batch)
+    return blocks
+
+
+async def _batches(store: Store, game: Game) -> AsyncIterator[dict[str, bytes]]:
+    """Every stored block of ``game``, a batch at a time."""
     ns = namespace(game)
     keys = await store.keys(ns)
-    blocks: dict[str, bytes] = {}
     for start in range(0, len(keys), _BATCH):
-        blocks.update(await store.get_many(ns, keys[start : start + _BATCH]))
-    return blocks
+        yield await store.get_many(ns, keys[start : start + _BATCH])
+
+
+async def count_damaged(store: Store, game: Game) -> int:
+    """How many stored blocks of ``game`` fail to decode (garbage, truncated, a flipped
+    bit, another game's): read and checked a batch at a time, so a game of any size
+    costs one batch of memory."""
+    damaged = 0
+    async for batch in _batches(store, game):
+        damaged += _verified(game, batch)[1]
+    return damaged
 
 
 def read_file(path: Path, game: Game) -> dict[str, bytes]:

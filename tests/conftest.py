@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
 import redis
-from redis_server import RedisServer, ensure_redis_server
+from redis_server import RedisServer, ensure_redis_server, free_port
 from worker_support import Children
 
 from memo_solver.redis_store import RedisStore
@@ -86,6 +87,29 @@ def redis_server(
 ) -> Iterator[RedisServer]:
     """One real redis-server for the whole session; tests that share it FLUSHALL first."""
     with RedisServer(tmp_path_factory.mktemp("redis-session"), binary=redis_binary) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def cluster_redis(
+    redis_binary: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RedisServer]:
+    """A one-node Redis Cluster that owns every slot: it refuses a command or a script
+    whose keys are in more than one slot (CROSSSLOT), as a real cluster does, and
+    answers CLUSTER KEYSLOT. Tests that share it FLUSHALL first."""
+    cluster_args = [
+        "--cluster-enabled", "yes",
+        "--cluster-port", str(free_port()),  # else port + 10000, maybe past 65535
+        "--cluster-config-file", "nodes.conf",
+    ]  # fmt: skip
+    folder = tmp_path_factory.mktemp("redis-cluster")
+    with RedisServer(folder, binary=redis_binary, extra_args=cluster_args) as server:
+        with server.client() as client:
+            client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            deadline = time.monotonic() + 10
+            while client.cluster("info")["cluster_state"] != "ok":
+                assert time.monotonic() < deadline, "the one-node cluster never got ready"
+                time.sleep(0.02)
         yield server
 
 

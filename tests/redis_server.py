@@ -26,6 +26,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -118,6 +119,7 @@ class RedisServer:
         port: int | None = None,
         binary: str | None = None,
         start_timeout_s: float = 10.0,
+        extra_args: Sequence[str] = (),
     ) -> None:
         self._own_dir = data_dir is None
         self.data_dir = (
@@ -127,6 +129,8 @@ class RedisServer:
         self._port = port
         self._binary = binary
         self.start_timeout_s = start_timeout_s
+        self.extra_args = list(extra_args)
+        """More redis-server options (``--cluster-enabled yes``...), after ours."""
         self._process: subprocess.Popen[bytes] | None = None
 
     # -- what the tests read ---------------------------------------------------------------
@@ -247,6 +251,7 @@ class RedisServer:
             "--save", "",
             "--daemonize", "no",
             "--logfile", str(self.log_path),
+            *self.extra_args,
         ]  # fmt: skip
         # Redis appends to its log, and so do we to the output file (a file, not a pipe
         # nobody drains): mark where this start's lines begin, for error messages.

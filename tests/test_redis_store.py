@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -26,7 +26,7 @@ import anyio
 import pytest
 import redis
 from redis.crc import key_slot
-from redis_server import free_port
+from redis_server import RedisServer, free_port
 
 from memo_solver import redis_keys
 from memo_solver.codec import FORMAT_VERSION
@@ -82,44 +82,10 @@ async def _pattern_subscribers(store: RedisStore) -> int:
 # --- keys and slots ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def cluster_node(redis_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """A redis-server with cluster support enabled (no slots needed): for CLUSTER KEYSLOT."""
-    folder = tmp_path_factory.mktemp("cluster-node")
-    port = free_port()
-    args = [
-        redis_binary,
-        "--port", str(port),
-        "--bind", "127.0.0.1",
-        "--dir", str(folder),
-        "--cluster-enabled", "yes",
-        "--cluster-port", str(free_port()),  # else port + 10000, maybe past 65535
-        "--cluster-config-file", "nodes.conf",
-        "--save", "",
-        "--appendonly", "no",
-    ]  # fmt: skip
-    with (folder / "out.log").open("wb") as out:
-        process = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with redis.Redis("127.0.0.1", port, socket_connect_timeout=0.5) as probe:
-                    probe.ping()
-                break
-            except redis.RedisError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
-        yield port
-    finally:
-        process.kill()
-        process.wait()
+@pytest.fixture
+def cluster_node(cluster_redis: RedisServer) -> int:
+    """The one-node cluster's port (for CLUSTER KEYSLOT)."""
+    return cluster_redis.port
 
 
 def _slot(port: int, name: str) -> int:
@@ -128,7 +94,7 @@ def _slot(port: int, name: str) -> int:
 
 
 def test_namespace_keys_share_one_cluster_slot(cluster_node: int) -> None:
-    names = [redis_keys.blocks(NS)]
+    names = [redis_keys.blocks(NS), redis_keys.claims(NS), *redis_keys.block_groups(NS)]
     for key in [LOWER.root(), *LOWER.successors(LOWER.root()), "7f"]:
         names += [redis_keys.claim(NS, key), redis_keys.done_channel(NS, key)]
     slot = _slot(cluster_node, redis_keys.blocks(NS))
@@ -136,8 +102,6 @@ def test_namespace_keys_share_one_cluster_slot(cluster_node: int) -> None:
         assert TAG in name, name
         assert _slot(cluster_node, name) == slot, name
         assert key_slot(name.encode()) == slot, name  # redis-py's CRC16 agrees with the server
-    # The claim pattern only ever matches this namespace's claims.
-    assert redis_keys.claim_pattern(NS).startswith(f"ms:{TAG}:claim:")
     # Two rule sets: two tags (so two slots, almost surely), never one key space.
     other = namespace(YahtzeeGame(RULE_SETS["yahtzee-upper"]))
     assert redis_keys.blocks(other) != redis_keys.blocks(NS)
@@ -152,15 +116,14 @@ async def test_every_key_written_by_a_solve_carries_the_hash_tag(redis_url: str)
         # A claim still held, so that its key is among those scanned.
         assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
         names = [name.decode() async for name in store.redis.scan_iter(match="*")]
-        pattern = redis_keys.claim_pattern(NS)
-        claims = [name.decode() async for name in store.redis.scan_iter(match=pattern)]
     assert names, "the solve wrote nothing"
     slot = key_slot(redis_keys.blocks(NS).encode())
     for name in names:
         assert name.startswith(f"ms:{TAG}:"), name
         assert key_slot(name.encode()) == slot, name
-    assert sorted(names) == sorted([redis_keys.blocks(NS), redis_keys.claim(NS, "held")])
-    assert claims == [redis_keys.claim(NS, "held")]
+    assert sorted(names) == sorted(
+        [redis_keys.blocks(NS), redis_keys.claim(NS, "held"), redis_keys.claims(NS)]
+    )
 
 
 async def test_keys_carry_the_format_version_and_the_rules_fingerprint(redis_url: str) -> None:
@@ -174,7 +137,7 @@ async def test_keys_carry_the_format_version_and_the_rules_fingerprint(redis_url
         assert await store.try_claim(ns, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
         names = sorted([name.decode() async for name in store.redis.scan_iter(match="*")])
     tag = f"{{{FORMAT_VERSION}:{RULE_SETS['yahtzee-upper'].fingerprint}}}"
-    assert names == [f"ms:{tag}:blocks", f"ms:{tag}:claim:held"]
+    assert names == [f"ms:{tag}:blocks", f"ms:{tag}:claim:held", f"ms:{tag}:claims"]
 
 
 async def test_a_claim_is_a_key_with_the_lease_as_its_ttl(redis_url: str) -> None:

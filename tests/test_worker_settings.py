@@ -22,6 +22,7 @@ from memo_solver.cli import build_parser
 from worker.settings import (
     DEFAULT_REDIS_URL,
     ENV_CONCURRENCY,
+    ENV_JOB_TTL_S,
     ENV_LEASE_S,
     ENV_REDIS_URL,
     ENV_WORKER_ID,
@@ -35,6 +36,7 @@ ENVIRONMENT = {
     ENV_CONCURRENCY: "3",
     ENV_LEASE_S: "4.5",
     ENV_WORKER_ID: "env-worker",
+    ENV_JOB_TTL_S: "3600",
 }
 
 
@@ -56,6 +58,7 @@ def test_without_environment_or_options_the_defaults_apply(
         1,
         10.0,
     )
+    assert settings.job_ttl_s == 86_400  # a finished job's record is kept a day
     assert settings.worker_id.startswith(f"{socket.gethostname()}:")
 
 
@@ -65,21 +68,23 @@ def test_the_environment_configures_a_worker(environment: pytest.MonkeyPatch) ->
     assert settings.concurrency == 3
     assert settings.lease_s == 4.5
     assert settings.worker_id == "env-worker"
+    assert settings.job_ttl_s == 3600
     assert settings.stale_job_s == 3 * 4.5  # three leases (more than five heartbeats of 2 s)
 
 
 def test_the_command_line_overrides_the_environment(environment: pytest.MonkeyPatch) -> None:
-    settings = settings_from(
-        ["--redis", "redis://typed:6379/2", "--concurrency", "2", "--lease", "6", "--id", "cli"]
-    )
+    typed = ["--redis", "redis://typed:6379/2", "--concurrency", "2", "--lease", "6"]
+    settings = settings_from([*typed, "--id", "cli", "--job-ttl", "60"])
     assert settings.redis_url == "redis://typed:6379/2"
     assert settings.concurrency == 2
     assert settings.lease_s == 6.0
     assert settings.worker_id == "cli"
+    assert settings.job_ttl_s == 60
 
 
 @pytest.mark.parametrize(
-    ("variable", "value"), [(ENV_CONCURRENCY, "two"), (ENV_LEASE_S, "ten"), (ENV_LEASE_S, "-1")]
+    ("variable", "value"),
+    [(ENV_CONCURRENCY, "two"), (ENV_LEASE_S, "ten"), (ENV_LEASE_S, "-1"), (ENV_JOB_TTL_S, "0")],
 )
 def test_a_bad_number_in_the_environment_is_a_usage_error(
     environment: pytest.MonkeyPatch, variable: str, value: str, capsys: pytest.CaptureFixture[str]
@@ -91,7 +96,7 @@ def test_a_bad_number_in_the_environment_is_a_usage_error(
     assert "usage:" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("option", ["--concurrency", "--lease"])
+@pytest.mark.parametrize("option", ["--concurrency", "--lease", "--job-ttl"])
 def test_zero_on_the_command_line_is_refused_not_replaced_by_the_environment(
     environment: pytest.MonkeyPatch, option: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -31,8 +31,8 @@ ENV = {
 }
 HOST = socket.gethostname()
 HEARTBEAT_S = 0.5
-ANY_CLAIM = f"{redis_keys.PREFIX}:{{*}}:claim:*"
-"""Every claim of every namespace."""
+ANY_CLAIM = redis_keys.claim("*", "*")
+"""Every claim of every namespace (a SCAN pattern: for tests only)."""
 
 
 # --- processes -----------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def heartbeat(r: redis.Redis, name: str) -> dict[str, str] | None:
 
 def claim_holders(r: redis.Redis, ns: str | None = None) -> list[str]:
     """The tokens of the live claims (of one namespace, or of all)."""
-    pattern = redis_keys.claim_pattern(ns) if ns else ANY_CLAIM
+    pattern = redis_keys.claim(ns, "*") if ns else ANY_CLAIM
     tokens = [r.get(name) for name in r.scan_iter(match=pattern, count=1000)]
     return [t.decode() for t in tokens if t is not None]
 

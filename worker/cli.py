@@ -1,8 +1,11 @@
 """``python -m worker`` and ``memo-solver worker``: start a worker, or check one is alive.
 
-An unreachable Redis is not a crash: the worker logs one line naming the URL and tries
-again with a growing pause (1 s doubling to 30 s), so a container restart loop never
-starts and the worker comes back by itself when Redis does.
+A Redis that cannot be reached is not a crash: the worker logs one line naming the URL,
+asks Redis every second, and serves again at its first answer. The lines come with a
+growing pause (1 s doubling to 30 s), which is also the wait before the next try when
+Redis answers but refuses (an error reply), so a worker that keeps failing neither
+floods its log nor loops, while one whose Redis is back never idles; the pause starts
+again at 1 s once Redis answers. A container restart loop never starts.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import time
 from collections.abc import Sequence
 
 import anyio
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memo_solver.jobs import live_workers
 from memo_solver.redis_store import RedisStore, redacted
@@ -22,7 +27,49 @@ from memo_solver.store import StoreUnavailableError
 from worker.settings import WorkerSettings, settings_from
 
 log = logging.getLogger("worker")
-_MAX_BACKOFF_S = 30.0
+_PROBE_S = 1.0
+
+
+class Backoff:
+    """The pause before the next try: doubling from ``first_s`` up to ``cap_s``, back to
+    ``first_s`` once Redis has answered."""
+
+    def __init__(self, first_s: float = 1.0, cap_s: float = 30.0) -> None:
+        self.first_s, self.cap_s = first_s, cap_s
+        self._next_s = first_s
+
+    def next(self) -> float:
+        pause = self._next_s
+        self._next_s = min(pause * 2, self.cap_s)
+        return pause
+
+    def reset(self) -> None:
+        self._next_s = self.first_s
+
+
+async def wait_for_redis(url: str, longest_s: float) -> bool:
+    """Whether Redis answered a PING (asked every second) within ``longest_s``."""
+    with anyio.move_on_after(longest_s):
+        while True:
+            store = RedisStore(url)
+            try:
+                await store.ping()
+                return True
+            except StoreUnavailableError:
+                pass
+            finally:
+                await store.aclose()
+            await anyio.sleep(_PROBE_S)
+    return False
+
+
+def lost_connection(exc: BaseException | None) -> bool:
+    """Redis could not be reached (or stopped answering), as opposed to an error reply."""
+    while exc is not None:
+        if isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError):
+            return True
+        exc = exc.__cause__
+    return False
 
 
 async def check(settings: WorkerSettings) -> int:
@@ -64,20 +111,31 @@ def run(settings: WorkerSettings) -> int:
     keep_freed_memory()
     from worker.worker import Worker
 
-    backoff = 1.0
+    backoff = Backoff()
     while True:
         started = time.monotonic()
         try:
             anyio.run(Worker(settings).run)
             return 0
-        except StoreUnavailableError as exc:
-            log.warning("%s; retrying in %.0f s", exc, backoff)
-        except (RedisError, OSError) as exc:
-            url = redacted(settings.redis_url)
-            log.warning("Redis at %s failed: %s; retrying in %.0f s", url, exc, backoff)
+        except (StoreUnavailableError, RedisError, OSError) as exc:
+            failure = exc
         except KeyboardInterrupt:
             return 130
-        if time.monotonic() - started > _MAX_BACKOFF_S:
-            backoff = 1.0  # it served a while: a new outage, not more of the last one
-        time.sleep(backoff)
-        backoff = min(backoff * 2, _MAX_BACKOFF_S)
+        if time.monotonic() - started > backoff.cap_s:
+            backoff.reset()  # it served a while: a new trouble, not more of the last one
+        pause = backoff.next()
+        what = (
+            str(failure)
+            if isinstance(failure, StoreUnavailableError)
+            else f"Redis at {redacted(settings.redis_url)} failed: {failure}"
+        )
+        try:
+            if not lost_connection(failure):
+                log.warning("%s; retrying in %.0f s", what, pause)
+                time.sleep(pause)
+                continue
+            log.warning("%s; retrying in %.0f s, or as soon as Redis answers", what, pause)
+            if anyio.run(wait_for_redis, settings.redis_url, pause):
+                backoff.reset()
+        except KeyboardInterrupt:
+            return 130

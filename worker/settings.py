@@ -17,7 +17,9 @@ ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
 ENV_CONCURRENCY: Final = "MEMO_SOLVER_WORKER_CONCURRENCY"
 ENV_LEASE_S: Final = "MEMO_SOLVER_LEASE_S"
+ENV_JOB_TTL_S: Final = "MEMO_SOLVER_JOB_TTL_S"
 DEFAULT_REDIS_URL: Final = "redis://127.0.0.1:6379/0"
+DEFAULT_JOB_TTL_S: Final = 86_400.0
 N = TypeVar("N", int, float)
 
 
@@ -33,6 +35,8 @@ class WorkerSettings:
     stale_job_s: float = 30.0
     """A job left unacknowledged this long by a silent worker is taken over: three leases,
     and never under five heartbeats (a live worker touches its jobs at every beat)."""
+    job_ttl_s: float = DEFAULT_JOB_TTL_S
+    """How long a finished or failed job's record is kept."""
     check: bool = False
     check_pattern: str = ""
     """The heartbeats ``--check`` looks for: the id given on the command line, else any
@@ -85,6 +89,12 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         "--heartbeat", type=float, default=2.0, help="seconds between beats (default: 2.0)"
     )
     parser.add_argument(
+        "--job-ttl",
+        type=float,
+        help=f"seconds a finished or failed job's record is kept (default: ${ENV_JOB_TTL_S}, "
+        f"else {DEFAULT_JOB_TTL_S:.0f}, a day)",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="exit 0 if a worker of this host (or the one --id names) is alive, else 1",
@@ -106,10 +116,11 @@ def settings_of(args: argparse.Namespace) -> WorkerSettings:
     try:
         concurrency = _given(args.concurrency, int, env.get(ENV_CONCURRENCY, "1"))
         lease_s = _given(args.lease, float, env.get(ENV_LEASE_S, "10"))
+        job_ttl_s = _given(args.job_ttl, float, env.get(ENV_JOB_TTL_S, str(DEFAULT_JOB_TTL_S)))
     except ValueError as exc:
         raise SettingsError(f"bad number in the environment: {exc}") from None
-    if concurrency < 1 or lease_s <= 0 or args.heartbeat <= 0:
-        raise SettingsError("concurrency, lease and heartbeat must be positive")
+    if concurrency < 1 or lease_s <= 0 or args.heartbeat <= 0 or job_ttl_s <= 0:
+        raise SettingsError("concurrency, lease, heartbeat and job TTL must be positive")
     host = socket.gethostname()
     return WorkerSettings(
         redis_url=args.redis or env.get(ENV_REDIS_URL, DEFAULT_REDIS_URL),
@@ -118,6 +129,7 @@ def settings_of(args: argparse.Namespace) -> WorkerSettings:
         lease_s=lease_s,
         heartbeat_s=args.heartbeat,
         stale_job_s=max(5 * args.heartbeat, 3 * lease_s),
+        job_ttl_s=job_ttl_s,
         check=args.check,
         check_pattern=args.id or f"{host}:*",
         verbose=args.verbose,

@@ -29,7 +29,19 @@ from redis.exceptions import RedisError
 from memo_solver import redis_keys
 from memo_solver.engine import Engine, first_failure, open_engine
 from memo_solver.games import get_game, registry
-from memo_solver.jobs import Fields, Job, JobError, enqueue, ensure_group, text, update
+from memo_solver.jobs import (
+    Fields,
+    Job,
+    JobError,
+    beat,
+    enqueue,
+    ensure_group,
+    finish,
+    forget_worker,
+    text,
+    trim_stream,
+    update,
+)
 from memo_solver.redis_store import RedisStore
 from memo_solver.store import StoreUnavailableError
 from worker.settings import WorkerSettings
@@ -47,6 +59,9 @@ class Worker:
         self.settings = settings
         self.store = RedisStore(settings.redis_url)
         self.redis = self.store.redis
+        # A blocking read must end well within the reply timeout, or every quiet read
+        # would look like a hung Redis.
+        self._read_block_ms = min(_READ_BLOCK_MS, round(self.store.socket_timeout_s * 500))
         self.engines: dict[str, Engine] = {}
         self.jobs_done = 0
         self.running: dict[str, str] = {}
@@ -95,7 +110,7 @@ class Worker:
             anyio.move_on_after(2),
             contextlib.suppress(RedisError, OSError),
         ):
-            await self.redis.delete(redis_keys.worker(self.settings.worker_id))
+            await forget_worker(self.redis, self.settings.worker_id)
 
     async def _stop_on_signal(self, serving: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -119,7 +134,8 @@ class Worker:
         }
 
     async def _heartbeat_forever(self) -> None:
-        key = redis_keys.worker(self.settings.worker_id)
+        """Beat, keep this worker's running jobs its own, and trim the stream of what
+        every worker has acknowledged (three cheap commands; see jobs.trim_stream)."""
         while True:
             fields: Fields = {
                 "id": self.settings.worker_id,
@@ -130,8 +146,7 @@ class Worker:
                 "running": ",".join(self.running.values()),
                 **{name: str(count) for name, count in self.counters().items()},
             }
-            await self.redis.hset(key, mapping=fields)
-            await self.redis.pexpire(key, round(self.settings.heartbeat_ttl_s * 1000))
+            await beat(self.redis, self.settings.worker_id, fields, self.settings.heartbeat_ttl_s)
             if self.running:
                 # Touching our pending entries keeps them from looking abandoned.
                 await self.redis.xclaim(
@@ -142,6 +157,7 @@ class Worker:
                     message_ids=list(self.running),
                     justid=True,
                 )
+            await trim_stream(self.redis)
             await anyio.sleep(self.settings.heartbeat_s)
 
     async def _own_backlog(self, owner: str) -> tuple[str, dict[str, str]] | None:
@@ -172,7 +188,7 @@ class Worker:
                 consumer,
                 {redis_keys.JOB_STREAM: ">"},
                 count=1,
-                block=_READ_BLOCK_MS,
+                block=self._read_block_ms,
             )
             entries = read[0][1] if read else []
         for entry_id, raw in entries:
@@ -204,7 +220,7 @@ class Worker:
         except JobError as exc:
             log.error("job entry %s is malformed (%s): acknowledged and dropped", entry_id, exc)
             if fields.get("id"):
-                await update(self.redis, fields["id"], status="failed", error=str(exc))
+                await self._finish(fields["id"], status="failed", error=str(exc))
             await self._ack(entry_id)
             return
         self.running[entry_id] = job.id
@@ -226,15 +242,18 @@ class Worker:
             raise  # the store's fault, not the job's: left pending, retried after reconnecting
         except Exception as exc:
             log.exception("job %s failed", job.id)
-            await update(self.redis, job.id, status="failed", error=repr(exc))
+            await self._finish(job.id, status="failed", error=repr(exc))
             await self._ack(entry_id)
             return
         finally:
             self.running.pop(entry_id, None)
-        await update(self.redis, job.id, status="done", finished_at=f"{time.time():.3f}")
+        await self._finish(job.id, status="done", finished_at=f"{time.time():.3f}")
         await self._ack(entry_id)
         self.jobs_done += 1
         log.info("job %s done", job.id)
+
+    async def _finish(self, job_id: str, **fields: str) -> None:
+        await finish(self.redis, job_id, self.settings.job_ttl_s, **fields)
 
     async def _run(self, job: Job) -> None:
         engine, entry = self.engines[job.rules], get_game(job.rules)
@@ -250,8 +269,13 @@ class Worker:
             await update(self.redis, job.id, result=json.dumps(result))
             return
         game = engine.game
+        if (await self.store.coverage(engine.namespace)).blocks < game.block_count:
+            # What this process still holds may be gone from the store (deleted): solve
+            # into the store, not from memory.
+            engine.memo.clear()
         for key in game.successors(game.root()):
-            await enqueue(self.redis, Job.block(job.rules, key))
+            # Again even if done before: a precompute runs again when blocks are missing.
+            await enqueue(self.redis, Job.block(job.rules, key), again_if_done=True)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._report, engine, job)
