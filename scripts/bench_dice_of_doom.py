@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
             pids[name] = process.pid
         for name in pids:
             wait_for(
-                f"{name}'s heartbeat", lambda n=name: client.exists(redis_keys.worker(n)), 60, 0.05
+                f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 60, 0.05
             )
         redis_pid = server.pid
         assert redis_pid is not None

@@ -43,6 +43,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,7 @@ def run_job(client: redis.Redis, url: str) -> tuple[float, float]:
     cli("--redis", url, "precompute", "--rules", RULES)
 
     def finished() -> dict[bytes, bytes] | None:
-        record = client.hgetall(redis_keys.job(JOB_ID))
+        record: dict[bytes, bytes] = client.hgetall(redis_keys.job(JOB_ID))  # type: ignore[assignment]
         if record.get(b"status") == b"failed":
             raise SystemExit(f"the job failed: {record}")
         return record if record.get(b"status") == b"done" else None
@@ -223,7 +224,7 @@ def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
             start_worker(stack, url, name, folder, heartbeat_s)
         client = stack.enter_context(server.client())
         for name in names:
-            wait_for(f"{name}'s heartbeat", lambda n=name: client.exists(redis_keys.worker(n)), 60)
+            wait_for(f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 60)
         wall, value = run_job(client, url)
         done_at = time.time()
 

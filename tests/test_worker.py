@@ -59,7 +59,7 @@ from memo_solver import redis_keys
 from memo_solver.codec import decode_block
 from memo_solver.engine import namespace, open_engine
 from memo_solver.game import Block
-from memo_solver.jobs import Job, enqueue
+from memo_solver.jobs import Job, enqueue, text
 from memo_solver.rules import RULE_SETS
 from memo_solver.store import Claim, MemoryStore
 from memo_solver.yahtzee import YahtzeeGame, block_key
@@ -246,7 +246,9 @@ def test_a_store_error_in_a_jobs_own_task_leaves_it_unacknowledged(
     heartbeats go on), so the error surfaces in the job's own task group.
     """
     (worker,) = start_workers(children, r, redis_url, ["w1"])
-    r.execute_command("ACL", "SETUSER", "tester", "on", "nopass", "+@all", "~*", "&*")
+    r.acl_setuser(
+        "tester", enabled=True, nopass=True, commands=["+@all"], keys=["*"], channels=["*"]
+    )
     with redis.Redis.from_url(redis_url, username="tester") as admin:
         try:
             cli_json(redis_url, "precompute", "--rules", "yahtzee")
@@ -361,9 +363,14 @@ def test_a_stopped_workers_job_is_taken_over_after_the_stale_time(
     _stop_during_a_precompute(r, redis_url, children)
     stopped_at = time.monotonic()
     start_workers(children, r, redis_url, ["w2"], "--lease", "3")
+
+    def done() -> dict[str, str] | None:
+        rec = job_record(r, PRECOMPUTE_ID)
+        return rec if rec.get("status") == "done" else None
+
     record = wait_for(
         "another worker to finish the job",
-        lambda: (rec := job_record(r, PRECOMPUTE_ID)).get("status") == "done" and rec,
+        done,
         90,
         0.1,
     )
@@ -570,7 +577,7 @@ def test_stats_with_workers_is_their_background_job(
     stats_jobs = [
         record
         for job_id in r.zrange(redis_keys.RECENT_JOBS, 0, -1)
-        if (record := job_record(r, job_id.decode())) and record.get("kind") == "stats"
+        if (record := job_record(r, text(job_id))) and record.get("kind") == "stats"
     ]
     assert [(job["rules"], job["status"], job["worker"]) for job in stats_jobs] == [
         ("yahtzee-upper", "done", "w1")

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,6 +23,7 @@ import anyio
 import redis
 
 from memo_solver import redis_keys
+from memo_solver.jobs import text
 from memo_solver.redis_store import RedisStore
 
 T = TypeVar("T")
@@ -163,14 +165,14 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: fl
 
 def heartbeat(r: redis.Redis, name: str) -> dict[str, str] | None:
     raw = r.hgetall(redis_keys.worker(name))
-    return {k.decode(): v.decode() for k, v in raw.items()} if raw else None
+    return {text(k): text(v) for k, v in raw.items()} if raw else None
 
 
 def claim_holders(r: redis.Redis, ns: str | None = None) -> list[str]:
     """The tokens of the live claims (of one namespace, or of all)."""
     pattern = redis_keys.claim(ns, "*") if ns else ANY_CLAIM
     tokens = [r.get(name) for name in r.scan_iter(match=pattern, count=1000)]
-    return [t.decode() for t in tokens if t is not None]
+    return [text(t) for t in tokens if t is not None]
 
 
 def held_by(r: redis.Redis, child: Child, ns: str) -> int:
@@ -181,7 +183,7 @@ def held_by(r: redis.Redis, child: Child, ns: str) -> int:
 
 def job_record(r: redis.Redis, job_id: str) -> dict[str, str]:
     raw = r.hgetall(redis_keys.job(job_id))
-    return {k.decode(): v.decode() for k, v in raw.items()}
+    return {text(k): text(v) for k, v in raw.items()}
 
 
 def pending(r: redis.Redis) -> int:
@@ -216,7 +218,7 @@ def start_workers(
 ) -> list[Child]:
     workers = [children.worker(url, name, *extra, entry=entry) for name in names]
     for worker in workers:
-        wait_for(f"{worker.name}'s heartbeat", lambda w=worker: heartbeat(r, w.name), 30)
+        wait_for(f"{worker.name}'s heartbeat", partial(heartbeat, r, worker.name), 30)
     return workers
 
 
