@@ -30,7 +30,13 @@ from redis.typing import EncodableT, FieldT
 from memo_solver import redis_keys
 from memo_solver.engine import namespace
 from memo_solver.games import GameEntry, get_game
-from memo_solver.redis_store import LUA_NOW_MS, RedisStore, milliseconds
+from memo_solver.redis_store import (
+    LUA_FREES,
+    LUA_NOW_MS,
+    LUA_WRITES,
+    RedisStore,
+    milliseconds,
+)
 
 JobKind = Literal["precompute", "warm", "block", "stats"]
 KINDS: Final = ("precompute", "warm", "block", "stats")
@@ -132,7 +138,9 @@ async def enqueue(
 # KEYS: the job's record, the recent-jobs index, the stream. ARGV: '1' to queue a done job
 # again, the job id, the count of the stream's field items, those items, then the record's
 # own (status, queued_at).
-_ENQUEUE: Final = """
+_ENQUEUE: Final = (
+    LUA_WRITES
+    + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'queued' or status == 'running' or (status == 'done' and ARGV[1] == '0') then
   return 0
@@ -145,6 +153,7 @@ redis.call('ZADD', KEYS[2], 'inf', ARGV[2])
 redis.call('XADD', KEYS[3], '*', unpack(stream_fields))
 return 1
 """
+)
 
 
 async def enqueue_precompute(store: RedisStore, entry: GameEntry) -> tuple[str, bool]:
@@ -189,7 +198,8 @@ async def finish(
 
 # KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, field items.
 _FINISH: Final = (
-    LUA_NOW_MS
+    LUA_WRITES
+    + LUA_NOW_MS
     + """
 redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -202,7 +212,8 @@ return 0
 # members whose time has passed, then answers the count of the others and the latest
 # ARGV[1] of them (highest scores first).
 _LIVE_MEMBERS: Final = (
-    LUA_NOW_MS
+    LUA_FREES
+    + LUA_NOW_MS
     + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local members = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. now, 'LIMIT', 0, ARGV[1])
@@ -228,7 +239,8 @@ async def _hashes(redis: aioredis.Redis, keys: list[str]) -> list[dict[str, str]
 # KEYS: the worker's heartbeat hash, the live-workers set. ARGV: TTL ms, the worker id,
 # field items. Prunes the workers whose heartbeat lapsed.
 _BEAT: Final = (
-    LUA_NOW_MS
+    LUA_FREES
+    + LUA_NOW_MS
     + """
 redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -295,7 +307,9 @@ async def trim_stream(redis: aioredis.Redis, idle_consumer_s: float = IDLE_CONSU
 # KEYS: the stream. ARGV: a group, the idle time (ms) past which a consumer that holds no
 # entry is forgotten. One step, so that no entry is delivered to a consumer between the
 # look and the deletion (which would drop it from the pending list).
-_FORGET_IDLE_CONSUMERS: Final = """
+_FORGET_IDLE_CONSUMERS: Final = (
+    LUA_FREES
+    + """
 local gone = 0
 for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
   local field = {}
@@ -307,6 +321,7 @@ for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
 end
 return gone
 """
+)
 
 
 def _stream_id(value: object) -> tuple[int, int]:

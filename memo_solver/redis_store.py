@@ -54,6 +54,17 @@ log = logging.getLogger(__name__)
 # member of the namespace's claims set scored by the same expiry in Redis's own clock (what
 # coverage counts, with no SCAN). Every script keeps the two in step and prunes the set of
 # lapsed members as it goes, so the set holds about the live claims and never grows.
+# Every script opens with a shebang (Redis 7) that says what it does to memory, so that a
+# Redis at maxmemory refuses a script that would grow it before it starts, never halfway
+# (without one, Redis refuses only the first write, and not at all after a DEL).
+LUA_WRITES: Final = "#!lua\n"
+"""A script that may grow what Redis holds: refused at once by a Redis at maxmemory."""
+LUA_FREES: Final = "#!lua flags=allow-oom\n"
+"""A script that only deletes, expires or overwrites a small fixed record: it runs even at
+maxmemory, so claims are let go and workers stay visible while Redis refuses new blocks."""
+LUA_READS: Final = "#!lua flags=no-writes\n"
+"""A script that only reads: it runs at maxmemory, so status and health still answer."""
+
 LUA_NOW_MS: Final = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -64,7 +75,8 @@ TTLs Redis keeps, whichever host's script wrote them."""
 # KEYS: blocks hash, claims set, then one claim key per block. ARGV: token, lease ms, then
 # block keys.
 _CLAIM = (
-    LUA_NOW_MS
+    LUA_WRITES
+    + LUA_NOW_MS
     + """
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local expiry = now + tonumber(ARGV[2])
@@ -90,7 +102,8 @@ return out
 
 # KEYS: claims set, then claim keys. ARGV: token, lease ms, then block keys.
 _RENEW = (
-    LUA_NOW_MS
+    LUA_FREES
+    + LUA_NOW_MS
     + """
 for i = 2, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
@@ -103,7 +116,9 @@ return 0
 )
 
 # KEYS: claims set, then claim keys. ARGV: token, then (block key, channel) pairs.
-_RELEASE = """
+_RELEASE = (
+    LUA_FREES
+    + """
 for i = 2, #KEYS do
   local at = 2 + (i - 2) * 2
   if redis.call('GET', KEYS[i]) == ARGV[1] then
@@ -114,10 +129,13 @@ for i = 2, #KEYS do
 end
 return 0
 """
+)
 
 # KEYS: blocks hash, claims set, then one claim key per block. ARGV: token ('' for none),
 # then (block key, data, channel) triples.
-_COMMIT = """
+_COMMIT = (
+    LUA_WRITES
+    + """
 for i = 3, #KEYS do
   local at = 2 + (i - 3) * 3
   redis.call('HSET', KEYS[1], ARGV[at], ARGV[at + 1])
@@ -129,12 +147,14 @@ for i = 3, #KEYS do
 end
 return 0
 """
+)
 
 # KEYS: claims set, then the block group hashes. Blocks stored, live claims, and the bytes
 # Redis spends on the groups (MEMORY USAGE samples a few fields of a large hash): a few O(1)
 # commands, whatever the namespace or the database holds.
 _COVERAGE = (
-    LUA_NOW_MS
+    LUA_READS
+    + LUA_NOW_MS
     + """
 local blocks, size = 0, 0
 for i = 2, #KEYS do

@@ -2,19 +2,22 @@
 
     python scripts/readme_examples.py            # check: exit 1 and a diff if any output drifted
     python scripts/readme_examples.py --write    # rewrite README.md's drifted output in place
+    python scripts/readme_examples.py --full     # also the blocks that solve for minutes
 
 Every ```console block is a sequence of ``$ command`` lines, each followed by the output it
 shows. The blocks run in order in one sandbox, the way a reader would run them: a temporary
 folder as the working directory, an SQLite store holding the solved ``yahtzee`` game (the
 README says its examples were captured on one), and, for the blocks that name Redis or the
 HTTP service, a real ``redis-server``, workers and ``memo-solver serve`` on free loopback
-ports (``127.0.0.1:6379`` and ``localhost:8000`` in the text are rewritten to them).
+ports (``127.0.0.1:6379`` and ``localhost:8000`` in the text are rewritten to them, and
+``/tmp/`` to the sandbox's folder, and back in what the commands print).
 
 Output matches line by line, where ``...`` stands for any text inside a line, and a line of
 ``...`` alone for any number of lines (timings, paths, worker ids, cut JSON). A directive in
 an HTML comment on the line before a block says what it needs:
 
 - ``<!-- readme: skip (why) -->``: not run (docker, a fresh machine, an interrupted run);
+- ``<!-- readme: full (why) -->``: run only with ``--full`` (minutes of solving);
 - ``<!-- readme: workers=2 server -->``: those processes run against the Redis first;
 - ``<!-- readme: input=13456,,23456 -->``: the lines typed at the prompts, in a terminal
   (``play``); after the last one the terminal sends end-of-file;
@@ -174,6 +177,7 @@ class Sandbox:
             port = self.redis_url().rsplit(":", 1)[1].split("/")[0]
             command = command.replace("127.0.0.1:6379", f"127.0.0.1:{port}")
         command = command.replace("localhost:8000", f"127.0.0.1:{self.http_port}")
+        command = command.replace(" /tmp/", f" {self.folder}/")
         return command.replace("--port 8000", f"--port {self.http_port}")
 
     def ensure(self, block: Block) -> None:
@@ -227,6 +231,7 @@ class Sandbox:
         else:
             printed = self._capture(command)
         text = "\n".join(printed).replace(f"127.0.0.1:{self.http_port}", "localhost:8000")
+        text = text.replace(f"{self.folder}/", "/tmp/")
         if self.redis is not None:
             text = text.replace(f"127.0.0.1:{self.redis.port}", "127.0.0.1:6379")
         return text.split("\n") if printed else []
@@ -300,13 +305,16 @@ class Drift:
     actual: list[str]
 
 
-def run_readme(lines: list[str]) -> Iterator[Drift]:
-    """Every step whose output no longer matches what the README shows."""
+def run_readme(lines: list[str], full: bool = False) -> Iterator[Drift]:
+    """Every step whose output no longer matches what the README shows (``full``: with
+    the blocks marked ``full`` too)."""
     with tempfile.TemporaryDirectory(prefix="readme-") as folder:
         sandbox = Sandbox(Path(folder))
         try:
             for block in parse(lines):
                 if block.option("skip") is not None or not block.steps:
+                    continue
+                if block.option("full") is not None and not full:
                     continue
                 sandbox.ensure(block)
                 raw = block.option("input")
@@ -328,12 +336,13 @@ def run_readme(lines: list[str]) -> Iterator[Drift]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite drifted output in place")
+    parser.add_argument("--full", action="store_true", help="also the blocks marked full")
     parser.add_argument("--readme", type=Path, default=README, help="default: README.md")
     args = parser.parse_args()
     if shutil.which("memo-solver", path=str(Path(sys.executable).parent)) is None:
         raise SystemExit("run with the project's venv python: .venv/bin/python " + sys.argv[0])
     lines = args.readme.read_text(encoding="utf-8").split("\n")
-    drifts = list(run_readme(lines))
+    drifts = list(run_readme(lines, full=args.full))
     for drift in drifts:
         print(f"line {drift.step.first_line}: $ {drift.step.command}")
         print("  README shows:\n    " + "\n    ".join(drift.step.expected))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from redis.exceptions import OutOfMemoryError
 from redis_server import RedisServer
 from store_faults import (
     FULL,
@@ -26,7 +27,7 @@ from store_faults import (
     store_file,
 )
 
-from memo_solver import redis_keys
+from memo_solver import jobs, redis_keys
 from memo_solver.redis_store import RedisStore
 from memo_solver.sqlite_store import SQLiteStore
 from memo_solver.store import (
@@ -490,6 +491,31 @@ async def test_redis_at_maxmemory_refused_the_write_it_was_not_unreachable(
         assert await store.probe() is Write.ACCEPTED
         with fresh_redis.client() as client:
             assert client.keys("ms:{probe}:*") == []
+
+
+async def test_redis_at_maxmemory_refuses_a_growing_script_at_once_and_runs_the_others(
+    fresh_redis: RedisServer,
+) -> None:
+    """A script refused at maxmemory is refused before it starts: a job record whose first
+    write is a DEL is not rewritten halfway. Scripts that only read or free memory run:
+    status and health answer, claims are renewed and let go, workers stay listed."""
+    async with RedisStore(fresh_redis.url) as store:
+        await store.try_claim(NS, ["held"], A, LONG_LEASE)
+        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"), again_if_done=True)
+        with fresh_redis.client() as client, redis_at_maxmemory(client):
+            before = client.hgetall(redis_keys.job(jobs.Job.precompute("yahtzee-lower").id))
+            with pytest.raises(OutOfMemoryError):
+                await jobs.enqueue(
+                    store.redis, jobs.Job.precompute("yahtzee-lower"), again_if_done=True
+                )
+            after = client.hgetall(redis_keys.job(jobs.Job.precompute("yahtzee-lower").id))
+            assert after == before
+            assert (await store.coverage(NS)).claims == 1
+            await jobs.beat(store.redis, "w1", {"id": "w1"}, 10)
+            assert [w["id"] for w in await jobs.live_workers(store.redis, "*")] == ["w1"]
+            await store.renew(NS, ["held"], A, LONG_LEASE)
+            await store.release(NS, ["held"], A)
+            assert (await store.coverage(NS)).claims == 0
 
 
 async def test_redis_error_replies_are_refusals_and_only_lost_connections_unreachable(
