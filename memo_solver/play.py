@@ -232,7 +232,8 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     rules, state = table.rules, point.state
     if state.dice is None:
         # The header comes first: on an empty store the advice below solves for a while.
-        table.say(f"\nTurn {point.turn}: score {point.total}, upper total {state.upper}")
+        gap = "\n" if point.turn > 1 else ""  # a blank line between turns, none before the first
+        table.say(f"{gap}Turn {point.turn}: score {point.total}, upper total {state.upper}")
         start = await advise(engine, rules, state)
         table.say(f"  expected final score {point.total + start.value:.2f}")
         faces = await table.ask_dice("Roll five dice and type them (e.g. 12226): ")

@@ -273,7 +273,7 @@ def test_play_on_an_empty_store_says_turn_1_then_what_it_solves(tmp_path: Path) 
     result = play(tmp_path / "empty.sqlite3", "yahtzee-upper", ["quit"])
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("\nTurn 1: score 0, upper total 0\n  expected final score ")
+    assert result.stdout.startswith("Turn 1: score 0, upper total 0\n  expected final score ")
     assert result.stderr == "solving yahtzee-upper: 64 blocks to compute (the store keeps them)\n"
 
 
