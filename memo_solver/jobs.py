@@ -293,7 +293,8 @@ async def trim_stream(redis: aioredis.Redis, idle_consumer_s: float = IDLE_CONSU
         first_unread = (first_unread[0], first_unread[1] + 1)
         if int(group["pending"]):
             summary = await redis.xpending(redis_keys.JOB_STREAM, name)
-            first_unread = min(first_unread, _stream_id(summary["min"]))
+            if summary["min"] is not None:  # None: all acknowledged since the look above
+                first_unread = min(first_unread, _stream_id(summary["min"]))
         keep_from = first_unread if keep_from is None else min(keep_from, first_unread)
         forget = redis.register_script(_FORGET_IDLE_CONSUMERS)
         await forget(keys=[redis_keys.JOB_STREAM], args=[name, milliseconds(idle_consumer_s)])

@@ -18,6 +18,7 @@ import json
 import random
 import time
 from fractions import Fraction
+from functools import partial
 
 import anyio
 import pytest
@@ -35,6 +36,7 @@ from worker_support import (
     heartbeat,
     held_by,
     job_record,
+    longest_stall_until,
     pending,
     refused_jobs,
     start_workers,
@@ -180,16 +182,23 @@ def test_a_killed_worker_costs_the_other_about_one_lease(
     survivors_job = next(job for job in job_ids if job != victims_job)
     assert victims_job in job_ids
 
-    wait_for("the survivor's job", lambda: done_record(r, survivors_job), lease + 30)
-    survivor_took = time.monotonic() - killed_at
-    record = wait_for("the victim's job", lambda: done_record(r, victims_job), stale_job_s + 40)
+    count = partial(blocks_done, r, LARGE_NS)
+    # Idle time, not wall time: the survivor computes the rest alone, slower on a loaded
+    # machine, but stands idle at most about a lease (the victim's claims lapsing) until
+    # its own job is done, and until the victim's job is taken over after the stale time.
+    stall, _ = longest_stall_until(count, partial(done_record, r, survivors_job), killed_at, 300)
+    waited, record = longest_stall_until(
+        count, partial(done_record, r, victims_job), killed_at, stale_job_s + 300
+    )
     took = time.monotonic() - killed_at
     print(
-        f"killed {victim.name} at {blocks_at_kill} blocks; its job done {took:.1f} s later, "
-        f"the survivor's {survivor_took:.1f} s later ({blocks_done(r, LARGE_NS)} blocks)"
+        f"killed {victim.name} at {blocks_at_kill} blocks; its job done {took:.1f} s later; "
+        f"the survivor stood idle at most {stall:.1f} s for its own job, {waited:.1f} s in all "
+        f"({blocks_done(r, LARGE_NS)} blocks)"
     )
-    assert survivor_took < lease + 10, f"{survivor_took:.1f} s from the kill to done"
-    assert stale_job_s - 1 <= took < stale_job_s + lease + 10, f"{took:.1f} s"
+    assert stall < lease + 3, f"the survivor stood idle {stall:.1f} s"
+    assert waited < stale_job_s + lease + 3, f"the survivor stood idle {waited:.1f} s"
+    assert took >= stale_job_s - 1, "the victim's job was taken before it went stale"
     assert record["worker"] == survivor.name
     assert [t for t in claim_holders(r) if t.startswith(f"{HOST}/{victim.pid}/")] == []
 

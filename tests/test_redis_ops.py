@@ -280,6 +280,29 @@ async def test_a_trim_drops_only_what_every_worker_acknowledged(
         assert r.xlen(redis_keys.JOB_STREAM) == 0
 
 
+async def test_a_trim_survives_the_last_acknowledgement_landing_while_it_looks(
+    redis_url: str, r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The group said one entry was pending; by the time the trim asks which, a worker
+    has acknowledged it (XPENDING's summary then has no oldest id)."""
+    async with RedisStore(redis_url) as store:
+        await jobs.ensure_group(store.redis)
+        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
+        entries: Any = r.xreadgroup(
+            redis_keys.JOB_GROUP, "reader", {redis_keys.JOB_STREAM: ">"}, count=1
+        )
+        ((entry_id, _),) = entries[0][1]
+        look = store.redis.xpending
+
+        async def acknowledged_meanwhile(*args: Any, **kwargs: Any) -> Any:
+            r.xack(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id)
+            return await look(*args, **kwargs)
+
+        monkeypatch.setattr(store.redis, "xpending", acknowledged_meanwhile)
+        assert await jobs.trim_stream(store.redis) == 1
+        assert r.xlen(redis_keys.JOB_STREAM) == 0
+
+
 async def test_a_trim_forgets_idle_consumers_that_hold_nothing(
     redis_url: str, r: redis.Redis
 ) -> None:

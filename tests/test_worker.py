@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from worker_support import (
     held_by,
     job_record,
     json_of,
+    longest_stall_until,
     pending,
     refused_jobs,
     start_workers,
@@ -121,23 +123,6 @@ def test_workers_clis_and_a_job_compute_every_block_exactly_once(
 # --- a worker killed while it holds claims -------------------------------------------------
 
 
-def longest_stall_until_done(r: redis.Redis, since: float, timeout: float) -> tuple[float, Any]:
-    """The longest time from ``since`` with no block committed, until the precompute job is
-    done; and its record. What a dead worker costs the others is time standing idle, which
-    this measures apart from the time they spend computing (slower on a loaded machine)."""
-    count, last_commit, stall = blocks_done(r), since, 0.0
-    while True:
-        record = job_record(r, PRECOMPUTE_ID)
-        now, done = time.monotonic(), blocks_done(r)
-        if done != count:
-            count, last_commit = done, now
-        stall = max(stall, now - last_commit)
-        if record.get("status") == "done":
-            return stall, record
-        assert now - since < timeout, f"the job is not done {timeout} s after the kill"
-        time.sleep(0.02)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("victim_runs", ["a block job", "the precompute job"])
 def test_a_killed_worker_costs_the_other_about_one_lease(
@@ -174,7 +159,11 @@ def test_a_killed_worker_costs_the_other_about_one_lease(
     assert blocks_at_kill < BLOCKS, "the job was over before the kill: nothing was tested"
     survivor = next(w for w in workers if w is not victim)
 
-    stall, record = longest_stall_until_done(r, killed_at, timeout=300)
+    def done() -> dict[str, str] | None:
+        record = job_record(r, PRECOMPUTE_ID)
+        return record if record.get("status") == "done" else None
+
+    stall, record = longest_stall_until(partial(blocks_done, r), done, killed_at, timeout=300)
     idle_allowed = stale_job_s if victim_runs != "a block job" else lease
     print(f"killed {victim.name} at {blocks_at_kill} blocks; the longest stall: {stall:.1f} s")
     assert float(record["value"]) == pytest.approx(YAHTZEE_PIN, abs=TOL)

@@ -186,6 +186,26 @@ def job_record(r: redis.Redis, job_id: str) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
+def longest_stall_until(
+    count: Callable[[], int], done: Callable[[], T | None], since: float, timeout: float
+) -> tuple[float, T]:
+    """The longest time from ``since`` in which ``count`` (blocks stored) did not move,
+    until ``done`` answers; and its answer. What a dead worker costs the others is time
+    standing idle, which this measures apart from the time they spend computing (slower on
+    a loaded machine)."""
+    last, last_moved, stall = count(), since, 0.0
+    while True:
+        answer = done()
+        now, current = time.monotonic(), count()
+        if current != last:
+            last, last_moved = current, now
+        stall = max(stall, now - last_moved)
+        if answer:
+            return stall, answer
+        assert now - since < timeout, f"not done {timeout} s after the kill"
+        time.sleep(0.02)
+
+
 def pending(r: redis.Redis) -> int:
     info = r.xpending(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP)
     return int(info["pending"])
