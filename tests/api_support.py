@@ -20,11 +20,11 @@ import httpx
 import numpy as np
 from fastapi import FastAPI
 
-from memo_solver.api import ApiSettings, create_app
-from memo_solver.rules import RuleSet
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.state import State, state_to_json
-from memo_solver.store import Store
+from memo_solver.core.store import Store
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.state import State, state_to_json
+from memo_solver.service.app import ApiSettings, create_app
+from memo_solver.stores.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parent.parent
 OPENAPI_PATH = REPO / "openapi.json"

@@ -13,10 +13,11 @@ import redis
 from redis_server import RedisServer, ensure_redis_server, free_port
 from worker_support import Children
 
-from memo_solver.redis_store import RedisStore
-from memo_solver.runtime import keep_freed_memory
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.store import MemoryStore, Store
+from memo_solver.core.runtime import keep_freed_memory
+from memo_solver.core.store import Store
+from memo_solver.stores.memory import MemoryStore
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 
 async def _memory(request: pytest.FixtureRequest, tmp_path: Path) -> Store:

@@ -48,13 +48,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis_server import RedisServer
 from store_faults import FULL, READ_ONLY, on_every_connection, redis_at_maxmemory, store_file
 
-from memo_solver import cli as memo_cli
-from memo_solver.api import ADMIN_TOKEN_ENV, MAX_BATCH, ApiSettings, openapi_document
-from memo_solver.jobs import Job
-from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS
-from memo_solver.state import StateError, parse_state
-from memo_solver.store import MemoryStore
+from memo_solver.cli import main as memo_cli
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.state import StateError, parse_state
+from memo_solver.jobs.queue import Job
+from memo_solver.service.app import ADMIN_TOKEN_ENV, MAX_BATCH, ApiSettings, openapi_document
+from memo_solver.stores.memory import MemoryStore
+from memo_solver.stores.redis import RedisStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 TOKEN = "s3cret-operator-token"

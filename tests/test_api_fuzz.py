@@ -35,9 +35,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from memo_solver.api import ADMIN_TOKEN_ENV, ApiSettings
-from memo_solver.redis_store import RedisStore
-from memo_solver.store import MemoryStore
+from memo_solver.service.app import ADMIN_TOKEN_ENV, ApiSettings
+from memo_solver.stores.memory import MemoryStore
+from memo_solver.stores.redis import RedisStore
 
 pytestmark = pytest.mark.slow
 

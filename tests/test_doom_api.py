@@ -18,11 +18,11 @@ import httpx
 import pytest
 from api_support import api_client, child_env, error_of
 
-from memo_solver import doom_api
-from memo_solver.api import ADMIN_TOKEN_ENV, ApiSettings
-from memo_solver.doom_advice import solve
-from memo_solver.jobs import Job
-from memo_solver.redis_store import RedisStore
+from memo_solver.games.dice_of_doom.advice import solve
+from memo_solver.jobs.queue import Job
+from memo_solver.service import dice_of_doom as doom_api
+from memo_solver.service.app import ADMIN_TOKEN_ENV, ApiSettings
+from memo_solver.stores.redis import RedisStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ADVICE = "/v1/games/dice-of-doom/advice"

@@ -50,14 +50,15 @@ from worker_support import (
     with_store,
 )
 
-from memo_solver import jobs, redis_keys
-from memo_solver.api import ApiSettings
-from memo_solver.engine import namespace, open_engine
-from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.store import Claim, Store
-from memo_solver.yahtzee import YahtzeeGame
+from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.store import Claim, Store
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.jobs import queue as jobs
+from memo_solver.service.app import ApiSettings
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 T = TypeVar("T")
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
