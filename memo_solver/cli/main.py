@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from memo_solver.core.errors import UserError
 from memo_solver.core.runtime import freeze_startup_objects, keep_freed_memory, pin_blas_threads
+from memo_solver.core.store import StoreUnavailableError
 
 if TYPE_CHECKING:
     from memo_solver.core.engine import Engine
     from memo_solver.core.store import Store
     from memo_solver.games.yahtzee.rules import RuleSet
+    from memo_solver.jobs.settings import WorkerSettings
 
 PROG = "memo-solver"
 EXIT_USAGE = 2
@@ -68,12 +71,10 @@ refused the write, full, or locked too long (retry later); 1 internal error; 130
 """
 
 
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
+class UsageError(UserError):
+    """Bad input a command finds itself (an option out of range, a file it cannot use)."""
 
-
-class StoreFaultError(Exception):
-    """The store failed, not the command: printed as one line, exit status 75."""
+    field = "arguments"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -439,18 +440,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     pin_blas_threads()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if args.command == "worker":
-        return _worker(args)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     try:
-        return _dispatch(args)
-    except UsageError as exc:
+        if args.command == "worker":
+            settings = _worker_settings(args)
+        else:
+            logging.basicConfig(
+                level=logging.DEBUG if args.verbose else logging.WARNING,
+                format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+            )
+            return _dispatch(args)
+    except UserError as exc:  # before the store's: a location that cannot be one is bad input
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except StoreFaultError as exc:
+    except StoreUnavailableError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_TEMPFAIL
     except KeyboardInterrupt:
@@ -466,60 +468,40 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-
-
-def _worker(args: argparse.Namespace) -> int:
-    """A worker on the options as every command resolves them: --redis and -v on either
-    side of ``worker``, the command line over the environment."""
-    from memo_solver.jobs.settings import SettingsError, settings_of
-
-    if args.store:
-        print(
-            f"{PROG}: error: --store: a worker serves jobs from Redis only, not an SQLite "
-            f"file; give --redis URL (or ${REDIS_ENV})",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    try:
-        settings = settings_of(args)
-    except SettingsError as exc:
-        print(f"{PROG}: error: {exc} (see '{PROG} worker --help')", file=sys.stderr)
-        return EXIT_USAGE
+    # Outside the handlers: a worker that crashes leaves its traceback in its log.
     from memo_solver.cli.worker import run
 
     return run(settings)
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    from memo_solver.core.store import StoreLocationError, StoreUnavailableError
-    from memo_solver.games.dice_of_doom.board import DoomError
-    from memo_solver.games.registry import UnknownGameError
-    from memo_solver.games.yahtzee.rules import UnknownRuleSetError
-    from memo_solver.games.yahtzee.state import StateError
-    from memo_solver.stores.transfer import TransferError
+def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
+    """A worker's settings on the options as every command resolves them: --redis and -v on
+    either side of ``worker``, the command line over the environment."""
+    from memo_solver.jobs.settings import SettingsError, settings_of
 
+    if args.store:
+        raise UsageError(
+            f"--store: a worker serves jobs from Redis only, not an SQLite file; give --redis "
+            f"URL (or ${REDIS_ENV})"
+        )
+    try:
+        return settings_of(args)
+    except SettingsError as exc:
+        raise UsageError(f"{exc} (see '{PROG} worker --help')") from None
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "rules":
             return cmd_rules(args)
         if args.command == "serve":
             return cmd_serve(args)
         return _run_async(args)
-    except (
-        StateError,
-        UnknownRuleSetError,
-        UnknownGameError,
-        DoomError,
-        StoreLocationError,
-        TransferError,
-    ) as exc:
-        raise UsageError(str(exc)) from None
-    except StoreUnavailableError as exc:
-        raise StoreFaultError(str(exc)) from None
     except Exception as exc:
         fault = _redis_fault(exc, args)
         if fault is None:
             raise
-        raise StoreFaultError(str(fault)) from None
+        raise fault from None
 
 
 def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self
 
+from memo_solver.core.errors import UserError
+
 
 class Claim(enum.Enum):
     """What ``try_claim`` found."""
@@ -59,13 +61,15 @@ class StoreBusyError(StoreUnavailableError):
     """Another process held the store's write lock for longer than the store waits."""
 
 
-class StoreLocationError(StoreUnavailableError):
+class StoreLocationError(UserError, StoreUnavailableError):
     """What was named cannot be a store (a folder, a path under a file, a malformed URL).
 
-    Bad input, not an outage: the CLI says it with exit status 2, as it says any other. A
-    subclass all the same, so code that only reports store trouble (the worker's retry
-    loop) reports this too.
+    Bad input, not an outage: a user error first, so the CLI says it with exit status 2, as
+    it says any other. A store error all the same, so code that only reports store trouble
+    (the worker's retry loop) reports this too.
     """
+
+    field = "store"
 
 
 class Write(enum.Enum):

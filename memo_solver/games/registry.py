@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from memo_solver.core.engine import Engine
+from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block, Game
 from memo_solver.games.dice_of_doom.board import Board, format_board, parse_board, player_index
 from memo_solver.games.dice_of_doom.game import SIZES, doom_game
@@ -28,7 +29,11 @@ Stats = Callable[[Engine, str, anyio.CapacityLimiter], Awaitable[dict[str, Any]]
 RootSummary = Callable[[Block], tuple[str, dict[str, float]]]
 
 
-class UnknownGameError(ValueError):
+class UnknownGameError(UserError):
+    """A name that is no rule set or game; the message lists them all."""
+
+    field = "rules"
+
     def __init__(self, name: str) -> None:
         super().__init__(f"unknown rule set {name!r} (rule sets and games: {', '.join(names())})")
 

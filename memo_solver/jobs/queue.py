@@ -28,6 +28,7 @@ from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
 from memo_solver.core.engine import namespace
+from memo_solver.core.errors import UserError
 from memo_solver.games.registry import GameEntry, get_game
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import (
@@ -42,8 +43,10 @@ JobKind = Literal["precompute", "warm", "block", "stats"]
 KINDS: Final = ("precompute", "warm", "block", "stats")
 
 
-class JobError(ValueError):
+class JobError(UserError):
     """A job message that cannot be run (malformed, unknown rule set, bad state)."""
+
+    field = "job"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
+from memo_solver.core.errors import UserError
+
 ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
 ENV_CONCURRENCY: Final = "MEMO_SOLVER_WORKER_CONCURRENCY"
@@ -55,8 +57,10 @@ DESCRIPTION: Final = (
 REDIS_HELP: Final = f"the Redis to serve (default: ${ENV_REDIS_URL}, else {DEFAULT_REDIS_URL})"
 
 
-class SettingsError(ValueError):
+class SettingsError(UserError):
     """Options or environment a worker cannot run with; the message says which."""
+
+    field = "settings"
 
 
 def build_parser(prog: str = "python -m worker") -> argparse.ArgumentParser:

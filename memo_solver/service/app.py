@@ -34,12 +34,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memo_solver.core.engine import Engine, namespace, open_engine
+from memo_solver.core.errors import UserError
 from memo_solver.core.store import Store, StoreFullError, StoreUnavailableError
-from memo_solver.games.dice_of_doom.board import DoomError
 from memo_solver.games.registry import GameEntry, UnknownGameError, get_game, registry
 from memo_solver.games.yahtzee.advice import advise, blocks_needed
 from memo_solver.games.yahtzee.distribution import Distribution
-from memo_solver.games.yahtzee.review import GameError, read_game, review_game
+from memo_solver.games.yahtzee.review import read_game, review_game
 from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet, UnknownRuleSetError, get_rule_set
 from memo_solver.games.yahtzee.state import (
     State,
@@ -88,12 +88,14 @@ class ApiSettings:
     board fits; a larger board past it gets a 422 naming the limit."""
 
 
-class ApiError(Exception):
-    """A client error: status, the field at fault and a message in the CLI's words."""
+class ApiError(UserError):
+    """An error the service itself finds: the status (401 and 403 for the operator token, 404
+    for an unknown job, 409 for a job on a store without a queue; 503 with Retry-After when
+    the client should ask again), the field at fault and a message in the CLI's words."""
 
     def __init__(self, status: int, field: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.field, self.message = status, field, message
+        super().__init__(message, field)
+        self.status = status
 
 
 # --- request and response models ---------------------------------------------------------
@@ -774,21 +776,10 @@ def _error(
 def _install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
     retry = {"Retry-After": str(settings.retry_after_s)}
 
-    @app.exception_handler(ApiError)
-    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+    @app.exception_handler(UserError)
+    async def user_error(request: Request, exc: UserError) -> JSONResponse:
+        """Every error the client can fix, whatever raised it: its status, field and message."""
         return _error(exc.status, exc.field, exc.message, retry if exc.status == 503 else None)
-
-    @app.exception_handler(StateError)
-    async def state_error(request: Request, exc: StateError) -> JSONResponse:
-        return _error(422, exc.field, exc.message)
-
-    @app.exception_handler(DoomError)
-    async def doom_error(request: Request, exc: DoomError) -> JSONResponse:
-        return _error(422, exc.field, exc.message)
-
-    @app.exception_handler(GameError)
-    async def game_error(request: Request, exc: GameError) -> JSONResponse:
-        return _error(422, "game", exc.message)
 
     @app.exception_handler(StoreUnavailableError)
     async def store_down(request: Request, exc: StoreUnavailableError) -> JSONResponse:

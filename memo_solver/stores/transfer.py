@@ -17,6 +17,7 @@ import msgpack
 
 from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace
+from memo_solver.core.errors import UserError
 from memo_solver.core.game import Game
 from memo_solver.core.store import Store
 
@@ -25,8 +26,10 @@ FILE_VERSION: Final = 1
 _BATCH: Final = 512
 
 
-class TransferError(ValueError):
+class TransferError(UserError):
     """A dump file that is not one, or belongs to another game."""
+
+    field = "file"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
+from memo_solver.core.errors import UserError
+
 MAX_DICE: Final = 3
 """Dice a hex can hold; attacks and reinforcements never go past it."""
 MIN_SIZE: Final = 2
@@ -44,18 +46,12 @@ _SQUARES: Final = ", ".join(str(n * n) for n in range(MIN_SIZE, MAX_SIZE)) + (
 )
 
 
-class DoomError(ValueError):
-    """A board, player or move the user gave is invalid; ``field`` names what is wrong."""
+class DoomError(UserError):
+    """A board, player or move the user gave is invalid; ``field`` names what is wrong (the
+    message names it in its own words, so the CLI's line is the message alone)."""
 
     def __init__(self, field: str, message: str) -> None:
-        # Both parts go to ValueError's args so that the error survives pickling, as it must
-        # to come back from a worker process.
-        super().__init__(field, message)
-        self.field = field
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
+        super().__init__(message, field)
 
 
 @dataclass(frozen=True)

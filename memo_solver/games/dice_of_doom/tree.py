@@ -82,7 +82,10 @@ _CHUNK: Final = 5
 
 
 class DoomLimitError(DoomError):
-    """Solving a position would hold more distinct positions than the solver's limit allows."""
+    """Solving a position would hold more distinct positions than the solver's limit allows.
+
+    A user error (422, field ``limit``): a smaller position, or a service started with a
+    higher limit, is the fix."""
 
 
 @dataclass(frozen=True)

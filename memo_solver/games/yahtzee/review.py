@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from memo_solver.core.engine import Engine
+from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.advice import Action, advise
 from memo_solver.games.yahtzee.dice import DICE, FACES, ROLL_INDEX
 from memo_solver.games.yahtzee.rules import RuleSet
@@ -40,14 +41,15 @@ _GAME_KEYS = ("rules", "turns")
 _TURN_KEYS = ("rolls", "keeps", "box")
 
 
-class GameError(ValueError):
-    """A game that breaks the rules or the format; ``str()`` names the turn and step."""
+class GameError(UserError):
+    """A game that breaks the rules or the format; the message names the turn and step."""
+
+    field = "game"
 
     def __init__(self, message: str, turn: int | None = None, step: str | None = None) -> None:
         where = "" if turn is None else f"turn {turn}" + (f", {step}" if step else "")
-        text = f"{where}: {message}" if where else message
-        super().__init__(text)
-        self.turn, self.step, self.message = turn, step, text
+        super().__init__(f"{where}: {message}" if where else message)
+        self.turn, self.step = turn, step
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Final, Literal
 import numpy as np
 import numpy.typing as npt
 
+from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.dice import DICE, FACES, ROLL_COUNTS, ROLL_SUMS
 
 FloatArray = npt.NDArray[np.float64]
@@ -25,8 +26,10 @@ Joker = Literal["forced", "free", "none"]
 UPPER_NAMES: Final = ("ones", "twos", "threes", "fours", "fives", "sixes")
 
 
-class UnknownRuleSetError(ValueError):
+class UnknownRuleSetError(UserError):
     """Raised for a rule-set name that is not built in; the message lists the valid ones."""
+
+    field = "rules"
 
 
 @dataclass(frozen=True, eq=False)

@@ -31,19 +31,17 @@ from typing import Final, TypeGuard
 
 import numpy as np
 
+from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.dice import DICE, FACES
 from memo_solver.games.yahtzee.rules import RuleSet
 
 
-class StateError(ValueError):
-    """A state the user typed is invalid; ``field`` names what is wrong."""
+class StateError(UserError):
+    """A state the user typed is invalid; ``field`` names what is wrong, and so does the
+    CLI's line (``upper: upper total 5 cannot be made ...``)."""
 
     def __init__(self, field: str, message: str) -> None:
-        # Both parts go to ValueError's args so that the error survives pickling, as it must
-        # to come back from a worker process.
-        super().__init__(field, message)
-        self.field = field
-        self.message = message
+        super().__init__(message, field)
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
