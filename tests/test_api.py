@@ -52,7 +52,9 @@ from memo_solver.cli import main as memo_cli
 from memo_solver.games.yahtzee.rules import RULE_SETS
 from memo_solver.games.yahtzee.state import StateError, parse_state
 from memo_solver.jobs.queue import Job
-from memo_solver.service.app import ADMIN_TOKEN_ENV, MAX_BATCH, ApiSettings, openapi_document
+from memo_solver.service.app import ApiSettings, openapi_document
+from memo_solver.service.models import MAX_BATCH
+from memo_solver.service.settings import ADMIN_TOKEN_ENV
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.redis import RedisStore
 

@@ -20,8 +20,8 @@ from api_support import api_client, as_json, late_states, random_state
 
 from memo_solver.games.yahtzee.advice import Action, Advice
 from memo_solver.games.yahtzee.rules import RULE_SETS
-from memo_solver.service.app import ApiSettings, BatchOut
-from memo_solver.service.fast import FastPost, advice_body
+from memo_solver.service.app import ApiSettings
+from memo_solver.service.fast import BatchOut, FastPost, advice_body
 
 QUICK = ApiSettings(deadline_s=30.0)
 FAST = {"content-type": "application/json"}

@@ -35,7 +35,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from memo_solver.service.app import ADMIN_TOKEN_ENV, ApiSettings
+from memo_solver.service.app import ApiSettings
+from memo_solver.service.settings import ADMIN_TOKEN_ENV
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.redis import RedisStore
 

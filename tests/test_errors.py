@@ -43,7 +43,7 @@ from memo_solver.games.yahtzee.state import StateError
 from memo_solver.games.yahtzee.stats import StoppedError
 from memo_solver.jobs.queue import JobError
 from memo_solver.jobs.settings import SettingsError
-from memo_solver.service.app import ApiError
+from memo_solver.service.errors import ApiError
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.transfer import TransferError
 

@@ -12,10 +12,13 @@ own FastAPI handler with the body replayed, so every error keeps its words and s
 Exceptions the ``answer`` raises (503 after the deadline, store down) reach the app's
 exception handlers as the route's own would.
 
-:func:`advice_body` writes an :class:`~memo_solver.games.yahtzee.advice.Advice` as the bytes the
-``AdviceOut`` response model gives (same keys, same order, nulls left out, same float
-text), and the ``batch_*`` functions a ``BatchOut`` of them, which the batch route returns
-as a ready response; ``tests/test_api_fast.py`` holds them to byte equality with the models.
+The advice answer is written here twice, on purpose side by side: as the response models
+(``AdviceOut``, ``BatchOut`` and their parts: what ``openapi.json`` documents and what
+FastAPI's handler validates and encodes when the fast path steps aside), and as
+:func:`advice_body` and the ``batch_*`` writers, which give the same bytes directly (same
+keys, same order, nulls left out, same float text) for the fast path and for the batch
+route's ready response. The two must never differ (a client cannot tell which path
+answered); ``tests/test_api_fast.py`` holds them to byte equality.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ import json
 import math
 from collections.abc import Awaitable, Callable
 from json.encoder import encode_basestring_ascii as _str
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memo_solver.games.yahtzee.advice import Action, Advice
@@ -37,7 +41,7 @@ Answer = Callable[[Scope, Any], Awaitable[bytes | None]]
 route's own handler to answer."""
 
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
-"""As ``_JSONResponse.render``: ASCII, compact, no NaN."""
+"""As ``AsciiJSONResponse.render``: ASCII, compact, no NaN."""
 _JSON = (b"application/json",)
 
 
@@ -115,6 +119,45 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+# --- the advice answer: its models, and the writers of the same bytes ----------------------
+#
+# Keep these two halves in step: a field added, renamed, reordered or made optional in a
+# model below must be written the same way by the functions after them, or the fast path
+# answers what the documented model does not (tests/test_api_fast.py fails).
+
+
+class ActionOut(BaseModel):
+    kind: Literal["keep", "score"]
+    value: float
+    loss: float
+    words: str
+    keep: list[int] | None = None
+    category: str | None = None
+    points: int | None = None
+    bonus: int | None = None
+
+
+class AdviceOut(BaseModel):
+    game_over: bool
+    value: float
+    turn_start_value: float
+    actions: list[ActionOut]
+
+
+class ErrorDetail(BaseModel):
+    field: str
+    message: str
+
+
+class BatchItemOut(BaseModel):
+    advice: AdviceOut | None = None
+    error: ErrorDetail | None = None
+
+
+class BatchOut(BaseModel):
+    results: list[BatchItemOut]
 
 
 def advice_body(advice: Advice) -> bytes:

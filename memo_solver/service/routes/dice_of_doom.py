@@ -4,20 +4,19 @@ The same JSON as ``memo-solver advise --game dice-of-doom --json``. A position w
 ends only on turn starts the shared memo holds is answered from it; any other is solved on
 its own DAG in a worker thread, within the service's deadline (503 and Retry-After past
 it, the retry finding the finished work). Bad boards are 422s naming the field, through
-the :class:`~memo_solver.games.dice_of_doom.board.DoomError` handler of the app; so is a position
-past the
-solver's limit, and that failure is remembered, so that the retries a 503 invites get the
-422 at once instead of each starting the doomed solve again.
+the :class:`~memo_solver.games.dice_of_doom.board.DoomError` handler
+(:mod:`memo_solver.service.errors`); so is a position past the solver's limit, and that
+failure is remembered, so that the retries a 503 invites get the 422 at once instead of
+each starting the doomed solve again.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from memo_solver.games.dice_of_doom.advice import DoomAdvice, from_memo, solve
@@ -29,9 +28,8 @@ from memo_solver.games.dice_of_doom.tree import (
     Position,
     analysis_to_json,
 )
-
-if TYPE_CHECKING:
-    from memo_solver.service.app import Service
+from memo_solver.service.routes import Routes
+from memo_solver.service.service import service_of
 
 LIMIT_FAILURES_KEPT = 4096
 """Positions remembered as past the limit, the least recently asked forgotten first: a few
@@ -105,12 +103,13 @@ class DoomAdviceOut(BaseModel):
     )
 
 
-def router(service_of: Callable[[Request], Service], limit: int) -> APIRouter:
-    routes = APIRouter()
+def routes(limit: int) -> Routes:
+    """The route for one app: its solves within ``limit``, one at a time."""
+    routes = Routes()
     limiter = anyio.CapacityLimiter(1)
     past_limit: OrderedDict[tuple[Position, bool], str] = OrderedDict()
     """The limit's message per (position, stats) whose solve failed at ``limit``: this
-    router's one limit, so a service started with another limit learns its own."""
+    app's one limit, so a service started with another limit learns its own."""
 
     @routes.post(
         "/v1/games/dice-of-doom/advice",
