@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from memo_solver.games.dice_of_doom import tree as doom_tree
 from memo_solver.games.dice_of_doom.board import Board, DoomError, parse_board, winners
+from memo_solver.games.dice_of_doom.report import analysis_to_json, format_analysis
 from memo_solver.games.dice_of_doom.tree import (
     Analysis,
     DoomLimitError,
@@ -23,8 +24,6 @@ from memo_solver.games.dice_of_doom.tree import (
     Position,
     TreeStats,
     analyse,
-    analysis_to_json,
-    format_analysis,
     legal_moves,
     make_position,
     play_move,

@@ -44,8 +44,6 @@ from memo_solver.games.yahtzee.simulate import (
     CHUNK_GAMES,
     GLYPHS,
     PolicyCache,
-    Strategy,
-    Summary,
     command,
     greedy_policy,
     optimal_policy,
@@ -53,6 +51,7 @@ from memo_solver.games.yahtzee.simulate import (
     throw,
 )
 from memo_solver.games.yahtzee.state import State, start_state
+from memo_solver.games.yahtzee.summary import Strategy, Summary
 from memo_solver.games.yahtzee.turn import Guideposts
 from memo_solver.stores.memory import MemoryStore
 

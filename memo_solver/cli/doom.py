@@ -24,12 +24,8 @@ from memo_solver.core.engine import Engine, open_engine
 from memo_solver.games.dice_of_doom.advice import advise
 from memo_solver.games.dice_of_doom.board import parse_board, player_index, player_name
 from memo_solver.games.dice_of_doom.game import SIZES, doom_game, doom_name
-from memo_solver.games.dice_of_doom.tree import (
-    DoomSolver,
-    Position,
-    analysis_to_json,
-    format_analysis,
-)
+from memo_solver.games.dice_of_doom.report import analysis_to_json, format_analysis
+from memo_solver.games.dice_of_doom.tree import DoomSolver, Position
 
 
 def position_of(args: argparse.Namespace) -> Position:

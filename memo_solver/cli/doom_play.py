@@ -23,12 +23,12 @@ from memo_solver.games.dice_of_doom.board import (
     player_name,
     winners,
 )
+from memo_solver.games.dice_of_doom.report import move_text
 from memo_solver.games.dice_of_doom.tree import (
     DoomSolver,
     Move,
     Position,
     legal_moves,
-    move_text,
     play_move,
 )
 
