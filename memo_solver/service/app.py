@@ -36,7 +36,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memo_solver.core.engine import Engine, namespace, open_engine
 from memo_solver.core.store import Store, StoreFullError, StoreUnavailableError
 from memo_solver.games.dice_of_doom.board import DoomError
-from memo_solver.games.registry import GameEntry, UnknownGameError, get_game, registry
+from memo_solver.games.entry import GameEntry
+from memo_solver.games.registry import UnknownGameError, get_game, registry
 from memo_solver.games.yahtzee.advice import advise, blocks_needed
 from memo_solver.games.yahtzee.distribution import Distribution
 from memo_solver.games.yahtzee.review import GameError, read_game, review_game
@@ -49,8 +50,7 @@ from memo_solver.games.yahtzee.state import (
     state_to_json,
 )
 from memo_solver.games.yahtzee.stats import distribution_in_thread, stats_json
-from memo_solver.jobs import queue as jobs
-from memo_solver.jobs.queue import Job
+from memo_solver.jobs.queue import Job, JobError, JobQueue
 from memo_solver.service import dice_of_doom as doom_api
 from memo_solver.service import metrics
 from memo_solver.service.fast import (
@@ -60,7 +60,6 @@ from memo_solver.service.fast import (
     batch_error,
     install_fast_post,
 )
-from memo_solver.stores.redis import RedisStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -355,8 +354,10 @@ class _Work:
 class Service:
     """What the routes share: the store, one engine per rule set, and the background group."""
 
-    def __init__(self, store: Store, settings: ApiSettings) -> None:
+    def __init__(self, store: Store, queue: JobQueue | None, settings: ApiSettings) -> None:
         self.store = store
+        self.queue = queue
+        """The store's job queue (on Redis; None on SQLite or in memory)."""
         self.settings = settings
         self.engines: dict[str, Engine] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
@@ -408,13 +409,12 @@ class Service:
         while it waits. A done record is queued again: the state is cold, so its blocks
         are gone. Best effort: the request's answer is the 503 whatever happens here.
         """
-        redis = getattr(self.store, "redis", None)
-        if redis is None:
+        if self.queue is None:
             return
         try:
-            if await jobs.live_worker_count(redis):
-                await jobs.enqueue(redis, warm(), again_if_done=True)
-        except (RedisError, OSError, jobs.JobError) as exc:
+            if await self.queue.live_worker_count():
+                await self.queue.enqueue(warm(), again_if_done=True)
+        except (RedisError, OSError, JobError) as exc:
             log.info("a cold state was not handed to the workers: %s", exc)
 
     def _start(self, work: Callable[[], Awaitable[Any]], forget: Hashable = None) -> _Work:
@@ -481,15 +481,19 @@ class _JSONResponse(JSONResponse):
         return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
 
 
-def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = None) -> FastAPI:
-    """The ASGI app. ``open_store`` makes the store when the lifespan starts."""
+def create_app(
+    open_store: Callable[[], tuple[Store, JobQueue | None]], settings: ApiSettings | None = None
+) -> FastAPI:
+    """The ASGI app. ``open_store`` makes the store and its job queue (None without one)
+    when the lifespan starts: :func:`memo_solver.jobs.storage.open_store_and_queue`."""
     settings = settings or ApiSettings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            store = await stack.enter_async_context(open_store())
-            service = Service(store, settings)
+            store, queue = open_store()
+            await stack.enter_async_context(store)
+            service = Service(store, queue, settings)
             limiter = anyio.CapacityLimiter(1)
             for name, entry in registry().items():
                 service.engines[name] = await stack.enter_async_context(
@@ -667,13 +671,13 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         service = service_of(request)
         game = entry.game
         covered = await service.store.coverage(namespace(game))
-        redis = getattr(service.store, "redis", None)
+        queue = service.queue
         return CoverageOut(
             rules=entry.name,
             blocks_total=game.block_count,
             blocks_done=covered.blocks,
             claims_held=covered.claims,
-            workers_alive=0 if redis is None else await jobs.live_worker_count(redis),
+            workers_alive=0 if queue is None else await queue.live_worker_count(),
         )
 
     @app.post(
@@ -687,17 +691,16 @@ def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = N
         ``dice-of-doom-3x3`` (operator token required)."""
         _authorize(request)
         entry = _game(body.rules)
-        store = _redis_store(service_of(request).store)
-        job_id, queued = await jobs.enqueue_precompute(store, entry)
-        record = await jobs.job_record(store.redis, job_id) or {}
+        queue = _queue(service_of(request))
+        job_id, queued = await queue.enqueue_precompute(entry)
+        record = await queue.record(job_id) or {}
         return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
 
     @app.get("/v1/jobs/{job_id}", response_model=JobOut, response_model_exclude_none=True)
     async def job(job_id: str, request: Request) -> JobOut:
         """A background job's record (operator token required)."""
         _authorize(request)
-        redis = _redis_store(service_of(request).store).redis
-        record = await jobs.job_record(redis, job_id)
+        record = await _queue(service_of(request)).record(job_id)
         if record is None:
             raise ApiError(404, "job_id", f"no job {job_id!r}")
         return JobOut(job=job_id, status=record.get("status", "?"), record=record)
@@ -741,12 +744,12 @@ def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
     return lambda: Job.warm(rules.name, json.dumps(state_to_json(state, rules)))
 
 
-def _redis_store(store: Store) -> RedisStore:
-    if not isinstance(store, RedisStore):
+def _queue(service: Service) -> JobQueue:
+    if service.queue is None:
         raise ApiError(
             409, "store", "background jobs need the shared Redis store (serve with --redis URL)"
         )
-    return store
+    return service.queue
 
 
 def _authorize(request: Request) -> None:

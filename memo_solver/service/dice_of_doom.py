@@ -13,16 +13,17 @@ solver's limit, and that failure is remembered, so that the retries a 503 invite
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from memo_solver.core.engine import Engine
 from memo_solver.games.dice_of_doom.advice import DoomAdvice, from_memo, solve
 from memo_solver.games.dice_of_doom.board import MAX_SIZE, DoomError, parse_board, player_index
-from memo_solver.games.dice_of_doom.game import SIZES, doom_name
+from memo_solver.games.dice_of_doom.sizes import SIZES, doom_name
 from memo_solver.games.dice_of_doom.tree import (
     DoomLimitError,
     DoomSolver,
@@ -30,8 +31,18 @@ from memo_solver.games.dice_of_doom.tree import (
     analysis_to_json,
 )
 
-if TYPE_CHECKING:
-    from memo_solver.service.app import Service
+T = TypeVar("T")
+
+
+class Service(Protocol):
+    """What these routes use of the app's service (:class:`memo_solver.service.app.Service`,
+    whose module includes this router: naming it here would make an import cycle)."""
+
+    @property
+    def engines(self) -> Mapping[str, Engine]: ...
+
+    async def run_shared(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T: ...
+
 
 LIMIT_FAILURES_KEPT = 4096
 """Positions remembered as past the limit, the least recently asked forgotten first: a few
