@@ -18,12 +18,17 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("memo_solver", "worker")
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Every module of the packages and the modules of the packages it imports, whatever
-    the import's place (top, function, ``TYPE_CHECKING``)."""
+def build_graph(*, external: bool) -> grimp.ImportGraph:
+    """The imports of the packages, whatever their place (top, function,
+    ``TYPE_CHECKING``); with ``external``, their imports of other packages too."""
     if str(REPO) not in sys.path:  # ``worker`` is a folder of the checkout, not installed
         sys.path.insert(0, str(REPO))
-    graph = grimp.build_graph(*PACKAGES, include_external_packages=False)
+    return grimp.build_graph(*PACKAGES, include_external_packages=external)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module of the packages and the modules of the packages it imports."""
+    graph = build_graph(external=False)
     return {
         module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules
     }
@@ -100,6 +105,13 @@ def test_no_module_takes_part_in_an_import_cycle() -> None:
     assert "worker.__main__" in graph
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n\n".join(describe(c, graph) for c in found)
+
+
+def test_below_the_command_line_no_module_knows_argparse() -> None:
+    """The command line turns its parsed namespace into typed values: the layers below it
+    (games, jobs, the service) never take one, nor build a parser."""
+    users = build_graph(external=True).find_modules_that_directly_import("argparse")
+    assert {m for m in users if not m.startswith(("memo_solver.cli.", "worker"))} == set()
 
 
 def test_the_import_contracts_are_kept() -> None:

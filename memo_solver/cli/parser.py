@@ -2,9 +2,10 @@
 
 Light on purpose (argparse, the game registry's declarations, a worker's options: no numpy,
 no store), so that ``--help`` and a mistyped option answer at once. The games offered come
-from the registry (:data:`memo_solver.games.registry.FAMILIES`): each family's parameter
-(``--rules``, ``--size``) is an option of the commands that work on any game; ``advise``,
-``stats`` and ``play`` have code of their own per game, so they offer the games they have.
+from the registry (:data:`memo_solver.games.registry.FAMILIES`, read as the parser is
+built): each family's parameter (``--rules``, ``--size``) is an option of the commands
+that work on any game; ``advise``, ``stats`` and ``play`` have code of their own per game,
+so they offer the games they have.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from memo_solver.cli.common import EXIT_USAGE, PROG, REDIS_ENV, STORE_ENV
 from memo_solver.cli.worker_options import DESCRIPTION as WORKER_DESCRIPTION
 from memo_solver.cli.worker_options import REDIS_HELP as WORKER_REDIS_HELP
 from memo_solver.cli.worker_options import add_worker_options
+from memo_solver.games import registry
 from memo_solver.games.entry import Parameter
-from memo_solver.games.registry import FAMILIES
 
 EXAMPLES = """examples:
   memo-solver rules
@@ -402,11 +403,12 @@ def _doom_options(sub: argparse.ArgumentParser) -> None:
 def _game_options(sub: argparse.ArgumentParser) -> None:
     """A game for the commands that work on any game of the registry: ``--game`` and each
     family's parameter, the default family's first (it is the one most commands use)."""
-    default, *others = FAMILIES
+    families = registry.FAMILIES
+    default, *others = families
     _family_option(sub, default.name, default.parameter)
     takes = [f"{default.name} takes {default.parameter.flag}"]
     takes += [f"{family.name} {family.parameter.flag}" for family in others]
-    _game_option(sub, ", ".join(takes), [family.name for family in FAMILIES])
+    _game_option(sub, ", ".join(takes), [family.name for family in families])
     for family in others:
         _family_option(sub, family.name, family.parameter)
 
