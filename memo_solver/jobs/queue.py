@@ -422,10 +422,6 @@ class JobQueue:
         self.store = store
         self.redis = store.redis
 
-    @property
-    def description(self) -> str:
-        return self.store.description
-
     async def enqueue(self, job: Job, *, again_if_done: bool = False) -> tuple[str, bool]:
         return await enqueue(self.redis, job, again_if_done=again_if_done)
 
