@@ -26,7 +26,7 @@ def document() -> str:
     from memo_solver.service.app import create_app, openapi_document
     from memo_solver.stores.memory import MemoryStore
 
-    return openapi_document(create_app(MemoryStore))
+    return openapi_document(create_app(lambda: (MemoryStore(), None)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

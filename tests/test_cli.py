@@ -28,9 +28,9 @@ from redis_server import RedisServer, free_port
 from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
 from memo_solver.cli import main as memo_cli
-from memo_solver.cli.main import build_parser
+from memo_solver.cli.parser import build_parser
+from memo_solver.cli.worker_options import build_parser as worker_parser
 from memo_solver.games.yahtzee.rules import RULE_SETS
-from memo_solver.jobs.settings import build_parser as worker_parser
 
 # ``python -m memo_solver.cli.main`` does nothing (cli.py has no ``__main__`` guard), so the
 # tests run the console script installed beside the interpreter.

@@ -23,7 +23,6 @@ from memo_solver.jobs.queue import Job
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.routes import dice_of_doom as doom_api
 from memo_solver.service.settings import ADMIN_TOKEN_ENV
-from memo_solver.stores.redis import RedisStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ADVICE = "/v1/games/dice-of-doom/advice"
@@ -372,7 +371,7 @@ async def test_the_precompute_job_of_the_2x2_game_is_queued_once(
 ) -> None:
     monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
     job_id = Job.precompute("dice-of-doom-2x2").id
-    async with api_client(lambda: RedisStore(redis_url), QUICK) as client:
+    async with api_client(redis_url, QUICK) as client:
         first = await client.post(
             "/v1/jobs/precompute", json={"rules": "dice-of-doom-2x2"}, headers=bearer(TOKEN)
         )

@@ -23,7 +23,7 @@ from fastapi import FastAPI
 
 import memo_solver
 from memo_solver.cli import main as memo_cli
-from memo_solver.cli.main import UsageError
+from memo_solver.cli.common import UsageError
 from memo_solver.cli.play import _StoppedError, _UndoError
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import (

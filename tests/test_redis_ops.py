@@ -369,7 +369,7 @@ async def test_cold_requests_hand_their_state_to_the_workers_once(
     """Three cold requests for one state: one warm job while it waits in the queue (no
     worker process here, only a heartbeat), none without a live worker."""
     body = {"rules": "yahtzee", "state": "start"}
-    async with api_client(lambda: RedisStore(redis_url), COLD) as client:
+    async with api_client(redis_url, COLD) as client:
         if worker_alive:
             redis_client = client.app.state.service.store.redis  # type: ignore[attr-defined]
             await jobs.beat(redis_client, "w-test", {"id": "w-test"}, 60)
@@ -389,7 +389,7 @@ async def test_a_cold_request_is_solved_by_a_live_worker(
     start_workers(children, r, redis_url, ["w1"])
     body = {"rules": "yahtzee-upper", "state": "start"}
     job = _warm_job("yahtzee-upper")
-    async with api_client(lambda: RedisStore(redis_url), COLD) as client:
+    async with api_client(redis_url, COLD) as client:
         error_of(await client.post("/v1/value", json=body), 503, "state")
 
         async def done() -> dict[str, str] | None:

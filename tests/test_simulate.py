@@ -25,7 +25,9 @@ import pytest
 import yahtzee_figures
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from memo_solver.cli.main import UsageError
+from memo_solver.cli.analysis import SimulateOptions, simulate_command
+from memo_solver.cli.common import Output, UsageError
+from memo_solver.cli.reports import GLYPHS
 from memo_solver.core.engine import Engine, open_engine
 from memo_solver.games.yahtzee import dice
 from memo_solver.games.yahtzee.advice import advise
@@ -42,9 +44,7 @@ from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
 from memo_solver.games.yahtzee.simulate import (
     _KEEP_OF_MASK,
     CHUNK_GAMES,
-    GLYPHS,
     PolicyCache,
-    command,
     greedy_policy,
     optimal_policy,
     simulate,
@@ -486,7 +486,10 @@ def _args(**given: Any) -> argparse.Namespace:
 
 def _command(player: Player, name: str, args: argparse.Namespace) -> int:
     rules = RULE_SETS[name]
-    return player.portal.call(command, args, player.engine(rules), rules)
+    options = SimulateOptions.from_args(args)
+    return player.portal.call(
+        simulate_command, options, player.engine(rules), rules, Output(args.json)
+    )
 
 
 def test_show_narrates_a_game_with_dice_faces(

@@ -30,6 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from portal_engines import PortalEngines
 
+from memo_solver.cli import analysis
 from memo_solver.core.engine import Engine, open_engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee import stats
@@ -336,11 +337,11 @@ def test_cli_stats_plot_into_a_missing_folder_fails_before_the_work(tmp_path: Pa
 def test_plot_without_matplotlib_says_how_to_get_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from memo_solver.cli.main import UsageError
+    from memo_solver.cli.common import UsageError
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(UsageError, match=r"pip install 'memo-solver\[plot\]'"):
-        stats.check_plot_target(tmp_path / "x.png")
+        analysis.check_plot_target(tmp_path / "x.png")
 
 
 # --- the API -----------------------------------------------------------------------------------

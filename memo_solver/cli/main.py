@@ -1,5 +1,10 @@
 """The ``memo-solver`` command: player, analyst and operator commands on the embedded store.
 
+This is the edge: the command line, parsed by :mod:`memo_solver.cli.parser`, becomes
+typed values here (a game of the registry, a rule set, options as dataclasses, the
+store's location, where the answer goes) and the store and its job queue are opened
+here; the command modules and every layer below them never see the parsed namespace.
+
 Heavy imports (numpy, anyio) wait until a command needs them, so ``--help`` and errors are
 instant and a warm ``advise`` stays well under a second as a whole process.
 """
@@ -7,433 +12,38 @@ instant and a warm ``advise`` stays well under a second as a whole process.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
+from memo_solver.cli.common import (
+    EXIT_TEMPFAIL,
+    EXIT_USAGE,
+    PROG,
+    REDIS_ENV,
+    STORE_ENV,
+    Output,
+    UsageError,
+)
+from memo_solver.cli.parser import DOOM, build_parser
 from memo_solver.core.errors import UserError
 from memo_solver.core.runtime import freeze_startup_objects, keep_freed_memory, pin_blas_threads
 from memo_solver.core.store import StoreUnavailableError
 
 if TYPE_CHECKING:
     from memo_solver.core.engine import Engine
-    from memo_solver.core.store import Store
+    from memo_solver.games.entry import GameEntry
     from memo_solver.games.yahtzee.rules import RuleSet
+    from memo_solver.jobs.queue import JobQueue
     from memo_solver.jobs.settings import WorkerSettings
+    from memo_solver.jobs.storage import Location
 
-PROG = "memo-solver"
-EXIT_USAGE = 2
-EXIT_TEMPFAIL = 75
-"""sysexits.h's EX_TEMPFAIL: the store failed (unreachable, refused the write, full, or
-locked past the timeout); the same command may work later."""
-STORE_ENV = "MEMO_SOLVER_STORE"
-REDIS_ENV = "MEMO_SOLVER_REDIS_URL"
-
-EXAMPLES = """examples:
-  memo-solver rules
-  memo-solver advise --rules yahtzee '- x x x x x x x x x x - x 62 False 2 1 2 2 2 6'
-  memo-solver advise --rules yahtzee 'open=ones,yahtzee upper=62 dice=12226 rerolls=2' --json
-  echo '{"filled": ["chance"], "dice": [6,6,6,6,6]}' | memo-solver advise --rules yahtzee -
-  memo-solver value --rules yatzy
-  memo-solver precompute --rules yahtzee
-  memo-solver --redis redis://127.0.0.1:6379/0 precompute --rules yahtzee --wait
-  memo-solver --redis redis://127.0.0.1:6379/0 status
-  memo-solver export --rules yahtzee --to yahtzee.msgpack
-  memo-solver --redis redis://127.0.0.1:6379/0 import --rules yahtzee --from yahtzee.msgpack
-  memo-solver worker --redis redis://127.0.0.1:6379/0
-  memo-solver --redis redis://127.0.0.1:6379/0 serve --host 0.0.0.0 --port 8000
-  memo-solver play --rules yahtzee
-  memo-solver status --json
-  memo-solver stats --rules yahtzee-free-joker --threshold 300 --plot dist.png
-  memo-solver simulate --rules yahtzee --games 10000 --seed 1
-  memo-solver review --rules yahtzee game.json
-  memo-solver export-table --rules yazy --format jsonl --out yazy.jsonl
-  memo-solver advise --game dice-of-doom 'a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3' --to-move a
-  memo-solver stats --game dice-of-doom 'a-3 a-3 / b-2 b-3' --to-move a --json
-  memo-solver play --game dice-of-doom --board 'a-3 b-3 / a-2 b-2'
-  memo-solver --redis redis://127.0.0.1:6379/0 precompute --game dice-of-doom --size 3 --wait
-
-states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_left": 2,
-"dice": [1,2,2,2,6]}), the reference Haskell line (- x x ... 62 False 2 1 2 2 2 6), or the
-short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
-The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
-choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
---store, --redis and -v go before the command or after it (after it wins).
-
-exit status: 0 done; 2 bad input (fix the command); 75 the store failed: unreachable,
-refused the write, full, or locked too long (retry later); 1 internal error; 130 interrupted.
-"""
-
-
-class UsageError(UserError):
-    """Bad input a command finds itself (an option out of range, a file it cannot use)."""
-
-    field = "arguments"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        """A command's own parse, then its game-specific options checked against --game."""
-        parsed, rest = super().parse_known_args(args, namespace)
-        _resolve_game_options(parsed, self)
-        return parsed, rest
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Every option's default in its help, as ``(default: ...)``, unless the help says it."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        help_text = action.help or ""
-        unset = action.default is None or action.default is argparse.SUPPRESS
-        if "default" in help_text or unset or action.nargs == 0 or action.default == []:
-            return help_text
-        return f"{help_text} (default: %(default)s)"
-
-
-def default_store_path() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("memo-solver")) / "store.sqlite3"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from memo_solver.jobs.settings import DESCRIPTION as WORKER_DESCRIPTION
-    from memo_solver.jobs.settings import REDIS_HELP as WORKER_REDIS_HELP
-    from memo_solver.jobs.settings import add_worker_options
-
-    parser = _Parser(
-        prog=PROG,
-        description="Optimal strategy for Yahtzee-family dice games: advice for any "
-        "position, values, and a persistent, lazily filled cache.",
-        epilog=EXAMPLES,
-        formatter_class=_HelpFormatter,
-    )
-    parser.add_argument("--version", action=_Version, help="print the version and exit")
-    _store_options(parser, on_command=False)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(
-            name, help=help_text, description=help_text, formatter_class=_HelpFormatter
-        )
-        _store_options(sub, on_command=True)
-        sub.add_argument("--json", action="store_true", help="print JSON instead of words")
-        return sub
-
-    command("rules", "list the built-in rule sets")
-    advise = command("advise", "the best move and what every other move costs")
-    _rules_option(advise, YAHTZEE)
-    advise.add_argument("state", help="the state, or - to read JSON states line by line")
-    _doom_options(advise)
-    value = command("value", "the expected future score of a state (default: the start)")
-    _rules_option(value, None)
-    value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
-    precompute = command(
-        "precompute",
-        "solve a whole rule set into the store (resumable); with --redis, queue it for the "
-        "workers and print the job id",
-    )
-    _game_options(precompute)
-    precompute.add_argument(
-        "--wait",
-        action="store_true",
-        help="with --redis: follow the job until it is done; with no live worker, say so and "
-        "exit with status 69 (the job stays queued)",
-    )
-    precompute.add_argument(
-        "--wait-for-workers",
-        action="store_true",
-        help="with --wait: keep waiting when no worker is alive yet",
-    )
-    precompute.add_argument(
-        "--here", action="store_true", help="with --redis: solve in this process, not a job"
-    )
-    play = command("play", "play a game with advice after every roll")
-    _rules_option(play, YAHTZEE)
-    _game_option(play, "dice-of-doom: against the perfect computer, as in the book")
-    _for_game(play, DOOM, "--size", type=int, default=2, help="board size, 2 to 5")
-    _for_game(play, DOOM, "--board", help="the starting board (default: a random one)")
-    _for_game(play, DOOM, "--human", default="a", help="the player you are, a or b")
-    _for_game(
-        play, DOOM, "--seed", type=int, help="seed of the random board (default: a fresh one)"
-    )
-    _for_game(
-        play,
-        DOOM,
-        "--limit",
-        type=int,
-        default=2_000_000,
-        help="most positions the computer's solve may hold",
-    )
-    status = command(
-        "status", "what the store holds per rule set (with --redis: workers and jobs too)"
-    )
-    status.add_argument(
-        "--verify",
-        action="store_true",
-        help="also decode every stored block and count the damaged ones (reads them all)",
-    )
-    export = command("export", "copy a rule set's verified blocks from the store elsewhere")
-    _game_options(export)
-    export.add_argument(
-        "--to", required=True, help="a .msgpack file, an SQLite file or a redis:// URL"
-    )
-    import_ = command("import", "copy a rule set's verified blocks into the store")
-    _game_options(import_)
-    import_.add_argument(
-        "--from",
-        dest="source",
-        required=True,
-        help="a .msgpack file, an SQLite file or a redis:// URL",
-    )
-    stats = command("stats", "the exact distribution of the points to come under optimal play")
-    _rules_option(stats, YAHTZEE)
-    stats.add_argument("state", nargs="?", default="start", help="the state (default: start)")
-    _doom_options(stats)
-    _threshold_option(stats, "also print P(points >= T)", YAHTZEE)
-    _for_game(
-        stats,
-        YAHTZEE,
-        "--plot",
-        type=Path,
-        metavar="PNG",
-        help="draw the distribution (matplotlib; default: no plot)",
-    )
-    simulate = command("simulate", "play games with the optimal (or greedy) strategy")
-    _rules_option(simulate, None)
-    simulate.add_argument("--games", type=int, default=1000, help="games to play")
-    simulate.add_argument("--seed", type=int, default=0, help="random seed")
-    simulate.add_argument(
-        "--policy", choices=("optimal", "greedy"), default="optimal", help="strategy to play"
-    )
-    simulate.add_argument(
-        "--log", type=Path, metavar="FILE", help="write every game as JSON lines (default: no log)"
-    )
-    simulate.add_argument(
-        "--show", action="store_true", help="narrate one game decision by decision"
-    )
-    _threshold_option(simulate, "also print P(score >= T) and its standard error", None)
-    review = command("review", "rate every decision of a played game against the optimal one")
-    _rules_option(review, None)
-    review.add_argument("game", help="the game as JSON (a file, or - for standard input)")
-    table = command("export-table", "write the strategy table (turn-start values, decisions)")
-    _rules_option(table, None)
-    table.add_argument(
-        "--format",
-        choices=("npz", "parquet", "jsonl"),
-        help="file format (default: from the --out file's extension, .npz, .jsonl or "
-        ".parquet; npz for a name without one)",
-    )
-    table.add_argument("--out", type=Path, required=True, help="the file to write")
-    serve = command("serve", "run the HTTP advice service (OpenAPI docs at /docs)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="port")
-    serve.add_argument(
-        "--deadline", type=float, default=10.0, help="seconds before a cold request gets 503"
-    )
-    serve.add_argument(
-        "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
-    )
-    serve.add_argument(
-        "--header-timeout",
-        type=float,
-        default=10.0,
-        help="seconds a client has to send a request's headers before it is cut off (default: 10)",
-    )
-    serve.add_argument(
-        "--doom-limit",
-        type=int,
-        default=1_000_000,
-        help="most positions one Dice of Doom request may solve (default: 1,000,000)",
-    )
-    worker = commands.add_parser(
-        "worker",
-        help="run a background worker on the shared Redis",
-        description=WORKER_DESCRIPTION,
-        epilog=WORKER_EXAMPLES,
-        formatter_class=_HelpFormatter,
-    )
-    # --store is refused with a word on what to give instead, so the help leaves it out.
-    _store_options(
-        worker, on_command=True, redis_help=WORKER_REDIS_HELP, store_help=argparse.SUPPRESS
-    )
-    add_worker_options(worker)
-    return parser
-
-
-WORKER_EXAMPLES = """examples:
-  memo-solver worker --redis redis://127.0.0.1:6379/0
-  memo-solver --redis redis://127.0.0.1:6379/0 worker --concurrency 2
-  memo-solver worker --redis redis://127.0.0.1:6379/0 --check   # exit 0 if one is alive
-"""
-YAHTZEE = "yahtzee"
-DOOM = "dice-of-doom"
-
-
-class _Version(argparse.Action):
-    """``--version`` from the package metadata, read only when asked: reading it costs
-    every other command's start a few milliseconds."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: object,
-        option_string: str | None = None,
-    ) -> None:
-        from importlib.metadata import version
-
-        print(f"{PROG} {version('memo-solver')}")
-        parser.exit()
-
-
-def _store_options(
-    parser: argparse.ArgumentParser,
-    *,
-    on_command: bool,
-    redis_help: str = f"shared Redis store (default: ${REDIS_ENV}, if set)",
-    store_help: str = f"SQLite store file (default: ${STORE_ENV} or the cache dir; it wins "
-    "over --redis)",
-) -> None:
-    """``--store``, ``--redis`` and ``-v``, given before the command or after it.
-
-    Each command takes them again with no default of its own (SUPPRESS), so a value given
-    after the command replaces the one given before it, and only when it is given.
-    """
-    unset = argparse.SUPPRESS if on_command else None
-    parser.add_argument("--store", type=Path, default=unset, help=store_help)
-    parser.add_argument("--redis", metavar="URL", default=unset, help=redis_help)
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        default=argparse.SUPPRESS if on_command else False,
-        help="log what happens",
-    )
-
-
-@dataclass(frozen=True)
-class _GameOption:
-    """An option of one game only, for the commands that play either: refused with the
-    other game (rather than silently ignored), and given its default only after that check,
-    since argparse cannot tell a default from a value typed."""
-
-    flag: str
-    dest: str
-    game: str
-    default: object
-
-
-def _for_game(
-    sub: argparse.ArgumentParser, game: str, flag: str, *, default: object = None, **kwargs: Any
-) -> None:
-    """Add an option of ``game`` only; see :class:`_GameOption`."""
-    help_text = kwargs.pop("help")
-    if default not in (None, []) and "default" not in help_text:
-        help_text += f" (default: {default})"
-    action = sub.add_argument(
-        flag, default=argparse.SUPPRESS, help=f"{game}: {help_text}", **kwargs
-    )
-    known: tuple[_GameOption, ...] = sub.get_default("game_options") or ()
-    sub.set_defaults(game_options=(*known, _GameOption(flag, action.dest, game, default)))
-
-
-def _resolve_game_options(args: argparse.Namespace, parser: _Parser) -> None:
-    """Refuse an option typed for the other game; give the untyped ones their defaults."""
-    options: tuple[_GameOption, ...] = vars(args).pop("game_options", ())
-    for option in options:
-        if not hasattr(args, option.dest):
-            setattr(args, option.dest, copy.copy(option.default))
-        elif option.game != args.game:
-            own = ", ".join(o.flag for o in options if o.game == args.game)
-            parser.error(
-                f"{option.flag} is for --game {option.game}, not {args.game}"
-                + (f" (which takes {own})" if own else "")
-            )
-
-
-def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs: Any) -> None:
-    """An option of every game (``game`` None), or of one game only."""
-    if game is None:
-        sub.add_argument(flag, **kwargs)
-    else:
-        _for_game(sub, game, flag, **kwargs)
-
-
-def _rules_option(sub: argparse.ArgumentParser, game: str | None) -> None:
-    _option(sub, game, "--rules", default="yahtzee", help="rule set")
-
-
-def _threshold_option(sub: argparse.ArgumentParser, help_text: str, game: str | None) -> None:
-    """One option for ``stats`` and ``simulate``, so P(score >= T) is asked for alike."""
-    _option(
-        sub,
-        game,
-        "--threshold",
-        type=int,
-        action="append",
-        default=[],
-        metavar="T",
-        help=f"{help_text}; repeatable (default: none)",
-    )
-
-
-def _game_option(sub: argparse.ArgumentParser, note: str) -> None:
-    sub.add_argument(
-        "--game",
-        choices=(YAHTZEE, DOOM),
-        default=YAHTZEE,
-        help=f"the game (default: yahtzee); {note}",
-    )
-
-
-def _doom_options(sub: argparse.ArgumentParser) -> None:
-    """Dice of Doom positions: the board is the command's state argument."""
-    _game_option(sub, "dice-of-doom takes a board such as 'a-3 b-3 / a-2 b-2' as the state")
-    _for_game(sub, DOOM, "--to-move", default="a", help="the player to move, a or b")
-    _for_game(
-        sub,
-        DOOM,
-        "--captured",
-        type=int,
-        default=0,
-        help="dice captured so far this turn (default: 0, the turn starts)",
-    )
-    _for_game(
-        sub,
-        DOOM,
-        "--limit",
-        type=int,
-        default=2_000_000,
-        help="most positions one solve may hold (default: 2,000,000)",
-    )
-
-
-def _game_options(sub: argparse.ArgumentParser) -> None:
-    """A game for the commands that work on any game of the registry."""
-    _for_game(
-        sub,
-        YAHTZEE,
-        "--rules",
-        default="yahtzee",
-        help="rule set, or any game 'status' lists (default: yahtzee)",
-    )
-    _game_option(sub, "yahtzee takes --rules, dice-of-doom --size")
-    _for_game(sub, DOOM, "--size", type=int, choices=(2, 3), default=3, help="board size")
+EngineWork = Callable[["Engine", "RuleSet", "JobQueue | None"], Coroutine[Any, Any, int]]
+"""A command on a Yahtzee-family rule set: its engine, the rules, the store's job queue."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -477,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
     """A worker's settings on the options as every command resolves them: --redis and -v on
     either side of ``worker``, the command line over the environment."""
-    from memo_solver.jobs.settings import SettingsError, settings_of
+    from memo_solver.cli.worker_options import settings_of
+    from memo_solver.jobs.settings import SettingsError
 
     if args.store:
         raise UsageError(
@@ -493,7 +104,7 @@ def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
 def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "rules":
-            return cmd_rules(args)
+            return cmd_rules(Output(args.json))
         if args.command == "serve":
             return cmd_serve(args)
         return _run_async(args)
@@ -517,57 +128,41 @@ def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:
     return store_error(exc, _store_name(args)) if isinstance(exc, RedisError) else None
 
 
+DOOM_COMMANDS = ("advise", "stats", "play")
+OPERATIONS = ("precompute", "status", "export", "import")
+
+
 def _run_async(args: argparse.Namespace) -> int:
     import anyio
 
-    handlers: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
-        "advise": cmd_advise,
-        "value": cmd_value,
-        "precompute": _operate,
-        "play": cmd_play,
-        "status": _operate,
-        "export": _operate,
-        "import": _operate,
-        "stats": _analyse,
-        "simulate": _analyse,
-        "review": _analyse,
-        "export-table": _analyse,
-    }
     keep_freed_memory()
-    if getattr(args, "game", "yahtzee") == "dice-of-doom" and args.command in DOOM_COMMANDS:
-        return _doom(args)
-    return anyio.run(handlers[args.command], args)
+    location, out = store_location(args), Output(args.json)
+    if args.command in OPERATIONS:
+        return anyio.run(_operate, args, location, out)
+    if args.command in DOOM_COMMANDS and args.game == DOOM:
+        return _doom(args, location, out)
+    return anyio.run(_with_engine, args.rules, location, _engine_work(args, out))
 
 
-DOOM_COMMANDS = ("advise", "stats", "play")
-
-
-def _doom(args: argparse.Namespace) -> int:
+def _doom(args: argparse.Namespace, location: Location, out: Output) -> int:
     import anyio
 
-    from memo_solver.cli import doom as doom_commands
+    from memo_solver.cli import doom
 
     if args.command == "play":
-        return doom_commands.play_command(args)
+        return doom.play_command(doom.PlayOptions.from_args(args), out)
     if args.state in ("-", "start"):
         raise UsageError(
             f"give the board, e.g. {PROG} {args.command} --game dice-of-doom "
             "'a-3 b-3 / a-2 b-2' --to-move a"
         )
-    args.board = args.state
-    handler = (
-        doom_commands.advise_command if args.command == "advise" else doom_commands.stats_command
-    )
-    return anyio.run(handler, args)
+    position = doom.PositionOptions(args.state, args.to_move, args.captured, args.limit)
+    if args.command == "advise":
+        return anyio.run(doom.advise_command, position, location, out)
+    return anyio.run(doom.stats_command, position, out)
 
 
-def _rules(args: argparse.Namespace) -> RuleSet:
-    from memo_solver.games.yahtzee.rules import get_rule_set
-
-    return get_rule_set(args.rules)
-
-
-def store_location(args: argparse.Namespace) -> str | Path:
+def store_location(args: argparse.Namespace) -> Location:
     """The store the options name, for every command alike: a Redis URL, or an SQLite file.
 
     The command line wins over the environment (``--store`` over ``--redis``); in the
@@ -579,23 +174,20 @@ def store_location(args: argparse.Namespace) -> str | Path:
     return Path(args.store or os.environ.get(STORE_ENV) or default_store_path())
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    """Redis when a URL is given (``--redis`` or the environment), else the SQLite file."""
+def default_store_path() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("memo-solver")) / "store.sqlite3"
+
+
+def _store_name(args: argparse.Namespace) -> str:
+    from memo_solver.stores.redis import redacted
+
     location = store_location(args)
-    if isinstance(location, str):
-        from memo_solver.stores.redis import RedisStore
-
-        return RedisStore(location)
-    from memo_solver.stores.sqlite import SQLiteStore
-
-    return SQLiteStore(location)
+    return redacted(location) if isinstance(location, str) else str(location)
 
 
-def emit(args: argparse.Namespace, payload: object, text: str) -> None:
-    print(json.dumps(payload) if args.json else text)
-
-
-def cmd_rules(args: argparse.Namespace) -> int:
+def cmd_rules(out: Output) -> int:
     from memo_solver.games.yahtzee.rules import RULE_SETS
 
     rows = [
@@ -612,30 +204,14 @@ def cmd_rules(args: argparse.Namespace) -> int:
     text = "\n".join(
         f"{r['name']:<{width}}  {r['start_value']:>14.10f}  {r['description']}" for r in rows
     )
-    emit(args, rows, text)
+    out.emit(rows, text)
     return 0
-
-
-async def _with_engine(
-    args: argparse.Namespace, work: Callable[[Engine, RuleSet], Coroutine[Any, Any, int]]
-) -> int:
-    """Every solving command runs here: on an engine whose solves show their progress."""
-    from memo_solver.cli.progress import SolveProgress
-    from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.game import YahtzeeGame
-
-    rules = _rules(args)
-    with SolveProgress(rules.name) as progress:
-        async with (
-            open_store(args) as store,
-            open_engine(YahtzeeGame(rules), store, on_progress=progress) as engine,
-        ):
-            return await work(engine, rules)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from memo_solver.jobs.storage import open_store_and_queue
     from memo_solver.service.app import ApiSettings, create_app
     from memo_solver.service.serving import http_protocol
 
@@ -647,13 +223,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     import anyio
 
-    anyio.run(_check_store, args)  # fail now, in one line, if the store cannot be reached
+    location = store_location(args)
+    anyio.run(_check_store, location)  # fail now, in one line, if the store cannot be reached
     settings = ApiSettings(
         deadline_s=args.deadline, cache_bytes=args.cache_mb << 20, doom_limit=args.doom_limit
     )
-    app = create_app(lambda: open_store(args), settings)
-    emit(
-        args,
+    app = create_app(lambda: open_store_and_queue(location), settings)
+    Output(args.json).emit(
         {"listening": f"http://{args.host}:{args.port}", "store": _store_name(args)},
         f"serving on http://{args.host}:{args.port} (store: {_store_name(args)})",
     )
@@ -670,40 +246,107 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _check_store(args: argparse.Namespace) -> None:
-    async with open_store(args) as store:
+async def _check_store(location: Location) -> None:
+    from memo_solver.jobs.storage import open_store_and_queue
+
+    store, _ = open_store_and_queue(location)
+    async with store:
         await store.coverage("probe")
 
 
-def _store_name(args: argparse.Namespace) -> str:
-    from memo_solver.stores.redis import redacted
-
-    location = store_location(args)
-    return redacted(location) if isinstance(location, str) else str(location)
+# --- the operator commands: any game of the registry ------------------------------------------
 
 
-async def cmd_advise(args: argparse.Namespace) -> int:
+async def _operate(args: argparse.Namespace, location: Location, out: Output) -> int:
+    from memo_solver.cli import ops
+    from memo_solver.jobs.storage import open_store_and_queue
+
+    store, queue = open_store_and_queue(location)
+    async with store:
+        if args.command == "status":
+            return await ops.status(args.verify, store, queue, location, out)
+        entry = _game(args)
+        if args.command == "precompute":
+            options = ops.PrecomputeOptions(args.wait, args.wait_for_workers, args.here)
+            return await ops.precompute(entry, options, store, queue, out)
+        if args.command == "export":
+            return await ops.transfer("export", entry, args.to, store, out)
+        return await ops.transfer("import", entry, args.source, store, out)
+
+
+def _game(args: argparse.Namespace) -> GameEntry:
+    """``--rules R``, or ``--game dice-of-doom --size N``: one game of the registry."""
+    from memo_solver.games.registry import family, get_game
+
+    parameter = family(args.game).parameter
+    return get_game(parameter.game_name(getattr(args, parameter.dest)))
+
+
+# --- the commands on a Yahtzee-family rule set ------------------------------------------------
+
+
+async def _with_engine(rules_name: str, location: Location, work: EngineWork) -> int:
+    """Every solving command runs here: on an engine whose solves show their progress."""
+    from memo_solver.cli.progress import SolveProgress
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.jobs.storage import open_store_and_queue
+
+    rules = get_rule_set(rules_name)
+    with SolveProgress(rules.name) as progress:
+        store, queue = open_store_and_queue(location)
+        async with (
+            store,
+            open_engine(YahtzeeGame(rules), store, on_progress=progress) as engine,
+        ):
+            return await work(engine, rules, queue)
+
+
+def _engine_work(args: argparse.Namespace, out: Output) -> EngineWork:
+    """The command to run on the rule set's engine, its options typed. The analyst
+    commands' module loads only for them: it would slow a quick ``advise``."""
+    command = args.command
+    if command == "advise":
+        return lambda engine, rules, _: _advise(args.state, engine, rules, out)
+    if command == "value":
+        return lambda engine, rules, _: _value(args.state, engine, rules, out)
+    if command == "play":
+        return lambda engine, rules, _: _play(engine, rules, out)
+    from memo_solver.cli import analysis
+
+    if command == "stats":
+        stats = analysis.StatsOptions.from_args(args)
+        return lambda engine, rules, queue: analysis.stats_command(stats, engine, rules, queue, out)
+    if command == "simulate":
+        games = analysis.SimulateOptions.from_args(args)
+        return lambda engine, rules, _: analysis.simulate_command(games, engine, rules, out)
+    if command == "review":
+        source: str = args.game
+        return lambda engine, rules, _: analysis.review_command(source, engine, rules, out)
+    table = analysis.TableOptions.from_args(args)
+    return lambda engine, rules, _: analysis.export_table_command(table, engine, rules, out)
+
+
+async def _advise(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
     from memo_solver.games.yahtzee.advice import advise
     from memo_solver.games.yahtzee.state import StateError, parse_state
 
-    async def work(engine: Engine, rules: RuleSet) -> int:
-        if args.state != "-":
-            advice = await advise(engine, rules, parse_state(args.state, rules))
-            emit(args, advice.to_json(), _advice_text(advice))
-            return 0
-        bad = 0
-        for number, line in enumerate(sys.stdin, start=1):
-            if not line.strip():
-                continue
-            try:
-                answer = (await advise(engine, rules, parse_state(line, rules))).to_json()
-            except StateError as exc:
-                bad += 1
-                answer = {"error": {"line": number, "field": exc.field, "message": exc.message}}
-            print(json.dumps(answer), flush=True)
-        return EXIT_USAGE if bad else 0
-
-    return await _with_engine(args, work)
+    if state_text != "-":
+        advice = await advise(engine, rules, parse_state(state_text, rules))
+        out.emit(advice.to_json(), _advice_text(advice))
+        return 0
+    bad = 0
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            answer = (await advise(engine, rules, parse_state(line, rules))).to_json()
+        except StateError as exc:
+            bad += 1
+            answer = {"error": {"line": number, "field": exc.field, "message": exc.message}}
+        print(json.dumps(answer), flush=True)
+    return EXIT_USAGE if bad else 0
 
 
 def _advice_text(advice: Any) -> str:
@@ -722,61 +365,26 @@ def _advice_text(advice: Any) -> str:
     return "\n".join(lines)
 
 
-async def cmd_value(args: argparse.Namespace) -> int:
+async def _value(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
     from memo_solver.games.yahtzee.advice import advise
     from memo_solver.games.yahtzee.state import parse_state
 
-    async def work(engine: Engine, rules: RuleSet) -> int:
-        advice = await advise(engine, rules, parse_state(args.state, rules))
-        payload = {
-            "rules": rules.name,
-            "value": advice.value,
-            "turn_start_value": advice.turn_start_value,
-            # What this query cost: 0 on a warm cache (the rest was there, or others computed it).
-            "blocks_computed": engine.counters.computed,
-        }
-        emit(args, payload, f"{advice.value:.10f}")
-        return 0
-
-    return await _with_engine(args, work)
-
-
-async def _operate(args: argparse.Namespace) -> int:
-    from memo_solver.cli import ops
-
-    handlers = {
-        "precompute": ops.precompute,
-        "status": ops.status,
-        "export": ops.transfer,
-        "import": ops.transfer,
+    advice = await advise(engine, rules, parse_state(state_text, rules))
+    payload = {
+        "rules": rules.name,
+        "value": advice.value,
+        "turn_start_value": advice.turn_start_value,
+        # What this query cost: 0 on a warm cache (the rest was there, or others computed it).
+        "blocks_computed": engine.counters.computed,
     }
-    async with open_store(args) as store:
-        return await handlers[args.command](args, store)
+    out.emit(payload, f"{advice.value:.10f}")
+    return 0
 
 
-async def _analyse(args: argparse.Namespace) -> int:
-    """The analyst commands: each lives in the module that holds its logic."""
-    from memo_solver.games.yahtzee import review, simulate, stats, table
-
-    handlers: dict[str, Callable[[argparse.Namespace, Engine, RuleSet], Coroutine[Any, Any, int]]]
-    handlers = {
-        "stats": stats.command,
-        "simulate": simulate.command,
-        "review": review.command,
-        "export-table": table.command,
-    }
-    return await _with_engine(
-        args, lambda engine, rules: handlers[args.command](args, engine, rules)
-    )
-
-
-async def cmd_play(args: argparse.Namespace) -> int:
+async def _play(engine: Engine, rules: RuleSet, out: Output) -> int:
     from memo_solver.cli.play import play_game
 
-    async def work(engine: Engine, rules: RuleSet) -> int:
-        return await play_game(engine, rules, sys.stdin, sys.stdout, as_json=args.json)
-
-    return await _with_engine(args, work)
+    return await play_game(engine, rules, sys.stdin, sys.stdout, as_json=out.json)
 
 
 if __name__ == "__main__":

@@ -1,26 +1,29 @@
 """Operator commands: precompute (here, or as a background job), status, export, import.
 
-They only parse, call and format: the solving lives in the engine, the queue in
+They take typed values (a game of the registry, options, the open store and its job
+queue) and only call and format: the solving lives in the engine, the queue in
 :mod:`memo_solver.jobs.queue`, the copying in :mod:`memo_solver.stores.transfer`.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
-from memo_solver.cli.main import emit
+from memo_solver.cli.common import Output
 from memo_solver.cli.progress import block_bar
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Store
-from memo_solver.games.dice_of_doom.game import doom_name
-from memo_solver.games.registry import GameEntry, get_game, registry
-from memo_solver.jobs import queue as jobs
+from memo_solver.games.entry import GameEntry
+from memo_solver.games.registry import registry
+from memo_solver.jobs.queue import JobQueue, Record
+from memo_solver.jobs.storage import Location
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
 from memo_solver.stores.transfer import count_damaged, export_blocks, import_blocks, is_dump_file
@@ -28,16 +31,27 @@ from memo_solver.stores.transfer import count_damaged, export_blocks, import_blo
 _POLL_S = 0.25
 
 
-def game_of(args: argparse.Namespace) -> GameEntry:
-    """``--rules R``, or ``--game dice-of-doom --size N``: one name in the registry."""
-    if getattr(args, "game", "yahtzee") == "dice-of-doom":
-        return get_game(doom_name(args.size))
-    return get_game(args.rules)
+@dataclass(frozen=True)
+class PrecomputeOptions:
+    wait: bool = False
+    """With a job queue: follow the job until it is done."""
+    wait_for_workers: bool = False
+    """With ``wait``: keep waiting while no worker is alive."""
+    here: bool = False
+    """Solve in this process even with a job queue."""
 
 
-async def precompute_here(args: argparse.Namespace, store: Store) -> int:
+async def precompute(
+    entry: GameEntry, options: PrecomputeOptions, store: Store, queue: JobQueue | None, out: Output
+) -> int:
+    """A job for the workers where the store has a queue (unless ``here``), else solved here."""
+    if queue is not None and not options.here:
+        return await precompute_job(entry, options, queue, out)
+    return await precompute_here(entry, store, out)
+
+
+async def precompute_here(entry: GameEntry, store: Store, out: Output) -> int:
     """Solve the whole game in this process, cooperating with anyone else on the store."""
-    entry = game_of(args)
     game = entry.game
     async with open_engine(game, store) as engine:
         total = game.block_count
@@ -65,8 +79,7 @@ async def precompute_here(args: argparse.Namespace, store: Store) -> int:
         "seconds": round(time.monotonic() - started, 3),
         "store": store.description,
     }
-    emit(
-        args,
+    out.emit(
         payload,
         f"{entry.name}: solved, {summary}; computed "
         f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
@@ -80,17 +93,19 @@ EXIT_NO_WORKER = 69
 solve with ``--here``; ``--wait-for-workers`` waits for one instead."""
 
 
-async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
-    """Queue the background job for the workers; with --wait, follow it to the end."""
-    entry = game_of(args)
+async def precompute_job(
+    entry: GameEntry, options: PrecomputeOptions, queue: JobQueue, out: Output
+) -> int:
+    """Queue the background job for the workers; with ``wait``, follow it to the end."""
+    store = queue.store
     await store.ping()
-    job_id, queued = await jobs.enqueue_precompute(store, entry)
-    record = await jobs.job_record(store.redis, job_id) or {}
-    workers = await jobs.live_worker_count(store.redis)
+    job_id, queued = await queue.enqueue_precompute(entry)
+    record = await queue.record(job_id) or {}
+    workers = await queue.live_worker_count()
     if not workers:
-        if not args.wait:
+        if not options.wait:
             then = "; the job waits in the queue meanwhile"
-        elif args.wait_for_workers:
+        elif options.wait_for_workers:
             then = "; waiting for one"
         else:
             then = "; the job stays queued (--wait-for-workers waits for a worker)"
@@ -100,23 +115,22 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
             f"with --here{then}",
             file=sys.stderr,
         )
-    if not args.wait:
-        emit(
-            args,
+    if not options.wait:
+        out.emit(
             {"job": job_id, "queued": queued, "status": record.get("status")},
             f"job {job_id}: {'queued' if queued else 'already ' + record.get('status', '?')}"
             f" (precompute {entry.name}); follow it with "
             f"'memo-solver --redis {store.description} status'",
         )
         return 0
-    if not workers and not args.wait_for_workers:
+    if not workers and not options.wait_for_workers:
         return EXIT_NO_WORKER
     game = entry.game
     ns = namespace(game)
     started = time.monotonic()
     with block_bar(entry.name, game.block_count, (await store.coverage(ns)).blocks) as bar:
         while True:
-            record = await jobs.job_record(store.redis, job_id) or {}
+            record = await queue.record(job_id) or {}
             done = (await store.coverage(ns)).blocks
             bar.update(done - bar.n)
             if record.get("status") in ("done", "failed"):
@@ -143,14 +157,17 @@ async def precompute_job(args: argparse.Namespace, store: RedisStore) -> int:
         "blocks_total": game.block_count,
         "seconds": round(time.monotonic() - started, 3),
     }
-    emit(args, payload, f"job {job_id} done: {entry.name} solved, {summary}")
+    out.emit(payload, f"job {job_id} done: {entry.name} solved, {summary}")
     return 0
 
 
-async def status(args: argparse.Namespace, store: Store) -> int:
+async def status(
+    verify: bool, store: Store, queue: JobQueue | None, location: Location, out: Output
+) -> int:
     """What the store holds per game: O(1) per game (Redis: a few commands whatever it
-    holds); ``--verify`` also decodes every stored block, O(blocks), and counts the
-    damaged ones (which the engine recomputes when it meets them)."""
+    holds), and the workers and jobs of its queue; ``verify`` also decodes every stored
+    block, O(blocks), and counts the damaged ones (which the engine recomputes when it
+    meets them). ``location`` is the store's: an SQLite file's size is on disk."""
     rule_sets: dict[str, dict[str, int]] = {}
     for name, entry in registry().items():
         game = entry.game
@@ -161,29 +178,30 @@ async def status(args: argparse.Namespace, store: Store) -> int:
             "claims_held": coverage.claims,
             "bytes": coverage.bytes,
         }
-        if args.verify:
+        if verify:
             rule_sets[name]["blocks_damaged"] = await count_damaged(store, game)
-    workers: list[jobs.Record] = []
-    queue: list[jobs.Record] = []
+    workers: list[Record] = []
+    jobs: list[Record] = []
     jobs_kept = 0
-    if isinstance(store, RedisStore):
-        workers = await jobs.live_workers(store.redis)
-        jobs_kept, queue = await jobs.recent_jobs(store.redis)
+    if queue is not None:
+        workers = await queue.live_workers()
+        jobs_kept, jobs = await queue.recent_jobs()
+    if isinstance(location, Path):
+        files = location.parent.glob(location.name + "*")
+        size = sum(p.stat().st_size for p in files if p.is_file())
+        size_basis = "files"
+        size_words = "on disk"
+    else:
         size = sum(row["bytes"] for row in rule_sets.values())
         size_basis = "redis-memory-usage"
         size_words = "Redis memory of its block hashes, sampled by MEMORY USAGE"
-    else:
-        path = Path(store.description)
-        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-        size_basis = "files"
-        size_words = "on disk"
     payload = {
         "store": store.description,
         "size_bytes": size,
         "size_basis": size_basis,
         "rule_sets": rule_sets,
         "workers": workers,
-        "jobs": queue,
+        "jobs": jobs,
     }
     lines = [f"store: {store.description} ({size / 1e6:.1f} MB {size_words})"]
     for name, row in rule_sets.items():
@@ -191,9 +209,9 @@ async def status(args: argparse.Namespace, store: Store) -> int:
         lines.append(
             f"  {name:<26} {row['blocks_done']:>6} of {row['blocks_total']:>6} blocks "
             f"({share:6.1%}), {row['claims_held']} claims held"
-            + (f", {row['blocks_damaged']} damaged" if args.verify else "")
+            + (f", {row['blocks_damaged']} damaged" if verify else "")
         )
-    if isinstance(store, RedisStore):
+    if queue is not None:
         lines.append(f"workers: {len(workers)} alive")
         lines += [
             f"  {w.get('id')}: {w.get('blocks_computed')} blocks computed, "
@@ -201,16 +219,16 @@ async def status(args: argparse.Namespace, store: Store) -> int:
             + (f", running {w['running']}" if w.get("running") else "")
             for w in workers
         ]
-        shown = f" (the latest {len(queue)} shown)" if len(queue) < jobs_kept else ""
+        shown = f" (the latest {len(jobs)} shown)" if len(jobs) < jobs_kept else ""
         lines.append(f"jobs: {jobs_kept}{shown}")
         lines += [
             f"  {j.get('id')}: {j.get('kind')} {j.get('rules')} {j.get('state', '')} "
             f"-> {j.get('status')}"
             + (f" ({j['blocks_done']}/{j['blocks_total']} blocks)" if j.get("blocks_total") else "")
             + (f" error: {j['error']}" if j.get("error") else "")
-            for j in queue
+            for j in jobs
         ]
-    emit(args, payload, "\n".join(lines))
+    out.emit(payload, "\n".join(lines))
     return 0
 
 
@@ -223,15 +241,16 @@ def open_spec(spec: str) -> Store | Path:
     return SQLiteStore(Path(spec))
 
 
-async def transfer(args: argparse.Namespace, store: Store) -> int:
-    entry = game_of(args)
+async def transfer(
+    command: Literal["export", "import"], entry: GameEntry, spec: str, store: Store, out: Output
+) -> int:
+    """A game's verified blocks from the store to ``spec`` (export), or from it (import)."""
     game = entry.game
-    spec = args.to if args.command == "export" else args.source
     other = open_spec(spec)
     async with AsyncExitStack() as stack:
         if not isinstance(other, Path):
             await stack.enter_async_context(other)
-        if args.command == "export":
+        if command == "export":
             copied = await export_blocks(store, game, other)
             direction = f"from {store.description} to {spec}"
         else:
@@ -243,16 +262,9 @@ async def transfer(args: argparse.Namespace, store: Store) -> int:
         "skipped_bad": copied.skipped,
         "blocks_total": game.block_count,
     }
-    emit(
-        args,
+    out.emit(
         payload,
-        f"{args.command}: {copied.blocks} verified blocks of {entry.name} copied {direction}"
+        f"{command}: {copied.blocks} verified blocks of {entry.name} copied {direction}"
         + (f"; {copied.skipped} damaged blocks skipped" if copied.skipped else ""),
     )
     return 0
-
-
-async def precompute(args: argparse.Namespace, store: Store) -> int:
-    if isinstance(store, RedisStore) and not args.here:
-        return await precompute_job(args, store)
-    return await precompute_here(args, store)

@@ -20,10 +20,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from memo_solver.cli.worker_options import settings_from
 from memo_solver.core.runtime import keep_freed_memory
 from memo_solver.core.store import StoreUnavailableError
-from memo_solver.jobs.queue import live_workers
-from memo_solver.jobs.settings import WorkerSettings, settings_from
+from memo_solver.jobs.queue import JobQueue
+from memo_solver.jobs.settings import WorkerSettings
 from memo_solver.stores.redis import RedisStore, redacted
 
 log = logging.getLogger("worker")
@@ -77,7 +78,7 @@ async def check(settings: WorkerSettings) -> int:
     store = RedisStore(settings.redis_url)
     pattern = settings.check_pattern
     try:
-        workers = await live_workers(store.redis, pattern)
+        workers = await JobQueue(store).live_workers(pattern)
     except Exception as exc:
         print(f"worker check: cannot reach Redis at {store.description}: {exc}", file=sys.stderr)
         return 1
@@ -115,7 +116,7 @@ def run(settings: WorkerSettings) -> int:
     while True:
         started = time.monotonic()
         try:
-            anyio.run(Worker(settings).run)
+            anyio.run(Worker(settings, JobQueue(RedisStore(settings.redis_url))).run)
             return 0
         except (StoreUnavailableError, RedisError, OSError) as exc:
             failure = exc

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Final, Literal
@@ -29,7 +30,8 @@ from redis.typing import EncodableT, FieldT
 
 from memo_solver.core.engine import namespace
 from memo_solver.core.errors import UserError
-from memo_solver.games.registry import GameEntry, get_game
+from memo_solver.games.entry import GameEntry
+from memo_solver.games.registry import get_game
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import (
     LUA_FREES,
@@ -38,6 +40,9 @@ from memo_solver.stores.redis import (
     RedisStore,
     milliseconds,
 )
+
+log = logging.getLogger("worker")
+"""The workers' log: a worker taking over a job says so from here."""
 
 JobKind = Literal["precompute", "warm", "block", "stats"]
 KINDS: Final = ("precompute", "warm", "block", "stats")
@@ -401,3 +406,117 @@ async def live_worker_count(redis: aioredis.Redis) -> int:
     """Workers with a live heartbeat: one O(log n) count."""
     count, _ = await _live_members(redis, redis_keys.LIVE_WORKERS, 0)
     return count
+
+
+Entry = tuple[str, dict[str, str]]
+"""A stream entry as a worker takes it: its id and the job's fields."""
+
+
+class JobQueue:
+    """The job queue on the shared Redis, built beside its store (see
+    :func:`memo_solver.jobs.storage.open_store_and_queue`): what the command line and the
+    service queue and read, and what a worker takes. There is none on SQLite: background
+    jobs need the workers' shared Redis.
+
+    It talks through the store's connection, so it lives as long as the store is open.
+    """
+
+    def __init__(self, store: RedisStore) -> None:
+        self.store = store
+        self.redis = store.redis
+
+    async def enqueue(self, job: Job, *, again_if_done: bool = False) -> tuple[str, bool]:
+        return await enqueue(self.redis, job, again_if_done=again_if_done)
+
+    async def enqueue_precompute(self, entry: GameEntry) -> tuple[str, bool]:
+        return await enqueue_precompute(self.store, entry)
+
+    async def record(self, job_id: str) -> dict[str, str] | None:
+        return await job_record(self.redis, job_id)
+
+    async def update(self, job_id: str, **fields: str | int | float) -> None:
+        await update(self.redis, job_id, **fields)
+
+    async def finish(self, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
+        await finish(self.redis, job_id, ttl_s, **fields)
+
+    async def recent_jobs(self, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
+        return await recent_jobs(self.redis, limit)
+
+    async def live_workers(self, match: str = "*") -> list[Record]:
+        return await live_workers(self.redis, match)
+
+    async def live_worker_count(self) -> int:
+        return await live_worker_count(self.redis)
+
+    # --- a worker's side ----------------------------------------------------------------------
+
+    async def ensure_group(self) -> None:
+        await ensure_group(self.redis)
+
+    async def beat(self, worker_id: str, fields: Fields, ttl_s: float) -> None:
+        await beat(self.redis, worker_id, fields, ttl_s)
+
+    async def forget_worker(self, worker_id: str) -> None:
+        await forget_worker(self.redis, worker_id)
+
+    async def trim_stream(self) -> int:
+        return await trim_stream(self.redis)
+
+    async def take_own(self, consumer: str) -> Entry | None:
+        """An entry ``consumer`` took and never acknowledged (before a restart or a lost
+        Redis): id ``0`` reads a consumer's own pending entries instead of new ones. One
+        deleted from the stream meanwhile is acknowledged and passed over."""
+        read: Any = await self.redis.xreadgroup(
+            redis_keys.JOB_GROUP, consumer, {redis_keys.JOB_STREAM: "0"}, count=1
+        )
+        for entry_id, raw in read[0][1] if read else []:
+            if raw is None:
+                await self.ack(text(entry_id))
+                continue
+            return text(entry_id), _text(raw)
+        return None
+
+    async def take(self, consumer: str, stale_s: float, block_ms: int) -> Entry | None:
+        """The next entry for ``consumer``: one a silent worker left pending for
+        ``stale_s`` first, else a new one, waiting for it up to ``block_ms``."""
+        claimed: Any = await self.redis.xautoclaim(
+            redis_keys.JOB_STREAM,
+            redis_keys.JOB_GROUP,
+            consumer,
+            round(stale_s * 1000),
+            "0-0",
+            count=1,
+        )
+        entries: Any = claimed[1]
+        if entries:
+            log.info("taking over job entry %s from a silent worker", text(entries[0][0]))
+        else:
+            read: Any = await self.redis.xreadgroup(
+                redis_keys.JOB_GROUP,
+                consumer,
+                {redis_keys.JOB_STREAM: ">"},
+                count=1,
+                block=block_ms,
+            )
+            entries = read[0][1] if read else []
+        for entry_id, raw in entries:
+            if raw is None:
+                continue  # deleted from the stream meanwhile
+            return text(entry_id), _text(raw)
+        return None
+
+    async def touch(self, consumer: str, entry_ids: Iterable[str]) -> None:
+        """Take these pending entries again as ``consumer``, which resets their idle time:
+        a live worker's jobs never look abandoned."""
+        await self.redis.xclaim(
+            redis_keys.JOB_STREAM,
+            redis_keys.JOB_GROUP,
+            consumer,
+            min_idle_time=0,
+            message_ids=list(entry_ids),
+            justid=True,
+        )
+
+    async def ack(self, entry_id: str) -> None:
+        await self.redis.xack(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id)

@@ -21,7 +21,6 @@ import socket
 import time
 import uuid
 from contextlib import AsyncExitStack
-from typing import Any
 
 import anyio
 from redis.exceptions import RedisError
@@ -29,22 +28,8 @@ from redis.exceptions import RedisError
 from memo_solver.core.engine import Engine, first_failure, open_engine
 from memo_solver.core.store import StoreUnavailableError
 from memo_solver.games.registry import get_game, registry
-from memo_solver.jobs.queue import (
-    Fields,
-    Job,
-    JobError,
-    beat,
-    enqueue,
-    ensure_group,
-    finish,
-    forget_worker,
-    text,
-    trim_stream,
-    update,
-)
+from memo_solver.jobs.queue import Entry, Fields, Job, JobError, JobQueue
 from memo_solver.jobs.settings import WorkerSettings
-from memo_solver.stores import redis_keys
-from memo_solver.stores.redis import RedisStore
 
 log = logging.getLogger("worker")
 _PROCESS_TOKEN = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
@@ -55,10 +40,12 @@ _PROGRESS_S = 0.5
 
 
 class Worker:
-    def __init__(self, settings: WorkerSettings) -> None:
+    def __init__(self, settings: WorkerSettings, queue: JobQueue) -> None:
+        """``queue`` is on the Redis the settings name, not yet open: :meth:`run` opens
+        its store and closes it when it stops."""
         self.settings = settings
-        self.store = RedisStore(settings.redis_url)
-        self.redis = self.store.redis
+        self.queue = queue
+        self.store = queue.store
         # A blocking read must end well within the reply timeout, or every quiet read
         # would look like a hung Redis.
         self._read_block_ms = min(_READ_BLOCK_MS, round(self.store.socket_timeout_s * 500))
@@ -75,7 +62,7 @@ class Worker:
         async with AsyncExitStack() as stack:
             await stack.enter_async_context(self.store)
             await self.store.ping()
-            await ensure_group(self.redis)
+            await self.queue.ensure_group()
             log.info(
                 "worker %s serving %s (concurrency %d, lease %.1f s)",
                 self.settings.worker_id,
@@ -110,7 +97,7 @@ class Worker:
             anyio.move_on_after(2),
             contextlib.suppress(RedisError, OSError),
         ):
-            await forget_worker(self.redis, self.settings.worker_id)
+            await self.queue.forget_worker(self.settings.worker_id)
 
     async def _stop_on_signal(self, serving: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -146,56 +133,19 @@ class Worker:
                 "running": ",".join(self.running.values()),
                 **{name: str(count) for name, count in self.counters().items()},
             }
-            await beat(self.redis, self.settings.worker_id, fields, self.settings.heartbeat_ttl_s)
+            await self.queue.beat(self.settings.worker_id, fields, self.settings.heartbeat_ttl_s)
             if self.running:
                 # Touching our pending entries keeps them from looking abandoned.
-                await self.redis.xclaim(
-                    redis_keys.JOB_STREAM,
-                    redis_keys.JOB_GROUP,
-                    self.settings.worker_id,
-                    min_idle_time=0,
-                    message_ids=list(self.running),
-                    justid=True,
-                )
-            await trim_stream(self.redis)
+                await self.queue.touch(self.settings.worker_id, list(self.running))
+            await self.queue.trim_stream()
             await anyio.sleep(self.settings.heartbeat_s)
 
-    async def _own_backlog(self, owner: str) -> tuple[str, dict[str, str]] | None:
-        """An entry ``owner`` took and never acknowledged (before a restart or a lost Redis):
-        id ``0`` reads a consumer's own pending entries instead of new ones."""
-        read: Any = await self.redis.xreadgroup(
-            redis_keys.JOB_GROUP, owner, {redis_keys.JOB_STREAM: "0"}, count=1
-        )
-        for entry_id, raw in read[0][1] if read else []:
-            if raw is None:  # deleted from the stream meanwhile
-                await self._ack(text(entry_id))
-                continue
-            log.info("resuming job entry %s that %s had taken", text(entry_id), owner)
-            return text(entry_id), {text(k): text(v) for k, v in raw.items()}
-        return None
-
-    async def _next(self, consumer: str) -> tuple[str, dict[str, str]] | None:
-        stale_ms = round(self.settings.stale_job_s * 1000)
-        claimed: Any = await self.redis.xautoclaim(
-            redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, consumer, stale_ms, "0-0", count=1
-        )
-        entries: Any = claimed[1]
-        if entries:
-            log.info("taking over job entry %s from a silent worker", text(entries[0][0]))
-        else:
-            read: Any = await self.redis.xreadgroup(
-                redis_keys.JOB_GROUP,
-                consumer,
-                {redis_keys.JOB_STREAM: ">"},
-                count=1,
-                block=self._read_block_ms,
-            )
-            entries = read[0][1] if read else []
-        for entry_id, raw in entries:
-            if raw is None:
-                continue  # deleted from the stream meanwhile
-            return text(entry_id), {text(k): text(v) for k, v in raw.items()}
-        return None
+    async def _own_backlog(self, owner: str) -> Entry | None:
+        """An entry ``owner`` took and never acknowledged (before a restart or a lost Redis)."""
+        entry = await self.queue.take_own(owner)
+        if entry is not None:
+            log.info("resuming job entry %s that %s had taken", entry[0], owner)
+        return entry
 
     async def _serve(self, consumer: str, slot: int) -> None:
         # The heartbeat files running entries under the worker id: slot 0 takes those back.
@@ -207,12 +157,9 @@ class Worker:
                     break
                 await self._handle(*entry)
         while not self._stopping:
-            entry = await self._next(consumer)
+            entry = await self.queue.take(consumer, self.settings.stale_job_s, self._read_block_ms)
             if entry is not None:
                 await self._handle(*entry)
-
-    async def _ack(self, entry_id: str) -> None:
-        await self.redis.xack(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id)
 
     async def _handle(self, entry_id: str, fields: dict[str, str]) -> None:
         try:
@@ -221,12 +168,11 @@ class Worker:
             log.error("job entry %s is malformed (%s): acknowledged and dropped", entry_id, exc)
             if fields.get("id"):
                 await self._finish(fields["id"], status="failed", error=str(exc))
-            await self._ack(entry_id)
+            await self.queue.ack(entry_id)
             return
         self.running[entry_id] = job.id
         log.info("job %s: %s %s %s", job.id, job.kind, job.rules, job.state)
-        await update(
-            self.redis,
+        await self.queue.update(
             job.id,
             status="running",
             worker=self.settings.worker_id,
@@ -236,24 +182,24 @@ class Worker:
             await self._run(job)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-                await update(self.redis, job.id, status="queued", worker="")
+                await self.queue.update(job.id, status="queued", worker="")
             raise
         except (StoreUnavailableError, RedisError, OSError):
             raise  # the store's fault, not the job's: left pending, retried after reconnecting
         except Exception as exc:
             log.exception("job %s failed", job.id)
             await self._finish(job.id, status="failed", error=repr(exc))
-            await self._ack(entry_id)
+            await self.queue.ack(entry_id)
             return
         finally:
             self.running.pop(entry_id, None)
         await self._finish(job.id, status="done", finished_at=f"{time.time():.3f}")
-        await self._ack(entry_id)
+        await self.queue.ack(entry_id)
         self.jobs_done += 1
         log.info("job %s done", job.id)
 
     async def _finish(self, job_id: str, **fields: str) -> None:
-        await finish(self.redis, job_id, self.settings.job_ttl_s, **fields)
+        await self.queue.finish(job_id, self.settings.job_ttl_s, **fields)
 
     async def _run(self, job: Job) -> None:
         engine, entry = self.engines[job.rules], get_game(job.rules)
@@ -266,7 +212,7 @@ class Worker:
         if job.kind == "stats":
             assert entry.stats is not None  # Job.parse refuses stats jobs of other games
             result = await entry.stats(engine, job.state, self._limiter)
-            await update(self.redis, job.id, result=json.dumps(result))
+            await self.queue.update(job.id, result=json.dumps(result))
             return
         game = engine.game
         if (await self.store.coverage(engine.namespace)).blocks < game.block_count:
@@ -275,7 +221,7 @@ class Worker:
             engine.memo.clear()
         for key in game.successors(game.root()):
             # Again even if done before: a precompute runs again when blocks are missing.
-            await enqueue(self.redis, Job.block(job.rules, key), again_if_done=True)
+            await self.queue.enqueue(Job.block(job.rules, key), again_if_done=True)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._report, engine, job)
@@ -283,16 +229,15 @@ class Worker:
                 tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             raise first_failure(group) from None
-        await update(
-            self.redis, job.id, blocks_done=game.block_count, value=repr(float(root.flat[0]))
+        await self.queue.update(
+            job.id, blocks_done=game.block_count, value=repr(float(root.flat[0]))
         )
 
     async def _report(self, engine: Engine, job: Job) -> None:
         """A precompute's progress in its record, every half second."""
         while True:
             coverage = await self.store.coverage(engine.namespace)
-            await update(
-                self.redis,
+            await self.queue.update(
                 job.id,
                 blocks_done=coverage.blocks,
                 blocks_total=engine.game.block_count,

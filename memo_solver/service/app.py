@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from memo_solver.core.store import Store
+from memo_solver.jobs.queue import JobQueue
 from memo_solver.service.errors import AsciiJSONResponse, install_error_handlers
 from memo_solver.service.fast import install_fast_post
 from memo_solver.service.middleware import BodyLimit, Observe
@@ -35,8 +36,11 @@ __all__ = ["ApiSettings", "create_app", "openapi_document"]
 log = logging.getLogger(__name__)
 
 
-def create_app(open_store: Callable[[], Store], settings: ApiSettings | None = None) -> FastAPI:
-    """The ASGI app. ``open_store`` makes the store when the lifespan starts."""
+def create_app(
+    open_store: Callable[[], tuple[Store, JobQueue | None]], settings: ApiSettings | None = None
+) -> FastAPI:
+    """The ASGI app. ``open_store`` makes the store and its job queue (None without one)
+    when the lifespan starts: :func:`memo_solver.jobs.storage.open_store_and_queue`."""
     settings = settings or ApiSettings()
 
     @asynccontextmanager

@@ -3,7 +3,8 @@ naming the field (in the CLI's words)."""
 
 from __future__ import annotations
 
-from memo_solver.games.registry import GameEntry, UnknownGameError, get_game
+from memo_solver.games.entry import GameEntry
+from memo_solver.games.registry import UnknownGameError, get_game
 from memo_solver.games.yahtzee.rules import RuleSet, UnknownRuleSetError, get_rule_set
 from memo_solver.games.yahtzee.state import State, parse_state, state_from_json
 from memo_solver.service.errors import ApiError

@@ -24,8 +24,7 @@ from memo_solver.core.engine import Engine, open_engine
 from memo_solver.core.store import Store
 from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.jobs import queue as jobs
-from memo_solver.jobs.queue import Job
+from memo_solver.jobs.queue import Job, JobError, JobQueue
 from memo_solver.service import metrics
 from memo_solver.service.errors import ApiError
 from memo_solver.service.settings import ApiSettings
@@ -50,8 +49,10 @@ class _Work:
 class Service:
     """What the routes share: the store, one engine per rule set, and the background group."""
 
-    def __init__(self, store: Store, settings: ApiSettings) -> None:
+    def __init__(self, store: Store, queue: JobQueue | None, settings: ApiSettings) -> None:
         self.store = store
+        self.queue = queue
+        """The store's job queue (on Redis; None on SQLite or in memory)."""
         self.settings = settings
         self.engines: dict[str, Engine] = {}
         self.task_group: anyio.abc.TaskGroup | None = None
@@ -103,13 +104,12 @@ class Service:
         while it waits. A done record is queued again: the state is cold, so its blocks
         are gone. Best effort: the request's answer is the 503 whatever happens here.
         """
-        redis = getattr(self.store, "redis", None)
-        if redis is None:
+        if self.queue is None:
             return
         try:
-            if await jobs.live_worker_count(redis):
-                await jobs.enqueue(redis, warm(), again_if_done=True)
-        except (RedisError, OSError, jobs.JobError) as exc:
+            if await self.queue.live_worker_count():
+                await self.queue.enqueue(warm(), again_if_done=True)
+        except (RedisError, OSError, JobError) as exc:
             log.info("a cold state was not handed to the workers: %s", exc)
 
     def _start(self, work: Callable[[], Awaitable[Any]], forget: Hashable = None) -> _Work:
@@ -149,13 +149,16 @@ class Service:
 
 @asynccontextmanager
 async def open_service(
-    open_store: Callable[[], Store], settings: ApiSettings
+    open_store: Callable[[], tuple[Store, JobQueue | None]], settings: ApiSettings
 ) -> AsyncIterator[Service]:
-    """The service on the store ``open_store`` makes: an engine for every registered game,
-    sharing one compute limiter, and the background group, cancelled when it closes."""
+    """The service on the store and job queue ``open_store`` makes (the queue None without
+    one: :func:`memo_solver.jobs.storage.open_store_and_queue`): an engine for every
+    registered game, sharing one compute limiter, and the background group, cancelled when
+    it closes."""
     async with AsyncExitStack() as stack:
-        store = await stack.enter_async_context(open_store())
-        service = Service(store, settings)
+        store, queue = open_store()
+        await stack.enter_async_context(store)
+        service = Service(store, queue, settings)
         limiter = anyio.CapacityLimiter(1)
         for name, entry in registry().items():
             service.engines[name] = await stack.enter_async_context(

@@ -23,7 +23,8 @@ import anyio.to_thread
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.dice_of_doom.board import attack, attacks, reinforce, winners
-from memo_solver.games.dice_of_doom.game import SIZES, doom_game
+from memo_solver.games.dice_of_doom.game import doom_game
+from memo_solver.games.dice_of_doom.sizes import SIZES
 from memo_solver.games.dice_of_doom.tree import (
     Analysis,
     DoomLimitError,

@@ -33,11 +33,10 @@ import numpy.typing as npt
 from memo_solver.core.bits import submasks
 from memo_solver.core.game import Block
 from memo_solver.games.dice_of_doom.board import neighbours
+from memo_solver.games.dice_of_doom.sizes import SIZES, doom_name
 
 PLAYERS: Final = "ab"
 ROOT: Final = "all"
-SIZES: Final = (2, 3)
-"""Board sizes whose every turn start fits a store (3 x 3: 20,155,392 turn starts)."""
 SUMMARY: Final = ("expected", "won", "tied")
 """What a summary block holds, in order, as shares of its turn starts: the mover's expected
 share (a tie counts half), the share the mover wins, the share that ends in a tie."""
@@ -240,11 +239,6 @@ class _TurnSolver:
 def doom_game(size: int) -> DiceOfDoomGame:
     """One game object per size: its tables take a moment to build."""
     return DiceOfDoomGame(size)
-
-
-def doom_name(size: int) -> str:
-    """The registry name of a board size: what ``--game dice-of-doom --size N`` means."""
-    return f"dice-of-doom-{size}x{size}"
 
 
 def turn_key(player: int, total: int, mask: int, cells: int) -> str:

@@ -1,4 +1,4 @@
-"""``memo-solver review``: rate every decision of a played game against the optimal strategy.
+"""Rate every decision of a played game against the optimal strategy (``memo-solver review``).
 
 A player wants to know where a game was lost, not just that it was. Every decision (each
 keep, and the box) is compared with :func:`memo_solver.games.yahtzee.advice.advise` for the state
@@ -14,12 +14,9 @@ the first turn and step that go wrong.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -377,84 +374,3 @@ def _after(rules: RuleSet, state: State, box: int, points: int) -> State:
     upper = state.upper + (points if category.upper_face else 0)
     fifty = state.yahtzee_bonus or (category.is_yahtzee and points > 0)
     return State(state.filled | 1 << box, upper, fifty, None, None)
-
-
-# --- the command -----------------------------------------------------------------------------
-
-
-def load_game(source: str) -> object:
-    """The game JSON from a file, or from standard input for ``-``."""
-    from memo_solver.cli.main import UsageError
-
-    try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read the game: {exc.strerror or exc} ({source})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"the game is not UTF-8 text ({source})") from None
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"the game is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise UsageError("the game is not valid JSON: it is nested too deep") from None
-
-
-async def command(args: argparse.Namespace, engine: Engine, rules: RuleSet) -> int:
-    """The CLI entry point (``memo-solver review``), called with an open engine."""
-    from memo_solver.cli.main import UsageError, emit
-
-    game = load_game(args.game)
-    try:
-        result = await review_game(engine, rules, game)
-    except GameError as exc:
-        raise UsageError(str(exc)) from None
-    emit(args, result.to_json(), describe(result))
-    return 0
-
-
-def describe(review: Review) -> str:
-    """The review in words: a table of decisions, the worst mistakes, the score split."""
-    rules = review.rules
-    rows = [("turn", "step", "dice", "your choice", "best choice", "loss")]
-    for d in review.decisions:
-        same = d.chosen == d.best
-        rows.append(
-            (
-                str(d.turn),
-                d.step,
-                _dice(d.state.dice or ()),
-                d.chosen.words(),
-                "=" if same else d.best.words(),
-                f"{d.loss:.4f}",
-            )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(
-            cell.ljust(w) if i < 5 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in rows
-    ]
-    lines += ["", f"expected points lost in all: {review.total_loss:.4f}"]
-    if review.worst:
-        lines.append("worst mistakes:")
-        lines += [f"  {i}. {d.words(rules)}" for i, d in enumerate(review.worst, start=1)]
-    else:
-        lines.append("no mistakes: every decision was optimal")
-    if review.complete:
-        head = f"final score {review.banked}"
-    else:
-        head = (
-            f"game stopped after {len(review.scored)} turns: {review.banked} banked "
-            f"+ {review.remaining_value:.4f} expected from here = {review.final_score:.4f}"
-        )
-    lines += [
-        "",
-        head,
-        f"  = expected {review.expected_score:.4f} (optimal play, on average)",
-        f"  + skill {review.skill:+.4f} (minus the expected points lost)",
-        f"  + luck {review.luck:+.4f} (what the dice gave beyond the average)",
-    ]
-    return "\n".join(lines)

@@ -30,12 +30,9 @@ whether or not all are thrown).
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -73,7 +70,6 @@ CHUNK_GAMES: Final = 1 << 17
 over many games, small enough that a 10-million-game run holds tens of MiB of state."""
 DEFAULT_CACHE_BYTES: Final = 1 << 30
 """A whole ``yahtzee`` strategy takes 415 MiB compacted: it fits, with room to spare."""
-GLYPHS: Final = "⚀⚁⚂⚃⚄⚅"
 
 # --- dice bookkeeping, vectorized -----------------------------------------------------------
 # A multiset of dice is coded as its face counts in base 6 (at most five dice, so a count
@@ -491,96 +487,11 @@ def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, 
     }
 
 
-def faces(dice: Iterable[int]) -> str:
-    """Dice as die faces: [2, 2, 4] -> ⚁⚁⚃."""
-    return "".join(GLYPHS[d - 1] for d in dice)
-
-
-def narrate(rules: RuleSet, log: Mapping[str, object]) -> str:
-    """A logged game told decision by decision, like a bot at the table."""
-    lines = []
-    total = 0
-    for turn in cast(list[dict[str, object]], log["turns"]):
-        rolls = cast(list[list[int]], turn["rolls"])
-        keeps = cast(list[list[int]], turn["keeps"])
-        parts = [f"rolled {faces(rolls[0])}"]
-        for kept, after in zip(keeps, rolls[1:], strict=True):
-            what = f"keep {faces(kept)}, reroll {DICE - len(kept)}" if kept else "reroll all 5"
-            parts += [what, f"rolled {faces(after)}"]
-        box = rules.categories[rules.category_index(str(turn["box"]))]
-        gained = cast(int, turn["points"])
-        upper_bonus = cast(int, turn["upper_bonus"])
-        extra = cast(int, turn["yahtzee_bonus"])
-        total += gained + upper_bonus + extra
-        scored = f"score {gained} in {box.label}"
-        if upper_bonus:
-            scored += f" (+{upper_bonus} upper bonus)"
-        if extra:
-            scored += f" (+{extra} Yahtzee bonus)"
-        parts.append(scored)
-        lines.append(f"Turn {turn['turn']}: {' → '.join(parts)}.  Total {total}")
-    lines.append(
-        f"Final score: {log['score']} "
-        f"(upper bonus {log['upper_bonus']}, Yahtzee bonus {log['yahtzee_bonus']})"
-    )
-    return "\n".join(lines)
-
-
-# --- the command ----------------------------------------------------------------------------
-
-
-async def command(args: argparse.Namespace, engine: Engine, rules: RuleSet) -> int:
-    """``memo-solver simulate``: play seeded games, print their statistics."""
-    from memo_solver.cli.main import UsageError, emit
-
-    if not 1 <= args.games <= MAX_GAMES:
-        raise UsageError(f"--games must be between 1 and {MAX_GAMES:,}, got {args.games}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
-    strategy = cast(Strategy, args.policy)
-    shown: list[dict[str, object]] = []
-    async with AsyncExitStack() as stack:
-        # Opened before the first game, so a bad path fails at once, not after the run.
-        log_file = None
-        if args.log is not None:
-            log_file = await stack.enter_async_context(
-                await anyio.open_file(args.log, "w", encoding="utf-8")
-            )
-
-        async def on_games(games: list[dict[str, object]]) -> None:
-            if args.show and not shown:
-                shown.append(games[0])
-            if log_file is not None:
-                header = {"rules": rules.name, "policy": strategy, "seed": args.seed}
-                await log_file.write("".join(json.dumps({**header, **g}) + "\n" for g in games))
-
-        record = args.games if log_file is not None else int(bool(args.show))
-        summary = await simulate(
-            engine,
-            PolicyCache(rules, strategy),
-            args.games,
-            args.seed,
-            on_games=on_games if record else None,
-            record=record,
-        )
-    thresholds = tuple(args.threshold)
-    payload = summary.to_json(thresholds)
-    text = summary.text(thresholds)
-    if shown:
-        payload["game"] = shown[0]
-        text = f"{narrate(rules, shown[0])}\n\n{text}"
-    emit(args, payload, text)
-    return 0
-
-
 __all__ = [
     "BlockPolicy",
     "PolicyCache",
-    "command",
-    "faces",
     "game_log",
     "greedy_policy",
-    "narrate",
     "optimal_policy",
     "simulate",
     "throw",

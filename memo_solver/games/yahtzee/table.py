@@ -1,4 +1,4 @@
-"""``memo-solver export-table``: the optimal strategy as a plain table, for other programs.
+"""The optimal strategy as a plain table, for other programs (``memo-solver export-table``).
 
 The solver answers one state at a time; someone training a model, writing a bot in another
 language, or checking our numbers wants the whole table in a file they can load without
@@ -11,7 +11,6 @@ so that the two cannot drift; the tests check the README's npz table against the
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -301,14 +300,11 @@ def write_parquet(table: Table, out: Path) -> list[Path]:
 
 
 def _pyarrow() -> tuple[Any, Any]:
-    """pyarrow, imported only when asked for: it is an optional extra of 100 MB."""
-    from memo_solver.cli.main import UsageError
+    """pyarrow, imported only when asked for: it is an optional extra of 100 MB (the
+    command line checks it is there before the work, naming :data:`PARQUET_EXTRA`)."""
+    import pyarrow
+    import pyarrow.parquet
 
-    try:
-        import pyarrow
-        import pyarrow.parquet
-    except ImportError:
-        raise UsageError(f"--format parquet needs pyarrow: {PARQUET_EXTRA}") from None
     return pyarrow, pyarrow.parquet
 
 
@@ -317,44 +313,3 @@ WRITERS: Final[dict[str, Callable[[Table, Path], list[Path]]]] = {
     "jsonl": write_jsonl,
     "parquet": write_parquet,
 }
-
-
-# --- the command -----------------------------------------------------------------------------
-
-
-async def command(args: argparse.Namespace, engine: Engine, rules: RuleSet) -> int:
-    """The CLI entry point (``memo-solver export-table``), called with an open engine."""
-    from tqdm import tqdm
-
-    from memo_solver.cli.main import UsageError, emit
-
-    out: Path = args.out
-    try:
-        fmt = output_format(out, args.format)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if not out.parent.is_dir():
-        raise UsageError(f"--out: the folder {out.parent} does not exist")
-    if fmt == "parquet":
-        _pyarrow()  # fail before the work, not after
-    n_blocks = 1 << len(rules.categories)
-    with tqdm(total=n_blocks, desc="table", unit="block", disable=None) as bar:
-        table = await build_table(engine, rules, lambda done: bar.update(done - bar.n))
-    files = WRITERS[fmt](table, out)
-    decisions = None if table.decisions is None else table.decisions.count
-    payload = {
-        "rules": rules.name,
-        "format": fmt,
-        "files": [str(f) for f in files],
-        "values": int(table.value.size),
-        "decisions": decisions,
-        "note": table.note or None,
-    }
-    what = f"{table.value.size:,} turn-start values"
-    if decisions is not None:
-        what += f" and {decisions:,} decisions"
-    text = f"wrote {what} of {rules.name} to {', '.join(map(str, files))}"
-    if table.note:
-        text += f"\nnote: {table.note}"
-    emit(args, payload, text)
-    return 0

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memo_solver.games.dice_of_doom.advice import DoomAdvice, from_memo, solve
 from memo_solver.games.dice_of_doom.board import MAX_SIZE, DoomError, parse_board, player_index
-from memo_solver.games.dice_of_doom.game import SIZES, doom_name
 from memo_solver.games.dice_of_doom.report import analysis_to_json
+from memo_solver.games.dice_of_doom.sizes import SIZES, doom_name
 from memo_solver.games.dice_of_doom.tree import DoomLimitError, DoomSolver, Position
 from memo_solver.service.routes import Routes
 from memo_solver.service.service import service_of

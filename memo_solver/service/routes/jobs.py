@@ -8,15 +8,13 @@ import os
 
 from fastapi import Request
 
-from memo_solver.core.store import Store
-from memo_solver.jobs import queue as jobs
+from memo_solver.jobs.queue import JobQueue
 from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import game_named
 from memo_solver.service.models import JobOut, PrecomputeRequest
 from memo_solver.service.routes import Routes
-from memo_solver.service.service import service_of
+from memo_solver.service.service import Service, service_of
 from memo_solver.service.settings import ADMIN_TOKEN_ENV
-from memo_solver.stores.redis import RedisStore
 
 routes = Routes()
 
@@ -32,9 +30,9 @@ async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
     ``dice-of-doom-3x3`` (operator token required)."""
     _authorize(request)
     entry = game_named(body.rules)
-    store = _redis_store(service_of(request).store)
-    job_id, queued = await jobs.enqueue_precompute(store, entry)
-    record = await jobs.job_record(store.redis, job_id) or {}
+    queue = _queue(service_of(request))
+    job_id, queued = await queue.enqueue_precompute(entry)
+    record = await queue.record(job_id) or {}
     return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
 
 
@@ -42,19 +40,18 @@ async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
 async def job(job_id: str, request: Request) -> JobOut:
     """A background job's record (operator token required)."""
     _authorize(request)
-    redis = _redis_store(service_of(request).store).redis
-    record = await jobs.job_record(redis, job_id)
+    record = await _queue(service_of(request)).record(job_id)
     if record is None:
         raise ApiError(404, "job_id", f"no job {job_id!r}")
     return JobOut(job=job_id, status=record.get("status", "?"), record=record)
 
 
-def _redis_store(store: Store) -> RedisStore:
-    if not isinstance(store, RedisStore):
+def _queue(service: Service) -> JobQueue:
+    if service.queue is None:
         raise ApiError(
             409, "store", "background jobs need the shared Redis store (serve with --redis URL)"
         )
-    return store
+    return service.queue
 
 
 def _authorize(request: Request) -> None:

@@ -7,7 +7,6 @@ from fastapi import Request
 
 from memo_solver.core.engine import namespace
 from memo_solver.games.yahtzee.rules import RULE_SETS
-from memo_solver.jobs import queue as jobs
 from memo_solver.service.inputs import game_named
 from memo_solver.service.models import CoverageOut, RuleSetOut
 from memo_solver.service.routes import Routes
@@ -50,11 +49,11 @@ async def coverage(name: str, request: Request) -> CoverageOut:
     service = service_of(request)
     game = entry.game
     covered = await service.store.coverage(namespace(game))
-    redis = getattr(service.store, "redis", None)
+    queue = service.queue
     return CoverageOut(
         rules=entry.name,
         blocks_total=game.block_count,
         blocks_done=covered.blocks,
         claims_held=covered.claims,
-        workers_alive=0 if redis is None else await jobs.live_worker_count(redis),
+        workers_alive=0 if queue is None else await queue.live_worker_count(),
     )
