@@ -75,13 +75,17 @@ class Guideposts:
 
     def landing(self, box: int) -> tuple[IntArray, IntArray, FloatArray]:
         """Scoring ``box``, by classes of rolls with equal points: the class of each roll
-        (252,), and per class (K, B) where each guidepost lands in the successor block and
-        what it banks (the points and the upper bonus; the Joker and the +100 come after,
-        on the five-of-a-kind rolls alone)."""
+        (252,), and per class where each guidepost lands in the successor block and what
+        it banks (the points and the upper bonus; the Joker and the +100 come after, on the
+        five-of-a-kind rolls alone), each (K, B) or, where it is the same for all, (1, B)
+        or (K, 1)."""
         cached = self._landings.get(box)
         if cached is None:
             classes, index, banked = _box_landing(self.rules, box)
-            cached = self._landings[box] = (classes, index[:, self.flat], banked[:, self.flat])
+            index = index[:, self.flat]
+            if banked.shape[1] > 1:
+                banked = banked[:, self.flat]
+            cached = self._landings[box] = (classes, index, banked)
         return cached
 
     @cached_property
@@ -99,14 +103,20 @@ class Guideposts:
 def _box_landing(rules: RuleSet, box: int) -> tuple[IntArray, IntArray, FloatArray]:
     """:meth:`Guideposts.landing` for every guidepost of a block, reachable or not: the
     rolls of a box fall into a few classes of equal points (six for an upper box: the
-    count of its face), so a turn moves a few rows of successor values, not 252."""
+    count of its face), so a turn moves a few rows of successor values, not 252. Outside
+    the upper section every class lands on one row (the Yahtzee box: two, for the flag)
+    and banks its points wherever it starts, so the rows are kept once."""
     scores, classes = np.unique(rules.scores[box].astype(np.int64), return_inverse=True)
     levels = np.arange(rules.n_upper_levels * rules.n_bonus_levels)
     upper, flag = np.divmod(levels, rules.n_bonus_levels)
     landing = land(rules, box, scores[:, None], False, upper[None, :], flag[None, :])
     index: IntArray = landing.upper * rules.n_bonus_levels + landing.flag
     banked: FloatArray = (scores[:, None] + landing.upper_bonus).astype(np.float64)
-    return classes.astype(np.int64), index, banked
+    if (index == index[:1]).all():
+        index = index[:1]
+    if (banked == banked[:, :1]).all():
+        banked = banked[:, :1]
+    return classes.astype(np.int64).ravel(), index, banked
 
 
 @lru_cache(maxsize=1024)
