@@ -18,6 +18,7 @@ import anyio
 from anyio.from_thread import BlockingPortal
 
 from memo_solver.core.engine import Engine
+from memo_solver.games.yahtzee import scoring
 from memo_solver.games.yahtzee.advice import Action, Advice, advise
 from memo_solver.games.yahtzee.dice import DICE
 from memo_solver.games.yahtzee.rules import RuleSet
@@ -264,10 +265,7 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     total = point.total + action.points + action.bonus
     extra = f" (+{action.bonus} bonus)" if action.bonus else ""
     table.say(f"  scored {action.points} in {action.label}{extra}; total {total}")
-    upper = state.upper + (action.points if rules.categories[box].upper_face else 0)
-    fifty = rules.categories[box].is_yahtzee and action.points > 0
-    after = State(state.filled | 1 << box, upper, state.yahtzee_bonus or fifty, None, None)
-    return _Point(after, total, point.turn + 1)
+    return _Point(scoring.after(rules, state, box, action.points), total, point.turn + 1)
 
 
 async def play_game(

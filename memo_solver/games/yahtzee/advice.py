@@ -1,14 +1,15 @@
 """Rank every legal action of a state with its expected final score and its loss.
 
-Ties are broken the same way everywhere (advice, play, and later the distribution): among
-actions of equal value (to 1e-9), scoring now comes first, then keeps holding more dice,
-then the scorecard order. Keeping all five dice is worth exactly the best score one reroll
-later, so a player is never told to reroll for nothing.
+Ties are broken the same way everywhere (advice, play, the distribution and the
+simulation), on the key of :func:`memo_solver.games.yahtzee.policy.tie`: among actions of
+equal value (to 1e-9), scoring now comes first, then keeps holding more dice, then the
+scorecard order. Keeping all five dice is worth exactly the best score one reroll later, so
+a player is never told to reroll for nothing. What a score banks comes from
+:func:`memo_solver.games.yahtzee.scoring.score`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -19,7 +20,9 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import dice
 from memo_solver.games.yahtzee.game import block_key
+from memo_solver.games.yahtzee.policy import tie
 from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.scoring import Scored, score
 from memo_solver.games.yahtzee.state import State, guidepost
 from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
 
@@ -127,15 +130,19 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
     # tuples (tie key, kind, keep size, box or keep, value, row); each Action is built once,
     # with its loss, after the ranking.
     ranked: list[tuple[float, int, int, int, float, int]] = []
-    points_now = tables.points[:, roll].tolist()
-    for i, value in enumerate(tables.scores[:, roll, 0].tolist()):
-        if math.isfinite(points_now[i]):
-            ranked.append((-_tie(value), 0, 0, tables.boxes[i], value, i))
+    scored: list[Scored | None] = [score(rules, state, box) for box in tables.boxes]
+    values = tables.scores[:, roll, 0]
+    for i, (value, key) in enumerate(zip(values.tolist(), tie(values).tolist(), strict=True)):
+        if scored[i] is not None:
+            ranked.append((-key, 0, 0, tables.boxes[i], value, i))
     if state.rerolls_left > 0:
         inside, rows, sizes = _sub_keeps(state.dice)
-        values = tables.keeps[state.rerolls_left].take(rows).tolist()
+        values = tables.keeps[state.rerolls_left].take(rows)
         ranked += [
-            (-_tie(v), 1, -size, k, v, -1) for k, size, v in zip(inside, sizes, values, strict=True)
+            (-key, 1, -size, k, v, -1)
+            for k, size, v, key in zip(
+                inside, sizes, values.tolist(), tie(values).tolist(), strict=True
+            )
         ]
     ranked.sort()  # the first four fields never tie: the value and row are never compared
     best = ranked[0][4]
@@ -144,20 +151,21 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
         loss = max(0.0, best - value)
         if i < 0:
             actions.append(Action("keep", value, loss, keep=dice.KEEPS[index]))
-        else:
-            category = rules.categories[index]
-            points = int(points_now[i])
-            actions.append(
-                Action(
-                    "score",
-                    value,
-                    loss,
-                    category=category.name,
-                    label=category.label,
-                    points=points,
-                    bonus=_banked_bonus(rules, state, index, points, state.dice),
-                )
+            continue
+        outcome = scored[i]
+        assert outcome is not None  # only the boxes the Joker allows are ranked
+        category = rules.categories[index]
+        actions.append(
+            Action(
+                "score",
+                value,
+                loss,
+                category=category.name,
+                label=category.label,
+                points=outcome.points,
+                bonus=outcome.bonus,
             )
+        )
     return Advice(value=best, turn_start_value=start, actions=tuple(actions))
 
 
@@ -167,25 +175,3 @@ def _sub_keeps(roll: tuple[int, ...]) -> tuple[list[int], npt.NDArray[np.int64],
     (462, 1) table, and how many dice each keeps."""
     inside = dice.sub_keeps(roll)
     return inside, np.array(inside, dtype=np.int64), [len(dice.KEEPS[k]) for k in inside]
-
-
-def _tie(value: float) -> float:
-    """Values equal to 1e-9 count as tied: equal choices reached by different float sums
-    differ in the last bit, and the tie rule must not depend on that."""
-    return round(value, 9)
-
-
-def _banked_bonus(
-    rules: RuleSet, state: State, box: int, points: int, faces: tuple[int, ...]
-) -> int:
-    category = rules.categories[box]
-    bonus = 0
-    if (
-        category.upper_face
-        and rules.upper_bonus
-        and state.upper < rules.upper_threshold <= state.upper + points
-    ):
-        bonus += rules.upper_bonus
-    if rules.yahtzee_bonus and state.yahtzee_bonus and len(set(faces)) == 1:
-        bonus += rules.yahtzee_bonus
-    return bonus

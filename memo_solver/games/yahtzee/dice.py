@@ -53,9 +53,19 @@ def _counts(multisets: tuple[tuple[int, ...], ...]) -> IntArray:
 
 KEEP_COUNTS: Final = _counts(KEEPS)
 """(462, 6): how many dice of each face a keep holds."""
+
+# --- the properties of each roll, the one table the score tables and the rules read -----------
+
 ROLL_COUNTS: Final = KEEP_COUNTS[KEEP_OF_ROLL:]
 """(252, 6): how many dice of each face a roll shows."""
 ROLL_SUMS: Final = np.array([sum(roll) for roll in ROLLS], dtype=np.int64)
+ROLL_MAX_COUNT: Final = ROLL_COUNTS.max(axis=1)
+"""(252,): the most dice showing one face."""
+FIVE_OF_A_KIND: Final = ROLL_MAX_COUNT == DICE
+"""(252,): the roll is five of a kind, whichever box takes it: where the Yahtzee box scores,
+and the Joker and the +100 bonus come in."""
+YAHTZEE_ROLLS: Final = np.flatnonzero(FIVE_OF_A_KIND)
+"""Index of the five-of-a-kind roll of each face 1..6."""
 
 SIZE_OFFSETS: Final[tuple[int, ...]] = tuple(
     sum(len(_multisets(s)) for s in range(size)) for size in range(DICE + 2)
@@ -98,9 +108,6 @@ def _parents() -> tuple[IntArray, ...]:
 
 CHILDREN: Final = _children()
 PARENTS: Final = _parents()
-
-YAHTZEE_ROLLS: Final = np.array([ROLL_INDEX[(face,) * DICE] for face in range(1, 7)])
-"""Index of the five-of-a-kind roll of each face 1..6."""
 
 
 def sub_keeps(roll: tuple[int, ...]) -> list[int]:

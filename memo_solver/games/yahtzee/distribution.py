@@ -32,6 +32,7 @@ from memo_solver.games.yahtzee import dice
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.policy import FIRST_ROLL, outcomes, turn_policy
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
+from memo_solver.games.yahtzee.scoring import land
 from memo_solver.games.yahtzee.state import State, guidepost
 from memo_solver.games.yahtzee.turn import Guideposts
 
@@ -213,9 +214,6 @@ def _turn(
         turn.score(box, policy.tables.points[i], ends[i])
 
 
-_FIVE_ALIKE = np.isin(np.arange(dice.N_ROLLS), dice.YAHTZEE_ROLLS)
-
-
 @dataclass
 class _Turn:
     """One block's guideposts and their mass, moved box by box to the next blocks.
@@ -245,10 +243,6 @@ class _Turn:
         self.first = np.where(held, nonzero.argmax(axis=1), 0)
         last = self.here.shape[1] - nonzero[:, ::-1].argmax(axis=1)
         self.length = np.where(held, last - self.first, 0)
-        rules, yahtzee = self.rules, self.rules.yahtzee_box
-        self.extra_on = bool(
-            rules.yahtzee_bonus and yahtzee is not None and self.filled >> yahtzee & 1
-        )
 
     def score(self, box: int, table: FloatArray, weights: FloatArray) -> None:
         """Move the mass that scores ``box``: ``table`` its points per roll (-inf where the
@@ -259,25 +253,18 @@ class _Turn:
         nxt = Guideposts.reachable(rules, nxt_filled)
         nxt_row = _row_lookup(rules, nxt)
         points = np.where(np.isfinite(table), table, 0.0)
-        codes, class_of = np.unique(points.astype(np.int64) * 2 + _FIVE_ALIKE, return_inverse=True)
+        codes, class_of = np.unique(
+            points.astype(np.int64) * 2 + dice.FIVE_OF_A_KIND, return_inverse=True
+        )
         pts, five = (codes // 2)[:, None], (codes % 2 == 1)[:, None]  # (K, 1)
         members = class_of == np.arange(codes.size)[:, None]  # (K, 252): each class's rolls
         w = members @ weights  # (K, B): the chance of each class
         tally.box_points[category.name] = tally.box_points.get(category.name, 0.0) + float(
             (points @ weights) @ reach
         )
-        upper, bonus = gp.upper[None, :], gp.bonus[None, :]  # (1, B)
-        new_upper = np.broadcast_to(upper, w.shape)
-        upper_bonus = np.zeros(w.shape, dtype=np.int64)
-        if category.upper_face and rules.upper_bonus:
-            raw = upper + pts
-            crossed = (upper < rules.upper_threshold) & (raw >= rules.upper_threshold)
-            upper_bonus = np.where(crossed, rules.upper_bonus, 0)
-            new_upper = np.minimum(raw, rules.upper_threshold)
-        fifty = category.is_yahtzee & (pts > 0)  # (K, 1)
-        tally.p_yahtzee += float((w * fifty).sum(axis=0) @ reach)
-        new_bonus = np.where(fifty & bool(rules.yahtzee_bonus), 1, bonus)
-        extra = np.where(five & self.extra_on & (bonus == 1), rules.yahtzee_bonus, 0)
+        landing = land(rules, box, pts, five, gp.upper[None, :], gp.bonus[None, :])  # (K, B)
+        upper_bonus, extra = landing.upper_bonus, landing.extra
+        tally.p_yahtzee += float((w * landing.fifty).sum(axis=0) @ reach)
         tally.p_upper_bonus += float((w * (upper_bonus > 0)).sum(axis=0) @ reach)
         _add_bonus(tally, "upper", float((w * upper_bonus).sum(axis=0) @ reach))
         _add_bonus(tally, "yahtzee", float((w * extra).sum(axis=0) @ reach))
@@ -285,7 +272,7 @@ class _Turn:
         if not live.any():
             return  # the strategy never scores this box here: no mass, no block to visit
         _, column = np.nonzero(live)
-        rows = nxt_row[new_upper, new_bonus][live]
+        rows = nxt_row[landing.upper, landing.flag][live]
         gains = (pts + upper_bonus + extra)[live]
         target = _grown(
             self.mass, nxt_filled, nxt.upper.size, int(gains.max()) + self.here.shape[1]

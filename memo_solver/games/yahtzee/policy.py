@@ -2,12 +2,11 @@
 
 Values say how good a state is; analysts also need *which* action the strategy takes, so
 that a simulation plays it and the exact score distribution follows it. Ties between
-equally good actions (values equal to 1e-9) are broken by one rule, the same as in
-:mod:`memo_solver.games.yahtzee.advice`: score now before rerolling; among keeps, the one holding
-more
-dice, then the first in keep order; among boxes, the first in scorecard order. Keeping
-all five dice when scoring now is as good leads to the same box one roll later, so both
-give the same distribution.
+equally good actions (values equal to 1e-9: :func:`tie`) are broken by one rule, the same
+as in :mod:`memo_solver.games.yahtzee.advice`: score now before rerolling; among keeps, the
+one holding more dice, then the first in keep order; among boxes, the first in scorecard
+order. Keeping all five dice when scoring now is as good leads to the same box one roll
+later, so both give the same distribution.
 """
 
 from __future__ import annotations
@@ -64,7 +63,10 @@ class TurnPolicy:
     """(252, B): with no rerolls left, the position in ``tables.boxes`` of the box chosen."""
 
 
-def _tie(values: FloatArray) -> FloatArray:
+def tie(values: FloatArray) -> FloatArray:
+    """The tie rule's key: values equal to 1e-9 count as tied. Equal choices reached by
+    different float sums differ in the last bit, and the choice must not depend on that;
+    advice ranks by the same key, so that it names the move the strategy plays."""
     rounded: FloatArray = np.round(values, TIE_DECIMALS)
     return rounded
 
@@ -84,7 +86,7 @@ def choose_keeps(keeps: FloatArray) -> IntArray:
     :func:`memo_solver.games.yahtzee.turn.best_keep` (0.3 ms for 100 guideposts, 15x faster than
     comparing values, then sizes).
     """
-    ticks = np.rint(_tie(keeps) * 10.0**TIE_DECIMALS)
+    ticks = np.rint(tie(keeps) * 10.0**TIE_DECIMALS)
     if not np.all((ticks >= 0) & (ticks < _MAX_TICKS)):
         raise ValueError("keep values out of the range the integer tie keys can order")
     key = ticks.astype(np.int64) * _RANKS + _RANK[:, None]
@@ -105,7 +107,7 @@ def turn_policy(
     tables = turn_tables(rules, filled, successor, guideposts, rules.rerolls)
     keep = [np.empty((0, 0), dtype=np.int64)]
     keep += [choose_keeps(tables.keeps[n]) for n in range(1, rules.rerolls + 1)]
-    box: IntArray = _tie(tables.scores).argmax(axis=0)  # the first best box
+    box: IntArray = tie(tables.scores).argmax(axis=0)  # the first best box
     return TurnPolicy(tables, keep, box)
 
 

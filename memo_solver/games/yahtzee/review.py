@@ -19,16 +19,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from memo_solver.core.engine import Engine
 from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.advice import Action, advise
 from memo_solver.games.yahtzee.dice import DICE, FACES, ROLL_INDEX
 from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.scoring import after, open_boxes, roll_points
 from memo_solver.games.yahtzee.state import State, format_state, start_state
-from memo_solver.games.yahtzee.turn import open_boxes
-from memo_solver.games.yahtzee.turn import points as box_points
 
 WORST = 3
 """How many of the worst mistakes the report spells out."""
@@ -285,14 +282,14 @@ def _contains(roll: tuple[int, ...], keep: tuple[int, ...]) -> bool:
 
 
 def _check_joker(rules: RuleSet, filled: int, turn: Turn, number: int) -> None:
-    """A box the Joker rule forbids for a five of a kind (its points are -inf).
+    """A box the Joker rule forbids for a five of a kind.
 
-    The open boxes are scored together: whether a box is allowed depends on which others
-    are open (the forced Joker sends a Yahtzee to its upper box while that is open).
+    Whether a box is allowed depends on which others are open (the forced Joker sends a
+    Yahtzee to its upper box while that is open), so the error lists the allowed ones.
     """
     last = turn.rolls[-1]
     boxes = open_boxes(rules, filled)
-    legal = np.isfinite(box_points(rules, filled, boxes)[:, ROLL_INDEX[last]])
+    legal = [roll_points(rules, filled, box, ROLL_INDEX[last]) is not None for box in boxes]
     if legal[boxes.index(turn.box)]:
         return
     allowed = [rules.categories[b].name for b, ok in zip(boxes, legal, strict=True) if ok]
@@ -344,7 +341,7 @@ async def review_game(engine: Engine, rules: RuleSet, game: object) -> Review:
             chosen = _pick(advice.actions, "score", name)
             decisions.append(Decision(number, "box", here, chosen, best))
             scored.append(Scored(number, name, chosen.points, chosen.bonus))
-            state = _after(rules, state, turn.box, chosen.points)
+            state = after(rules, state, turn.box, chosen.points)
     remaining = (await advise(engine, rules, state)).value
     worst = sorted((d for d in decisions if d.loss > MISTAKE_TOL), key=lambda d: (-d.loss, d.turn))[
         :WORST
@@ -366,11 +363,3 @@ def _pick(actions: tuple[Action, ...], kind: str, choice: tuple[int, ...] | str)
         if action.kind == kind and (action.keep if kind == "keep" else action.category) == choice:
             return action
     raise AssertionError("a move the game checks let through is not among the legal ones")
-
-
-def _after(rules: RuleSet, state: State, box: int, points: int) -> State:
-    """The next turn-start state: the box filled, the upper total and the 50 recorded."""
-    category = rules.categories[box]
-    upper = state.upper + (points if category.upper_face else 0)
-    fifty = state.yahtzee_bonus or (category.is_yahtzee and points > 0)
-    return State(state.filled | 1 << box, upper, fifty, None, None)

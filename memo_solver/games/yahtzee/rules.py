@@ -18,7 +18,14 @@ import numpy as np
 import numpy.typing as npt
 
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.dice import DICE, FACES, ROLL_COUNTS, ROLL_SUMS
+from memo_solver.games.yahtzee.dice import (
+    DICE,
+    FACES,
+    FIVE_OF_A_KIND,
+    ROLL_COUNTS,
+    ROLL_MAX_COUNT,
+    ROLL_SUMS,
+)
 
 FloatArray = npt.NDArray[np.float64]
 Joker = Literal["forced", "free", "none"]
@@ -134,9 +141,8 @@ class RuleSet:
         by hand can be checked box by box.
 
         That is what the box's table gives some roll, and under a Joker rule the fixed points
-        a Joker Yahtzee scores there (:func:`memo_solver.games.yahtzee.turn.points` scores nothing
-        else
-        outside the tables). A scratch is the table's 0, so a box no roll leaves at 0
+        a Joker Yahtzee scores there (:func:`memo_solver.games.yahtzee.scoring.points` scores
+        nothing else outside the tables). A scratch is the table's 0, so a box no roll leaves at 0
         (Chance) has no 0.
         """
         joker = self.joker != "none" and self.yahtzee_box is not None
@@ -227,7 +233,6 @@ def normalize_name(name: str) -> str:
 
 _COUNTS = ROLL_COUNTS
 _SUMS = ROLL_SUMS.astype(np.float64)
-_MAX_COUNT = _COUNTS.max(axis=1)
 _FACE_VALUES = np.arange(1, FACES + 1)
 
 
@@ -278,12 +283,12 @@ def _upper_boxes() -> tuple[Category, ...]:
 
 def _yahtzee_lower() -> tuple[Category, ...]:
     return (
-        _box("three_of_a_kind", _sum_if(_MAX_COUNT >= 3)),
-        _box("four_of_a_kind", _sum_if(_MAX_COUNT >= 4)),
+        _box("three_of_a_kind", _sum_if(ROLL_MAX_COUNT >= 3)),
+        _box("four_of_a_kind", _sum_if(ROLL_MAX_COUNT >= 4)),
         _box("full_house", _fixed_if(_IS_FULL_HOUSE, 25), joker_points=25),
         _box("small_straight", _fixed_if(_SMALL_STRAIGHT, 30), joker_points=30),
         _box("large_straight", _fixed_if(_LARGE_STRAIGHT, 40), joker_points=40),
-        _box("yahtzee", _fixed_if(_MAX_COUNT == 5, 50), is_yahtzee=True),
+        _box("yahtzee", _fixed_if(FIVE_OF_A_KIND, 50), is_yahtzee=True),
         _box("chance", _SUMS.copy()),
     )
 
@@ -299,18 +304,18 @@ def _yatzy_boxes() -> tuple[Category, ...]:
         _box("large_straight", _fixed_if(_has_run(2, 3, 4, 5, 6), 20)),
         _box("full_house", _sum_if(_IS_FULL_HOUSE)),
         _box("chance", _SUMS.copy()),
-        _box("yatzy", _fixed_if(_MAX_COUNT == 5, 50), is_yahtzee=True),
+        _box("yatzy", _fixed_if(FIVE_OF_A_KIND, 50), is_yahtzee=True),
     )
 
 
 def _yazy_boxes() -> tuple[Category, ...]:
     return (
         *_upper_boxes(),
-        _box("three_of_a_kind", _sum_if(_MAX_COUNT >= 3)),
-        _box("four_of_a_kind", _sum_if(_MAX_COUNT >= 4)),
+        _box("three_of_a_kind", _sum_if(ROLL_MAX_COUNT >= 3)),
+        _box("four_of_a_kind", _sum_if(ROLL_MAX_COUNT >= 4)),
         _box("full_house", _fixed_if(_IS_FULL_HOUSE, 25)),
         _box("straight", _fixed_if(_LARGE_STRAIGHT, 40)),
-        _box("yazy", _fixed_if(_MAX_COUNT == 5, 50), is_yahtzee=True),
+        _box("yazy", _fixed_if(FIVE_OF_A_KIND, 50), is_yahtzee=True),
     )
 
 

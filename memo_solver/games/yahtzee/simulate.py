@@ -46,6 +46,7 @@ from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.dice import (
     DICE,
     FACES,
+    FIVE_OF_A_KIND,
     KEEP_COUNTS,
     KEEP_INDEX,
     KEEPS,
@@ -53,13 +54,13 @@ from memo_solver.games.yahtzee.dice import (
     N_ROLLS,
     ROLL_COUNTS,
     ROLLS,
-    YAHTZEE_ROLLS,
 )
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.policy import turn_policy
 from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.scoring import land, open_boxes, points
 from memo_solver.games.yahtzee.summary import Strategy, Summary
-from memo_solver.games.yahtzee.turn import Guideposts, open_boxes, points
+from memo_solver.games.yahtzee.turn import Guideposts
 
 IntArray = npt.NDArray[np.int64]
 SmallArray = npt.NDArray[np.uint8]
@@ -82,8 +83,6 @@ _ROLL_OF_CODE[ROLL_COUNTS @ _POW6] = np.arange(N_ROLLS)
 _KEEP_SIZE = KEEP_COUNTS.sum(axis=1)
 _THROW_SLOT = np.arange(DICE)
 _ALL_FIVE: Final = (1 << DICE) - 1
-_IS_FIVE_OF_A_KIND = np.zeros(N_ROLLS, dtype=bool)
-_IS_FIVE_OF_A_KIND[YAHTZEE_ROLLS] = True
 _NOT_INSIDE: Final = 255
 
 
@@ -366,8 +365,6 @@ async def _play_chunk(
     score = np.zeros(games, dtype=np.int64)
     extra_total = np.zeros(games, dtype=np.int64)
     rolled_five = np.zeros(games, dtype=bool)
-    upper_face = rules.upper_faces
-    yahtzee = rules.yahtzee_box
     nothing = np.zeros(games, dtype=np.int64)
     for turn in range(n_boxes):
         masks, inverse = np.unique(filled, return_inverse=True)
@@ -397,28 +394,12 @@ async def _play_chunk(
             gained[idx] = policy.points[position, roll[idx]]
         if (gained < 0).any():
             raise AssertionError("the strategy scored a box the Joker rule forbids")
-        rolled_five |= _IS_FIVE_OF_A_KIND[roll]
-        bonus = np.zeros(games, dtype=np.int64)
-        if rules.upper_bonus:
-            is_upper = upper_face[box] > 0
-            raw = upper + np.where(is_upper, gained, 0)
-            bonus = np.where(
-                (upper < rules.upper_threshold) & (raw >= rules.upper_threshold),
-                rules.upper_bonus,
-                0,
-            )
-            upper = np.minimum(raw, rules.upper_threshold)
-        extra = np.zeros(games, dtype=np.int64)
-        if yahtzee is not None:
-            fifty = (box == yahtzee) & (gained > 0)
-            summary.yahtzee_games += int(fifty.sum())
-            if rules.yahtzee_bonus:
-                extra = np.where(
-                    _IS_FIVE_OF_A_KIND[roll] & (flag == 1) & ((filled >> yahtzee) & 1 == 1),
-                    rules.yahtzee_bonus,
-                    0,
-                )
-                flag = np.where(fifty, 1, flag)
+        five = FIVE_OF_A_KIND[roll]
+        rolled_five |= five
+        landing = land(rules, box, gained, five, upper, flag)
+        upper, flag = landing.upper, landing.flag
+        bonus, extra = landing.upper_bonus, landing.extra
+        summary.yahtzee_games += int(landing.fifty.sum())
         score += gained + bonus + extra
         extra_total += extra
         filled |= np.left_shift(1, box)

@@ -28,17 +28,13 @@ from memo_solver.games.yahtzee.dice import (
     N_KEEPS,
     N_ROLLS,
     PARENTS,
-    ROLL_COUNTS,
     SIZE_OFFSETS,
     YAHTZEE_ROLLS,
 )
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
+from memo_solver.games.yahtzee.scoring import extra_bonus, land, open_boxes, points
 
 IntArray = npt.NDArray[np.int64]
-_FACE_RANGE = np.arange(1, FACES + 1)
-_DICE_COUNTS = np.arange(DICE + 1)
-_IS_YAHTZEE_ROLL = np.zeros(N_ROLLS, dtype=bool)
-_IS_YAHTZEE_ROLL[YAHTZEE_ROLLS] = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,30 +73,50 @@ class Guideposts:
         flat: IntArray = self.upper * self.rules.n_bonus_levels + self.bonus
         return flat
 
-    @cached_property
-    def flat_with_bonus(self) -> IntArray:
-        """(B,) the same guidepost with the Yahtzee bonus flag set (after scoring 50)."""
-        flat: IntArray = self.upper * self.rules.n_bonus_levels + 1
-        return flat
-
-    def shifted(self, face: int) -> tuple[IntArray, FloatArray]:
-        """For j = 0..5 dice of ``face`` scored in its upper box, (6, B): where each
-        guidepost lands in the successor block, and the points it banks (j * face, plus
-        the upper bonus on crossing the threshold)."""
-        cached = self._shifted.get(face)
+    def landing(self, box: int) -> tuple[IntArray, IntArray, FloatArray]:
+        """Scoring ``box``, by classes of rolls with equal points: the class of each roll
+        (252,), and per class where each guidepost lands in the successor block and what
+        it banks (the points and the upper bonus; the Joker and the +100 come after, on the
+        five-of-a-kind rolls alone), each (K, B) or, where it is the same for all, (1, B)
+        or (K, 1)."""
+        cached = self._landings.get(box)
         if cached is None:
-            rules = self.rules
-            gain = face * _DICE_COUNTS[:, None]
-            raw = self.upper[None, :] + gain
-            crossed = (self.upper[None, :] < rules.upper_threshold) & (raw >= rules.upper_threshold)
-            index = np.minimum(raw, rules.upper_threshold) * rules.n_bonus_levels + self.bonus
-            banked = np.where(crossed, gain + rules.upper_bonus, gain).astype(np.float64)
-            cached = self._shifted[face] = (index, banked)
+            classes, index, banked = _box_landing(self.rules, box)
+            index = index[:, self.flat]
+            if banked.shape[1] > 1:
+                banked = banked[:, self.flat]
+            cached = self._landings[box] = (classes, index, banked)
         return cached
 
     @cached_property
-    def _shifted(self) -> dict[int, tuple[IntArray, FloatArray]]:
+    def _landings(self) -> dict[int, tuple[IntArray, IntArray, FloatArray]]:
         return {}
+
+    @cached_property
+    def extra(self) -> FloatArray:
+        """(B,) the +100 each guidepost banks for a five of a kind."""
+        extra: FloatArray = extra_bonus(self.rules, True, self.bonus).astype(np.float64)
+        return extra
+
+
+@lru_cache(maxsize=256)
+def _box_landing(rules: RuleSet, box: int) -> tuple[IntArray, IntArray, FloatArray]:
+    """:meth:`Guideposts.landing` for every guidepost of a block, reachable or not: the
+    rolls of a box fall into a few classes of equal points (six for an upper box: the
+    count of its face), so a turn moves a few rows of successor values, not 252. Outside
+    the upper section every class lands on one row (the Yahtzee box: two, for the flag)
+    and banks its points wherever it starts, so the rows are kept once."""
+    scores, classes = np.unique(rules.scores[box].astype(np.int64), return_inverse=True)
+    levels = np.arange(rules.n_upper_levels * rules.n_bonus_levels)
+    upper, flag = np.divmod(levels, rules.n_bonus_levels)
+    landing = land(rules, box, scores[:, None], False, upper[None, :], flag[None, :])
+    index: IntArray = landing.upper * rules.n_bonus_levels + landing.flag
+    banked: FloatArray = (scores[:, None] + landing.upper_bonus).astype(np.float64)
+    if (index == index[:1]).all():
+        index = index[:1]
+    if (banked == banked[:, :1]).all():
+        banked = banked[:, :1]
+    return classes.astype(np.int64).ravel(), index, banked
 
 
 @lru_cache(maxsize=1024)
@@ -115,39 +131,6 @@ def _reachable(rules: RuleSet, upper_mask: int, yahtzee_filled: bool) -> Guidepo
 @lru_cache(maxsize=4096)
 def _one(rules: RuleSet, upper: int, bonus: int) -> Guideposts:
     return Guideposts(rules, upper=np.array([upper]), bonus=np.array([bonus]))
-
-
-def open_boxes(rules: RuleSet, filled: int) -> list[int]:
-    return [c for c in range(len(rules.categories)) if not filled >> c & 1]
-
-
-def points(rules: RuleSet, filled: int, boxes: list[int]) -> FloatArray:
-    """(len(boxes), 252): what scoring each roll in each open box gives, -inf where illegal.
-
-    Only the six five-of-a-kind rolls differ from the plain score tables, and only when the
-    Yahtzee box is filled and the rule set has a Joker.
-    """
-    table = rules.scores[boxes]
-    yahtzee = rules.yahtzee_box
-    if rules.joker == "none" or yahtzee is None or not filled >> yahtzee & 1:
-        return table
-    faces = rules.upper_faces[boxes]
-    joker = np.array([rules.categories[c].joker_points for c in boxes], dtype=np.float64)
-    upper_open = np.zeros(FACES + 1, dtype=bool)  # [g]: is the upper box of face g open?
-    upper_open[faces] = True
-    upper_open = upper_open[1:]
-    plain = table[:, YAHTZEE_ROLLS]  # (C, 6): ordinary scores of the Yahtzee of face g
-    with_joker = np.where(joker[:, None] > 0, joker[:, None], plain)
-    if rules.joker == "forced":
-        is_upper = faces > 0
-        fallback = ~is_upper if (~is_upper).any() else is_upper
-        legal = np.where(
-            upper_open[None, :], faces[:, None] == _FACE_RANGE[None, :], fallback[:, None]
-        )
-        table[:, YAHTZEE_ROLLS] = np.where(legal, with_joker, -np.inf)
-    else:
-        table[:, YAHTZEE_ROLLS] = np.where(~upper_open[None, :], with_joker, plain)
-    return table
 
 
 def score_choices(
@@ -166,28 +149,15 @@ def score_choices(
     table = points(rules, filled, boxes)
     out = np.empty((len(boxes), N_ROLLS, guideposts.upper.size))
     for i, box in enumerate(boxes):
-        category = rules.categories[box]
-        nxt = successor(box).ravel()
-        face = category.upper_face
-        if face and rules.upper_bonus:
-            # j dice of this face bank j * face points (and the bonus on crossing the
-            # threshold) and move the upper total as much: six shifted successor rows,
-            # then one gather by each roll's count of this face.
-            index, banked = guideposts.shifted(face)
-            shifted = nxt.take(index) + banked
-            shifted.take(ROLL_COUNTS[:, face - 1], axis=0, out=out[i])
-        else:
-            np.add(rules.scores[box][:, None], nxt.take(guideposts.flat)[None, :], out=out[i])
-            if category.is_yahtzee and rules.yahtzee_bonus:
-                # Scoring 50 here sets the bonus flag for the rest of the game.
-                out[i, YAHTZEE_ROLLS] = (
-                    category.scores[YAHTZEE_ROLLS][:, None] + nxt[guideposts.flat_with_bonus]
-                )
+        # Each class of rolls (equal points) banks its points and any upper bonus and moves
+        # each guidepost as much: a few rows of the successor, then one gather by class.
+        classes, index, banked = guideposts.landing(box)
+        landed = successor(box).ravel().take(index) + banked
+        landed.take(classes, axis=0, out=out[i])
     # The Joker and the +100 bonus touch only the six five-of-a-kind rolls.
     adjust = table[:, YAHTZEE_ROLLS] - rules.scores[boxes][:, YAHTZEE_ROLLS]
-    yahtzee = rules.yahtzee_box
-    if rules.yahtzee_bonus and yahtzee is not None and filled >> yahtzee & 1:
-        extra = np.where(guideposts.bonus == 1, float(rules.yahtzee_bonus), 0.0)
+    extra = guideposts.extra
+    if extra.any():
         out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None] + extra[None, None, :]
     elif rules.joker != "none":
         out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None]
