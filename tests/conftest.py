@@ -59,6 +59,9 @@ QUICK_FILES: frozenset[str] = frozenset(
         "test_doom_tree.py",
         "test_doom_game.py",
         "test_games_conformance.py",
+        "test_scoring.py",
+        "test_errors.py",
+        "test_layers.py",
     }
 )
 """The pure solver and parsing tests: ``-m quick`` runs those of them that are not slow, in
