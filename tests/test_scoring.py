@@ -94,6 +94,10 @@ def assert_forms_agree(rules: RuleSet, state: State, box: int) -> None:
         np.array(upper),
         np.array(flag),
     )
+    # Each result is as large as what it depends on: one value, or one per roll.
+    fields = ("upper", "flag", "upper_bonus", "extra", "fifty")
+    arrays = np.broadcast_arrays(table, *(getattr(landing, f) for f in fields))[1:]
+    by_roll = dict(zip(fields, arrays, strict=True))
     for roll in range(dice.N_ROLLS):
         here = rolled(state, roll)
         scored = score(rules, here, box)
@@ -103,12 +107,12 @@ def assert_forms_agree(rules: RuleSet, state: State, box: int) -> None:
         if not legal[roll]:
             assert scored is None, (here, box)
             continue
-        assert scored == Scored(
-            int(table[roll]), int(landing.upper_bonus[roll]), int(landing.extra[roll])
-        ), (here, box)
+        banked = (by_roll["upper_bonus"][roll], by_roll["extra"][roll])
+        assert scored == Scored(int(table[roll]), *map(int, banked)), (here, box)
         following = after(rules, here, box, scored.points)
-        assert guidepost(following, rules) == (landing.upper[roll], landing.flag[roll])
-        assert landing.fifty[roll] == (following.yahtzee_bonus and not state.yahtzee_bonus)
+        assert guidepost(following, rules) == (by_roll["upper"][roll], by_roll["flag"][roll])
+        fifty = following.yahtzee_bonus and not state.yahtzee_bonus
+        assert by_roll["fifty"][roll] == fifty
 
 
 @pytest.mark.parametrize("name", SMALL)

@@ -262,7 +262,7 @@ class _Turn:
         tally.box_points[category.name] = tally.box_points.get(category.name, 0.0) + float(
             (points @ weights) @ reach
         )
-        landing = land(rules, box, pts, five, gp.upper[None, :], gp.bonus[None, :])  # (K, B)
+        landing = land(rules, box, pts, five, gp.upper[None, :], gp.bonus[None, :])
         upper_bonus, extra = landing.upper_bonus, landing.extra
         tally.p_yahtzee += float((w * landing.fifty).sum(axis=0) @ reach)
         tally.p_upper_bonus += float((w * (upper_bonus > 0)).sum(axis=0) @ reach)
@@ -272,7 +272,7 @@ class _Turn:
         if not live.any():
             return  # the strategy never scores this box here: no mass, no block to visit
         _, column = np.nonzero(live)
-        rows = nxt_row[landing.upper, landing.flag][live]
+        rows = np.broadcast_to(nxt_row[landing.upper, landing.flag], w.shape)[live]
         gains = (pts + upper_bonus + extra)[live]
         target = _grown(
             self.mass, nxt_filled, nxt.upper.size, int(gains.max()) + self.here.shape[1]

@@ -148,7 +148,8 @@ def points(rules: RuleSet, filled: int, boxes: list[int]) -> FloatArray:
 
 @dataclass(frozen=True)
 class Landing:
-    """Where guideposts land and what they bank beyond the points, all of one shape."""
+    """Where guideposts land and what they bank beyond the points: each array as large as
+    the arguments it depends on (broadcast it where a whole shape is needed)."""
 
     upper: IntArray
     """The upper level after: the total capped at the threshold (0 without an upper bonus)."""
@@ -170,25 +171,26 @@ def land(
     flag: IntArray,
 ) -> Landing:
     """Score ``points`` (finite: what :func:`points` gives) in ``box`` from guideposts at
-    ``upper`` and ``flag``, ``five`` where the roll is five of a kind; every argument
-    broadcasts against the others, and so do the results."""
-    is_upper = rules.upper_faces[box] > 0
-    upper_after: IntArray = upper
-    upper_bonus: IntArray = np.zeros((), dtype=np.int64)
-    if rules.upper_bonus:
-        raw = upper + np.where(is_upper, points, 0)
+    ``upper`` and ``flag``, ``five`` where the roll is five of a kind; the arguments
+    broadcast against each other. A whole block's classes of rolls, or a turn of many games,
+    cost a dozen array operations."""
+    yahtzee = rules.yahtzee_box
+    if isinstance(box, int):
+        is_upper: bool | BoolArray = rules.categories[box].upper_face > 0
+        is_yahtzee: bool | BoolArray = box == yahtzee
+    else:
+        is_upper = rules.upper_faces[box] > 0
+        is_yahtzee = False if yahtzee is None else box == yahtzee
+    upper_after = upper
+    upper_bonus: IntArray = np.zeros(np.shape(upper), dtype=np.int64)
+    if rules.upper_bonus and np.any(is_upper):
+        raw = upper + (points if isinstance(box, int) else np.where(is_upper, points, 0))
         crossed = (upper < rules.upper_threshold) & (raw >= rules.upper_threshold)
         upper_bonus = np.where(crossed, rules.upper_bonus, 0)
         upper_after = np.minimum(raw, rules.upper_threshold)
-    yahtzee = rules.yahtzee_box
-    fifty: BoolArray = np.zeros((), dtype=bool)
-    if yahtzee is not None:
-        fifty = (np.asarray(box) == yahtzee) & (points > 0)
+    fifty: BoolArray = np.logical_and(is_yahtzee, points > 0)
     flag_after: IntArray = np.where(fifty, 1, flag) if rules.yahtzee_bonus else flag
-    parts = np.broadcast_arrays(
-        upper_after, flag_after, upper_bonus, extra_bonus(rules, five, flag), fifty, points
-    )
-    return Landing(*parts[:5])
+    return Landing(upper_after, flag_after, upper_bonus, extra_bonus(rules, five, flag), fifty)
 
 
 def extra_bonus(rules: RuleSet, five: bool | BoolArray, flag: IntArray) -> IntArray:
