@@ -1,5 +1,5 @@
 import sys
 
-from memo_solver.cli import main
+from memo_solver.cli.main import main
 
 sys.exit(main())

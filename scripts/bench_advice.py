@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 from _bench import percentile
 
-from memo_solver.runtime import keep_freed_memory, pin_blas_threads
+from memo_solver.core.runtime import keep_freed_memory, pin_blas_threads
 
 if TYPE_CHECKING:
-    from memo_solver.rules import RuleSet
-    from memo_solver.state import State
-    from memo_solver.store import Store
+    from memo_solver.core.store import Store
+    from memo_solver.games.yahtzee.rules import RuleSet
+    from memo_solver.games.yahtzee.state import State
 
 WARM_MEDIAN_TARGET_MS = 0.5
 WARM_P99_TARGET_MS = 2.0
@@ -52,7 +52,7 @@ def random_state(rules: RuleSet, rng: random.Random, filled: int) -> State:
     """A valid state with this filled mask; everything else drawn at random."""
     import numpy as np
 
-    from memo_solver.state import State
+    from memo_solver.games.yahtzee.state import State
 
     totals = [int(t) for t in np.flatnonzero(rules.upper_totals(filled))]
     box = rules.yahtzee_box
@@ -91,9 +91,9 @@ def summary_ms(walls: Sequence[float], cpus: Sequence[float]) -> dict[str, float
 
 
 async def precompute(rules: RuleSet, path: Path) -> dict[str, Any]:
-    from memo_solver.engine import open_engine
-    from memo_solver.sqlite_store import SQLiteStore
-    from memo_solver.yahtzee import YahtzeeGame
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.stores.sqlite import SQLiteStore
 
     store = SQLiteStore(path)
     started, cpu = time.perf_counter(), time.process_time()
@@ -116,9 +116,9 @@ async def time_advice(
 ) -> tuple[list[float], list[float]]:
     """Wall and process-CPU seconds per ``advise`` call on one engine, after an optional
     preload and warm-up. CPU tells preemption on a busy machine from real work."""
-    from memo_solver.advice import advise
-    from memo_solver.engine import open_engine
-    from memo_solver.yahtzee import YahtzeeGame
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.advice import advise
+    from memo_solver.games.yahtzee.game import YahtzeeGame
 
     async with open_engine(YahtzeeGame(rules), store) as engine:
         if preload:
@@ -139,9 +139,9 @@ async def time_cold(
     rules: RuleSet, states: Sequence[State], make_store: Callable[[], Store]
 ) -> tuple[list[float], list[float]]:
     """Wall and process-CPU seconds of ``advise`` on a fresh, empty store per state."""
-    from memo_solver.advice import advise
-    from memo_solver.engine import open_engine
-    from memo_solver.yahtzee import YahtzeeGame
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.advice import advise
+    from memo_solver.games.yahtzee.game import YahtzeeGame
 
     walls, cpus = [], []
     for state in states:
@@ -158,9 +158,9 @@ async def time_cold(
 
 
 async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    from memo_solver.rules import get_rule_set
-    from memo_solver.sqlite_store import SQLiteStore
-    from memo_solver.store import MemoryStore
+    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.stores.memory import MemoryStore
+    from memo_solver.stores.sqlite import SQLiteStore
 
     rules = get_rule_set("yahtzee")
     path: Path = args.store or tmp / "warm.sqlite3"

@@ -44,12 +44,12 @@ from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
 from worker_support import wait_for  # noqa: E402
 
-from memo_solver import redis_keys  # noqa: E402
-from memo_solver.doom_game import DiceOfDoomGame  # noqa: E402
-from memo_solver.doom_tree import DoomSolver, make_position  # noqa: E402
-from memo_solver.engine import namespace  # noqa: E402
-from memo_solver.jobs import Job  # noqa: E402
-from memo_solver.runtime import pin_blas_threads  # noqa: E402
+from memo_solver.core.engine import namespace  # noqa: E402
+from memo_solver.core.runtime import pin_blas_threads  # noqa: E402
+from memo_solver.games.dice_of_doom.game import DiceOfDoomGame  # noqa: E402
+from memo_solver.games.dice_of_doom.tree import DoomSolver, make_position  # noqa: E402
+from memo_solver.jobs.queue import Job  # noqa: E402
+from memo_solver.stores import redis_keys  # noqa: E402
 
 BOARD = "a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"
 PUBLISHED = {"tree_size": 1_468_919_491, "depth": 40, "positions": 201_861}

@@ -1,7 +1,7 @@
 """Simulation speed: optimal games per second, cold (policies built on the way) and warm.
 
 Precomputes the rule set (default ``yahtzee``) into a temporary SQLite store (or reuses
-``--store``), opens an engine on it, then times :func:`memo_solver.simulate.simulate`:
+``--store``), opens an engine on it, then times :func:`memo_solver.games.yahtzee.simulate.simulate`:
 
 - cold: a fresh policy cache, ``--cold-games`` (2,000) and then, on another fresh cache,
   ``--games`` (20,000) games: every block policy a game needs is built on the way, so the
@@ -30,11 +30,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memo_solver.runtime import keep_freed_memory, pin_blas_threads
+from memo_solver.core.runtime import keep_freed_memory, pin_blas_threads
 
 if TYPE_CHECKING:
-    from memo_solver.engine import Engine
-    from memo_solver.simulate import PolicyCache
+    from memo_solver.core.engine import Engine
+    from memo_solver.games.yahtzee.simulate import PolicyCache
 
 WARM_TARGET_GAMES_PER_S = 1000.0
 MIB = 1 << 20
@@ -46,10 +46,10 @@ def peak_rss_mib() -> float:
 
 
 async def precompute(rules_name: str, path: Path) -> dict[str, Any]:
-    from memo_solver.engine import open_engine
-    from memo_solver.rules import get_rule_set
-    from memo_solver.sqlite_store import SQLiteStore
-    from memo_solver.yahtzee import YahtzeeGame
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.stores.sqlite import SQLiteStore
 
     rules = get_rule_set(rules_name)
     started, cpu = time.perf_counter(), time.process_time()
@@ -66,7 +66,7 @@ async def precompute(rules_name: str, path: Path) -> dict[str, Any]:
 
 async def run(engine: Engine, cache: PolicyCache, games: int, seed: int) -> dict[str, Any]:
     """One timed run: its rate, its policy building and its result."""
-    from memo_solver.simulate import simulate
+    from memo_solver.games.yahtzee.simulate import simulate
 
     cpu = time.process_time()
     summary = await simulate(engine, cache, games, seed)
@@ -87,11 +87,11 @@ async def run(engine: Engine, cache: PolicyCache, games: int, seed: int) -> dict
 
 
 async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    from memo_solver.engine import open_engine
-    from memo_solver.rules import get_rule_set
-    from memo_solver.simulate import PolicyCache
-    from memo_solver.sqlite_store import SQLiteStore
-    from memo_solver.yahtzee import YahtzeeGame
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.games.yahtzee.simulate import PolicyCache
+    from memo_solver.stores.sqlite import SQLiteStore
 
     rules = get_rule_set(args.rules)
     path: Path = args.store or tmp / "bench.sqlite3"

@@ -55,8 +55,8 @@ from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
 from worker_support import wait_for  # noqa: E402
 
-from memo_solver import redis_keys  # noqa: E402
-from memo_solver.jobs import Job  # noqa: E402
+from memo_solver.jobs.queue import Job  # noqa: E402
+from memo_solver.stores import redis_keys  # noqa: E402
 
 RULES = "yahtzee"
 BLOCKS = 8192
@@ -239,9 +239,9 @@ def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
 
 
 def _namespace() -> str:
-    from memo_solver.engine import namespace
-    from memo_solver.rules import get_rule_set
-    from memo_solver.yahtzee import YahtzeeGame
+    from memo_solver.core.engine import namespace
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.rules import get_rule_set
 
     return namespace(YahtzeeGame(get_rule_set(RULES)))
 

@@ -1,7 +1,7 @@
 """Write the HTTP service's OpenAPI document to ``openapi.json``, or check it is up to date.
 
 The document is the one the service serves at ``/openapi.json``, written sorted and
-indented (``memo_solver.api.openapi_document``) so that its diffs are readable. Building it
+indented (``memo_solver.service.app.openapi_document``) so that its diffs are readable. Building it
 opens no store: the app is created but never started.
 
 Run::
@@ -23,10 +23,10 @@ DEFAULT_OUTPUT = REPO / "openapi.json"
 
 def document() -> str:
     """The OpenAPI document of the app ``memo-solver serve`` runs."""
-    from memo_solver.api import create_app, openapi_document
-    from memo_solver.store import MemoryStore
+    from memo_solver.service.app import create_app, openapi_document
+    from memo_solver.stores.memory import MemoryStore
 
-    return openapi_document(create_app(MemoryStore))
+    return openapi_document(create_app(lambda: (MemoryStore(), None)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

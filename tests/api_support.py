@@ -12,7 +12,7 @@ import os
 import random
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,11 @@ import httpx
 import numpy as np
 from fastapi import FastAPI
 
-from memo_solver.api import ApiSettings, create_app
-from memo_solver.rules import RuleSet
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.state import State, state_to_json
-from memo_solver.store import Store
+from memo_solver.core.store import Store
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.state import State, state_to_json
+from memo_solver.jobs.storage import open_store_and_queue
+from memo_solver.service.app import ApiSettings, create_app
 
 REPO = Path(__file__).resolve().parent.parent
 OPENAPI_PATH = REPO / "openapi.json"
@@ -37,7 +37,7 @@ LOWER_PIN = 139.9712924424
 UPPER_PIN = 71.9515297337
 ERROR_KEYS = {"field", "message"}
 
-StoreFactory = Callable[[], AbstractAsyncContextManager[Any]]
+StoreFactory = Callable[[], Store]
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -54,25 +54,24 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "memo_solver", *args]
 
 
-def build_app(store: Path | StoreFactory, settings: ApiSettings | None = None) -> FastAPI:
-    """The app on an SQLite file (a path) or on whatever ``store()`` opens."""
-    factory: Callable[[], Store]
-    if isinstance(store, Path):
-        path = store
-        factory = lambda: SQLiteStore(path)  # noqa: E731
-    else:
-        factory = store  # type: ignore[assignment]
-    return create_app(factory, settings or ApiSettings())
+def build_app(store: Path | str | StoreFactory, settings: ApiSettings | None = None) -> FastAPI:
+    """The app on an SQLite file (a path), on a Redis URL with its job queue (as ``serve``
+    opens them), or on whatever ``store()`` opens, with no job queue."""
+    if isinstance(store, Path | str):
+        location = store
+        return create_app(lambda: open_store_and_queue(location), settings or ApiSettings())
+    factory = store
+    return create_app(lambda: (factory(), None), settings or ApiSettings())
 
 
 @asynccontextmanager
 async def api_client(
-    store: Path | StoreFactory, settings: ApiSettings | None = None
+    store: Path | str | StoreFactory, settings: ApiSettings | None = None
 ) -> AsyncIterator[httpx.AsyncClient]:
     """A client of the app with its lifespan running (store, engines, background group).
 
-    ``store`` is an SQLite file to open (created if missing) or a store factory such as
-    ``lambda: RedisStore(url)``. The app is ``client.app`` (set here for the tests). An
+    ``store`` is an SQLite file to open (created if missing), a Redis URL, or a store
+    factory such as ``MemoryStore``. The app is ``client.app`` (set here for the tests). An
     error the app raises comes back as the 500 a server would send, for the test to see.
     """
     app = build_app(store, settings)

@@ -13,10 +13,11 @@ import redis
 from redis_server import RedisServer, ensure_redis_server, free_port
 from worker_support import Children
 
-from memo_solver.redis_store import RedisStore
-from memo_solver.runtime import keep_freed_memory
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.store import MemoryStore, Store
+from memo_solver.core.runtime import keep_freed_memory
+from memo_solver.core.store import Store
+from memo_solver.stores.memory import MemoryStore
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 
 async def _memory(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
@@ -43,6 +44,48 @@ STORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path], Awaitable[Sto
     "sqlite": _sqlite,
     "redis": _redis,
 }
+
+
+QUICK_FILES: frozenset[str] = frozenset(
+    {
+        "test_dice.py",
+        "test_turn.py",
+        "test_rules.py",
+        "test_state.py",
+        "test_codec.py",
+        "test_advice.py",
+        "test_engine.py",
+        "test_doom_rules.py",
+        "test_doom_tree.py",
+        "test_doom_game.py",
+        "test_games_conformance.py",
+        "test_scoring.py",
+        "test_errors.py",
+        "test_layers.py",
+    }
+)
+"""The pure solver and parsing tests: ``-m quick`` runs those of them that are not slow, in
+this process, on the in-memory store (the README's quick loop: under a minute). A file joins
+by adding its name; its tests that need a server, a child process or another store stay out
+(:func:`pytest_itemcollected`)."""
+_OUTSIDE: frozenset[str] = frozenset(
+    {"redis_server", "redis_url", "r", "fresh_redis", "cluster_redis", "children"}
+)
+"""Fixtures that reach outside the test's process: a Redis server, child processes."""
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark ``quick`` the tests of :data:`QUICK_FILES` that are not slow, use no fixture of
+    :data:`_OUTSIDE`, and run the store fixture (where they take it) on the memory store only:
+    by file, so a pure test is quick without a decorator of its own."""
+    if item.path.name not in QUICK_FILES or item.get_closest_marker("slow") is not None:
+        return
+    if _OUTSIDE & set(getattr(item, "fixturenames", ())):
+        return
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("store", "memory") != "memory":
+        return
+    item.add_marker(pytest.mark.quick)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
-from memo_solver.engine import Engine, open_engine
-from memo_solver.rules import RuleSet
-from memo_solver.store import MemoryStore
-from memo_solver.yahtzee import YahtzeeGame
+from memo_solver.core.engine import Engine, open_engine
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.stores.memory import MemoryStore
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import redis
 
-from memo_solver.sqlite_store import SQLiteStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 FULL = "PRAGMA max_page_count = 1"
 READ_ONLY = "PRAGMA query_only = ON"

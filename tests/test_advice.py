@@ -18,12 +18,12 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver.advice import Action, Advice, advise
-from memo_solver.engine import Engine, open_engine
-from memo_solver.rules import RULE_SETS, RuleSet
-from memo_solver.state import State, parse_state
-from memo_solver.store import MemoryStore
-from memo_solver.yahtzee import YahtzeeGame
+from memo_solver.core.engine import Engine, open_engine
+from memo_solver.games.yahtzee.advice import Action, Advice, advise
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.state import State, parse_state
+from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9
 HASKELL_EXAMPLE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"

@@ -48,13 +48,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis_server import RedisServer
 from store_faults import FULL, READ_ONLY, on_every_connection, redis_at_maxmemory, store_file
 
-from memo_solver import cli as memo_cli
-from memo_solver.api import ADMIN_TOKEN_ENV, MAX_BATCH, ApiSettings, openapi_document
-from memo_solver.jobs import Job
-from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS
-from memo_solver.state import StateError, parse_state
-from memo_solver.store import MemoryStore
+from memo_solver.cli import main as memo_cli
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.state import StateError, parse_state
+from memo_solver.jobs.queue import Job
+from memo_solver.service.app import ApiSettings, openapi_document
+from memo_solver.service.models import MAX_BATCH
+from memo_solver.service.settings import ADMIN_TOKEN_ENV
+from memo_solver.stores.memory import MemoryStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 TOKEN = "s3cret-operator-token"
@@ -430,7 +431,7 @@ async def test_operator_endpoints_refuse_a_missing_or_wrong_token(
 ) -> None:
     monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
     headers = {} if authorization is None else {"Authorization": authorization}
-    async with api_client(lambda: RedisStore(redis_url), QUICK) as client:
+    async with api_client(redis_url, QUICK) as client:
         response = await client.request(method, path, json=body, headers=headers)
         assert words in error_of(response, status, "authorization")
         redis = client.app.state.service.store.redis  # type: ignore[attr-defined]
@@ -442,7 +443,7 @@ async def test_operator_endpoints_queue_and_report_jobs(
 ) -> None:
     monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
     job_id = Job.precompute("yahtzee-lower").id
-    async with api_client(lambda: RedisStore(redis_url), QUICK) as client:
+    async with api_client(redis_url, QUICK) as client:
         first = await client.post(
             "/v1/jobs/precompute", json={"rules": "yahtzee-lower"}, headers=bearer(TOKEN)
         )
@@ -737,7 +738,7 @@ async def test_readiness_follows_redis_and_comes_back_by_itself(
     fresh_redis: RedisServer,
 ) -> None:
     lower = {"rules": "yahtzee-lower", "state": "start"}
-    async with api_client(lambda: RedisStore(fresh_redis.url), QUICK) as client:
+    async with api_client(fresh_redis.url, QUICK) as client:
         assert (await client.get("/readyz")).status_code == 200
         warm = await client.post("/v1/value", json=lower)
         assert abs(warm.json()["value"] - LOWER_PIN) < TOL
@@ -777,7 +778,7 @@ async def test_a_cold_state_without_redis_is_a_503_and_the_service_recovers(
     fresh_redis: RedisServer,
 ) -> None:
     lower = {"rules": "yahtzee-lower", "state": "start"}
-    async with api_client(lambda: RedisStore(fresh_redis.url), QUICK) as client:
+    async with api_client(fresh_redis.url, QUICK) as client:
         fresh_redis.kill()
         with anyio.fail_after(15):
             down = await client.post("/v1/advice", json=lower)
@@ -794,7 +795,7 @@ async def test_a_cold_state_after_a_redis_restart_is_answered(fresh_redis: Redis
     """No request needs Redis while it is down; the first cold one after it is back must
     still be answered (the store's pooled connections went stale meanwhile)."""
     upper = {"rules": "yahtzee-upper", "state": "start"}
-    async with api_client(lambda: RedisStore(fresh_redis.url), QUICK) as client:
+    async with api_client(fresh_redis.url, QUICK) as client:
         warm = await client.post("/v1/value", json={"rules": "yahtzee-lower", "state": "start"})
         assert warm.status_code == 200
         fresh_redis.kill()
@@ -875,7 +876,7 @@ async def test_a_redis_at_maxmemory_is_a_refused_write_and_not_ready(
     fresh_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
-    async with api_client(lambda: RedisStore(fresh_redis.url), QUICK) as client:
+    async with api_client(fresh_redis.url, QUICK) as client:
         with fresh_redis.client() as redis_client, redis_at_maxmemory(redis_client):
             ready = await client.get("/readyz")
             cold = await client.post("/v1/value", json={"rules": "yahtzee-lower", "state": "start"})

@@ -37,8 +37,8 @@ from api_support import (
 )
 from redis_server import RedisServer, free_port
 
-from memo_solver.api import ADMIN_TOKEN_ENV
-from memo_solver.jobs import Job
+from memo_solver.jobs.queue import Job
+from memo_solver.service.settings import ADMIN_TOKEN_ENV
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The hot path of ``POST /v1/advice`` (memo_solver.api_fast) against FastAPI's own handler.
+"""The hot path of ``POST /v1/advice`` (memo_solver.service.fast) against FastAPI's own handler.
 
 Every request is sent twice: as ``application/json``, which the fast path answers, and as
 ``application/json; charset=utf-8``, which it leaves to the route's FastAPI handler (body
@@ -18,10 +18,10 @@ import httpx
 import pytest
 from api_support import api_client, as_json, late_states, random_state
 
-from memo_solver.advice import Action, Advice
-from memo_solver.api import ApiSettings, BatchOut
-from memo_solver.api_fast import FastPost, advice_body
-from memo_solver.rules import RULE_SETS
+from memo_solver.games.yahtzee.advice import Action, Advice
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.service.app import ApiSettings
+from memo_solver.service.fast import BatchOut, FastPost, advice_body
 
 QUICK = ApiSettings(deadline_s=30.0)
 FAST = {"content-type": "application/json"}

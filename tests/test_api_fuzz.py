@@ -35,9 +35,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from memo_solver.api import ADMIN_TOKEN_ENV, ApiSettings
-from memo_solver.redis_store import RedisStore
-from memo_solver.store import MemoryStore
+from memo_solver.service.app import ApiSettings
+from memo_solver.service.settings import ADMIN_TOKEN_ENV
+from memo_solver.stores.memory import MemoryStore
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def fuzz_app(redis_server: RedisServer) -> Iterator[FastAPI]:
     url = redis_server.url
     with pytest.MonkeyPatch.context() as env:
         env.setenv(ADMIN_TOKEN_ENV, TOKEN)
-        app = build_app(lambda: RedisStore(url), ApiSettings(deadline_s=DEADLINE_S))
+        app = build_app(url, ApiSettings(deadline_s=DEADLINE_S))
         try:
             warm_up(app)
             yield app

@@ -27,12 +27,12 @@ from cli_support import TEMPFAIL, one_error_line
 from redis_server import RedisServer, free_port
 from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
-from memo_solver import cli as memo_cli
-from memo_solver.cli import build_parser
-from memo_solver.rules import RULE_SETS
-from worker.settings import build_parser as worker_parser
+from memo_solver.cli import main as memo_cli
+from memo_solver.cli.parser import build_parser
+from memo_solver.cli.worker_options import build_parser as worker_parser
+from memo_solver.games.yahtzee.rules import RULE_SETS
 
-# ``python -m memo_solver.cli`` does nothing (cli.py has no ``__main__`` guard), so the
+# ``python -m memo_solver.cli.main`` does nothing (cli.py has no ``__main__`` guard), so the
 # tests run the console script installed beside the interpreter.
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memo_solver.codec import FORMAT_VERSION, decode_block, encode_block
-from memo_solver.game import Block
+from memo_solver.core.codec import FORMAT_VERSION, decode_block, encode_block
+from memo_solver.core.game import Block
 
 FP = "0123456789abcdef"
 KEY = "1f3"

@@ -8,7 +8,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from memo_solver import dice, turn
+from memo_solver.games.yahtzee import dice, turn
 
 
 def test_counts_of_rolls_and_keeps() -> None:

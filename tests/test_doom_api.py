@@ -18,11 +18,11 @@ import httpx
 import pytest
 from api_support import api_client, child_env, error_of
 
-from memo_solver import doom_api
-from memo_solver.api import ADMIN_TOKEN_ENV, ApiSettings
-from memo_solver.doom_advice import solve
-from memo_solver.jobs import Job
-from memo_solver.redis_store import RedisStore
+from memo_solver.games.dice_of_doom.advice import solve
+from memo_solver.jobs.queue import Job
+from memo_solver.service.app import ApiSettings
+from memo_solver.service.routes import dice_of_doom as doom_api
+from memo_solver.service.settings import ADMIN_TOKEN_ENV
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ADVICE = "/v1/games/dice-of-doom/advice"
@@ -371,7 +371,7 @@ async def test_the_precompute_job_of_the_2x2_game_is_queued_once(
 ) -> None:
     monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
     job_id = Job.precompute("dice-of-doom-2x2").id
-    async with api_client(lambda: RedisStore(redis_url), QUICK) as client:
+    async with api_client(redis_url, QUICK) as client:
         first = await client.post(
             "/v1/jobs/precompute", json={"rules": "dice-of-doom-2x2"}, headers=bearer(TOKEN)
         )

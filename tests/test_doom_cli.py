@@ -21,7 +21,7 @@ from cli_support import one_error_line
 from test_doom_game import every_2x2_outcome
 from test_doom_play import BOOK_2X2
 
-from memo_solver.doom import draw_board, parse_board
+from memo_solver.games.dice_of_doom.board import draw_board, parse_board
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {

@@ -2,7 +2,8 @@
 
 Two independent solvers meet here: the engine's blocks (every turn start of a block at
 once, vectorized, each turn's passes looked up in other blocks) and the position DAG of
-:mod:`memo_solver.doom_tree` (one position, memoised, the book's way). Every turn start of
+:mod:`memo_solver.games.dice_of_doom.tree` (one position, memoised, the book's way). Every turn
+start of
 the 2 x 2 game and a sample of 3 x 3 ones must get the same value from both; the answers
 read from the memo must equal the solved ones, mid-turn positions included.
 """
@@ -17,12 +18,12 @@ import anyio
 import numpy as np
 import pytest
 
-from memo_solver.doom import Board, board_from_code
-from memo_solver.doom_advice import advise
-from memo_solver.doom_game import ROOT, DiceOfDoomGame, doom_game, parse_turn_key
-from memo_solver.doom_tree import DoomLimitError, DoomSolver, Position, make_position
-from memo_solver.engine import open_engine
-from memo_solver.store import MemoryStore
+from memo_solver.core.engine import open_engine
+from memo_solver.games.dice_of_doom.advice import advise
+from memo_solver.games.dice_of_doom.board import Board, board_from_code
+from memo_solver.games.dice_of_doom.game import ROOT, DiceOfDoomGame, doom_game, parse_turn_key
+from memo_solver.games.dice_of_doom.tree import DoomLimitError, DoomSolver, Position, make_position
+from memo_solver.stores.memory import MemoryStore
 
 SMALL, LARGE = doom_game(2), doom_game(3)
 

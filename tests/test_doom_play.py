@@ -8,8 +8,14 @@ import re
 
 import pytest
 
-from memo_solver.doom import DoomError, attacks, format_board, parse_board, winners
-from memo_solver.doom_play import play, random_board
+from memo_solver.cli.doom_play import play, random_board
+from memo_solver.games.dice_of_doom.board import (
+    DoomError,
+    attacks,
+    format_board,
+    parse_board,
+    winners,
+)
 
 A, B = 0, 1
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memo_solver.doom import (
+from memo_solver.games.dice_of_doom.board import (
     Board,
     DoomError,
     attack,

@@ -14,17 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver import doom_tree
-from memo_solver.doom import Board, DoomError, parse_board, winners
-from memo_solver.doom_tree import (
+from memo_solver.games.dice_of_doom import tree as doom_tree
+from memo_solver.games.dice_of_doom.board import Board, DoomError, parse_board, winners
+from memo_solver.games.dice_of_doom.report import analysis_to_json, format_analysis
+from memo_solver.games.dice_of_doom.tree import (
     Analysis,
     DoomLimitError,
     DoomSolver,
     Position,
     TreeStats,
     analyse,
-    analysis_to_json,
-    format_analysis,
     legal_moves,
     make_position,
     play_move,

@@ -43,13 +43,14 @@ from worker_support import (
     wait_for,
 )
 
-from memo_solver import jobs, redis_keys
-from memo_solver.doom import Board
-from memo_solver.doom_advice import DoomAdvice, advise
-from memo_solver.doom_game import doom_game
-from memo_solver.doom_tree import DoomSolver, Position, make_position
-from memo_solver.engine import namespace, open_engine
-from memo_solver.redis_store import RedisStore
+from memo_solver.core.engine import namespace, open_engine
+from memo_solver.games.dice_of_doom.advice import DoomAdvice, advise
+from memo_solver.games.dice_of_doom.board import Board
+from memo_solver.games.dice_of_doom.game import doom_game
+from memo_solver.games.dice_of_doom.tree import DoomSolver, Position, make_position
+from memo_solver.jobs import queue as jobs
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import RedisStore
 
 SMALL, LARGE = doom_game(2), doom_game(3)
 SMALL_NS, LARGE_NS = namespace(SMALL), namespace(LARGE)
@@ -158,7 +159,7 @@ def test_a_killed_worker_costs_the_other_about_one_lease(
     """Two warm jobs on overlapping 3x3 positions, one per worker: the victim's claims
     lapse after the lease, and its job is taken over after the stale time."""
     lease = 2.0
-    stale_job_s = max(5 * HEARTBEAT_S, 3 * lease)  # worker.settings
+    stale_job_s = max(5 * HEARTBEAT_S, 3 * lease)  # memo_solver.jobs.settings
     workers = start_workers(children, r, redis_url, ["w1", "w2"], "--lease", str(lease))
     job_ids = [
         enqueue(redis_url, warm_job("dice-of-doom-3x3", SIXTEEN_DICE, player)) for player in "ab"

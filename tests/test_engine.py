@@ -17,16 +17,17 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from memo_solver import runtime
-from memo_solver.codec import decode_block
-from memo_solver.doom_game import DiceOfDoomGame
-from memo_solver.engine import Counters, Engine, open_engine
-from memo_solver.engine import namespace as namespace_of
-from memo_solver.game import Block, Game
-from memo_solver.rules import RULE_SETS
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.store import Claim, MemoryStore, Store
-from memo_solver.yahtzee import YahtzeeGame, block_key
+from memo_solver.core import runtime
+from memo_solver.core.codec import decode_block
+from memo_solver.core.engine import Counters, Engine, open_engine
+from memo_solver.core.engine import namespace as namespace_of
+from memo_solver.core.game import Block, Game
+from memo_solver.core.store import Claim, Store
+from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.stores.memory import MemoryStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 QUICK = {"yahtzee-upper", "yahtzee-upper-no-bonus", "yahtzee-lower", "yazy"}
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])  # 7 boxes: 128 blocks of one value each

@@ -12,11 +12,11 @@ import pytest
 from test_cli import CLI, ENV, TIMEOUT_S, on_a_terminal
 from test_engine import LOWER, below, mask_with_open
 
-from memo_solver.doom_game import DiceOfDoomGame
-from memo_solver.engine import Counters, open_engine
-from memo_solver.game import Game
-from memo_solver.store import MemoryStore
-from memo_solver.yahtzee import block_key
+from memo_solver.core.engine import Counters, open_engine
+from memo_solver.core.game import Game
+from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
+from memo_solver.games.yahtzee.game import block_key
+from memo_solver.stores.memory import MemoryStore
 
 SOLVING_LOWER = "solving yahtzee-lower: 128 blocks to compute (the store keeps them)\n"
 

@@ -50,14 +50,15 @@ from worker_support import (
     with_store,
 )
 
-from memo_solver import jobs, redis_keys
-from memo_solver.api import ApiSettings
-from memo_solver.engine import namespace, open_engine
-from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.store import Claim, Store
-from memo_solver.yahtzee import YahtzeeGame
+from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.store import Claim, Store
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.jobs import queue as jobs
+from memo_solver.service.app import ApiSettings
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 T = TypeVar("T")
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
@@ -368,7 +369,7 @@ async def test_cold_requests_hand_their_state_to_the_workers_once(
     """Three cold requests for one state: one warm job while it waits in the queue (no
     worker process here, only a heartbeat), none without a live worker."""
     body = {"rules": "yahtzee", "state": "start"}
-    async with api_client(lambda: RedisStore(redis_url), COLD) as client:
+    async with api_client(redis_url, COLD) as client:
         if worker_alive:
             redis_client = client.app.state.service.store.redis  # type: ignore[attr-defined]
             await jobs.beat(redis_client, "w-test", {"id": "w-test"}, 60)
@@ -388,7 +389,7 @@ async def test_a_cold_request_is_solved_by_a_live_worker(
     start_workers(children, r, redis_url, ["w1"])
     body = {"rules": "yahtzee-upper", "state": "start"}
     job = _warm_job("yahtzee-upper")
-    async with api_client(lambda: RedisStore(redis_url), COLD) as client:
+    async with api_client(redis_url, COLD) as client:
         error_of(await client.post("/v1/value", json=body), 503, "state")
 
         async def done() -> dict[str, str] | None:

@@ -28,13 +28,13 @@ import redis
 from redis.crc import key_slot
 from redis_server import RedisServer, free_port
 
-from memo_solver import redis_keys
-from memo_solver.codec import FORMAT_VERSION
-from memo_solver.engine import namespace, open_engine
-from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS
-from memo_solver.store import Claim, StoreUnavailableError
-from memo_solver.yahtzee import YahtzeeGame
+from memo_solver.core.codec import FORMAT_VERSION
+from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.store import Claim, StoreUnavailableError
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import RedisStore
 
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
 LOWER_PIN = RULE_SETS["yahtzee-lower"].start_value
@@ -346,7 +346,7 @@ async def test_the_same_job_asked_for_at_once_is_queued_once(
     redis_url: str, r: redis.Redis
 ) -> None:
     """Job ids come from content, so duplicates merge, even when the asks race."""
-    from memo_solver import jobs
+    from memo_solver.jobs import queue as jobs
 
     job = jobs.Job("precompute", "yahtzee-lower")
     store = RedisStore(redis_url)

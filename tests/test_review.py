@@ -2,7 +2,8 @@
 
 The example games in tests/data were played by the optimal strategy except where a mistake
 was put in on purpose, so a review must find exactly those mistakes. Their costs are
-checked against :func:`memo_solver.advice.advise` on states written out by hand, and the
+checked against :func:`memo_solver.games.yahtzee.advice.advise` on states written out by hand, and
+the
 final scores against a scorer written here from the printed rules (Joker and bonuses
 included), not the solver's tables.
 """
@@ -25,10 +26,10 @@ from anyio.from_thread import start_blocking_portal
 from api_support import api_client
 from portal_engines import PortalEngines
 
-from memo_solver.advice import Advice, advise
-from memo_solver.review import GameError, Review, read_game, review_game
-from memo_solver.rules import RULE_SETS, RuleSet
-from memo_solver.state import parse_state
+from memo_solver.games.yahtzee.advice import Advice, advise
+from memo_solver.games.yahtzee.review import GameError, Review, read_game, review_game
+from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.state import parse_state
 
 DATA = Path(__file__).parent / "data"
 CLI = Path(sys.executable).with_name("memo-solver")

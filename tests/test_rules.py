@@ -10,8 +10,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memo_solver import dice
-from memo_solver.rules import (
+from memo_solver.games.yahtzee import dice
+from memo_solver.games.yahtzee.rules import (
     RULE_SETS,
     RuleSet,
     UnknownRuleSetError,
@@ -526,9 +526,9 @@ def test_possible_points_read_like_the_rule_book() -> None:
 
 
 def _points_a_game_can_score(rules: RuleSet) -> list[set[int]]:
-    """Per box, what :func:`memo_solver.turn.points` lets some roll score in it on some
-    scorecard: it depends only on which upper boxes and Yahtzee box are filled."""
-    from memo_solver.turn import open_boxes, points
+    """Per box, what :func:`memo_solver.games.yahtzee.scoring.points` lets some roll score in
+    it on some scorecard: it depends only on which upper boxes and Yahtzee box are filled."""
+    from memo_solver.games.yahtzee.scoring import open_boxes, points
 
     deciding = [i for i, c in enumerate(rules.categories) if c.upper_face or c.is_yahtzee]
     scored: list[set[int]] = [set() for _ in rules.categories]

@@ -1,5 +1,6 @@
 """Below the app: uvicorn's protocol with a transport that sends each response in one write
-(memo_solver.serving). ``tests/test_api_e2e.py`` runs it for real, under ``memo-solver serve``.
+(memo_solver.service.serving). ``tests/test_api_e2e.py`` runs it for real, under ``memo-solver
+serve``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from api_support import child_env
 from redis_server import free_port
 from worker_support import wait_for
 
-from memo_solver.serving import OneWritePerTurn, http_protocol
+from memo_solver.service.serving import OneWritePerTurn, http_protocol
 
 
 class FakeTransport:

@@ -3,7 +3,7 @@
 The means are checked against the exact pins (``shared/pins.md``) within four standard
 errors: a wrong choice anywhere in the strategy, the dice or the bonus bookkeeping moves a
 20,000-game mean by far more than that. The choices themselves are checked against
-:mod:`memo_solver.policy` block by block, and logged decisions against :func:`advise`.
+:mod:`memo_solver.games.yahtzee.policy` block by block, and logged decisions against :func:`advise`.
 """
 
 from __future__ import annotations
@@ -25,30 +25,35 @@ import pytest
 import yahtzee_figures
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from memo_solver import dice
-from memo_solver.advice import advise
-from memo_solver.cli import UsageError
-from memo_solver.distribution import score_distribution
-from memo_solver.engine import Engine, open_engine
-from memo_solver.policy import FIRST_ROLL, TRANSITION, TurnPolicy, choose_keeps, turn_policy
-from memo_solver.rules import RULE_SETS, RuleSet
-from memo_solver.simulate import (
+from memo_solver.cli.analysis import SimulateOptions, simulate_command
+from memo_solver.cli.common import Output, UsageError
+from memo_solver.cli.reports import GLYPHS
+from memo_solver.core.engine import Engine, open_engine
+from memo_solver.games.yahtzee import dice
+from memo_solver.games.yahtzee.advice import advise
+from memo_solver.games.yahtzee.distribution import score_distribution
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.policy import (
+    FIRST_ROLL,
+    TRANSITION,
+    TurnPolicy,
+    choose_keeps,
+    turn_policy,
+)
+from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.simulate import (
     _KEEP_OF_MASK,
     CHUNK_GAMES,
-    GLYPHS,
     PolicyCache,
-    Strategy,
-    Summary,
-    command,
     greedy_policy,
     optimal_policy,
     simulate,
     throw,
 )
-from memo_solver.state import State, start_state
-from memo_solver.store import MemoryStore
-from memo_solver.turn import Guideposts
-from memo_solver.yahtzee import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.state import State, start_state
+from memo_solver.games.yahtzee.summary import Strategy, Summary
+from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.stores.memory import MemoryStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
@@ -481,7 +486,10 @@ def _args(**given: Any) -> argparse.Namespace:
 
 def _command(player: Player, name: str, args: argparse.Namespace) -> int:
     rules = RULE_SETS[name]
-    return player.portal.call(command, args, player.engine(rules), rules)
+    options = SimulateOptions.from_args(args)
+    return player.portal.call(
+        simulate_command, options, player.engine(rules), rules, Output(args.json)
+    )
 
 
 def test_show_narrates_a_game_with_dice_faces(

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver.rules import RULE_SETS, RuleSet
-from memo_solver.state import (
+from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.state import (
     State,
     StateError,
     format_state,

@@ -30,16 +30,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from portal_engines import PortalEngines
 
-from memo_solver import stats
-from memo_solver.advice import advise
-from memo_solver.api import ApiSettings
-from memo_solver.distribution import Distribution, MissingBlockError, score_distribution
-from memo_solver.engine import Engine, open_engine
-from memo_solver.game import Block
-from memo_solver.rules import RULE_SETS, RuleSet
-from memo_solver.state import State, parse_state, start_state
-from memo_solver.store import MemoryStore
-from memo_solver.yahtzee import YahtzeeGame, block_key
+from memo_solver.cli import analysis
+from memo_solver.core.engine import Engine, open_engine
+from memo_solver.core.game import Block
+from memo_solver.games.yahtzee import stats
+from memo_solver.games.yahtzee.advice import advise
+from memo_solver.games.yahtzee.distribution import (
+    Distribution,
+    MissingBlockError,
+    score_distribution,
+)
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.state import State, parse_state, start_state
+from memo_solver.service.app import ApiSettings
+from memo_solver.stores.memory import MemoryStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
@@ -332,11 +337,11 @@ def test_cli_stats_plot_into_a_missing_folder_fails_before_the_work(tmp_path: Pa
 def test_plot_without_matplotlib_says_how_to_get_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from memo_solver.cli import UsageError
+    from memo_solver.cli.common import UsageError
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(UsageError, match=r"pip install 'memo-solver\[plot\]'"):
-        stats.check_plot_target(tmp_path / "x.png")
+        analysis.check_plot_target(tmp_path / "x.png")
 
 
 # --- the API -----------------------------------------------------------------------------------

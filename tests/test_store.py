@@ -27,10 +27,7 @@ from store_faults import (
     store_file,
 )
 
-from memo_solver import jobs, redis_keys
-from memo_solver.redis_store import RedisStore
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.store import (
+from memo_solver.core.store import (
     Claim,
     Coverage,
     Store,
@@ -41,6 +38,10 @@ from memo_solver.store import (
     StoreUnavailableError,
     Write,
 )
+from memo_solver.jobs import queue as jobs
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 NS = "1:contract"
 OTHER_NS = "1:elsewhere"
@@ -51,7 +52,7 @@ CLAIM_AND_HOLD = """
 import os, socket, sys, uuid
 from pathlib import Path
 import anyio
-from memo_solver.sqlite_store import SQLiteStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 async def main() -> None:
     token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"  # as an engine's

@@ -21,19 +21,20 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from cli_support import one_error_line
 
-from memo_solver import table as table_module
-from memo_solver.dice import KEEP_INDEX, KEEPS, ROLL_INDEX, ROLLS
-from memo_solver.engine import open_engine
-from memo_solver.rules import RULE_SETS, RuleSet
-from memo_solver.store import MemoryStore
-from memo_solver.table import (
+from memo_solver.cli import analysis
+from memo_solver.core.engine import open_engine
+from memo_solver.games.yahtzee import table as table_module
+from memo_solver.games.yahtzee.dice import KEEP_INDEX, KEEPS, ROLL_INDEX, ROLLS
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.table import (
     Table,
     build_table,
     decisions_path,
     has_decision_table,
     output_format,
 )
-from memo_solver.yahtzee import YahtzeeGame, block_key
+from memo_solver.stores.memory import MemoryStore
 
 LOWER = RULE_SETS["yahtzee-lower"]
 CLI = Path(sys.executable).with_name("memo-solver")
@@ -240,12 +241,12 @@ def test_decisions_path_names() -> None:
 
 
 def test_parquet_without_pyarrow_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memo_solver.cli import UsageError
+    from memo_solver.cli.common import UsageError
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(UsageError, match=r"pip install 'memo-solver\[parquet\]'"):
-        table_module._pyarrow()
+        analysis.check_pyarrow()
 
 
 # --- big rule sets -----------------------------------------------------------------------------

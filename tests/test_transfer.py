@@ -19,13 +19,13 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from memo_solver.codec import decode_block
-from memo_solver.engine import namespace, open_engine
-from memo_solver.redis_store import RedisStore
-from memo_solver.rules import RULE_SETS
-from memo_solver.sqlite_store import SQLiteStore
-from memo_solver.transfer import TransferError, export_blocks, import_blocks, read_file
-from memo_solver.yahtzee import YahtzeeGame, block_key
+from memo_solver.core.codec import decode_block
+from memo_solver.core.engine import namespace, open_engine
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.sqlite import SQLiteStore
+from memo_solver.stores.transfer import TransferError, export_blocks, import_blocks, read_file
 
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
 UPPER = YahtzeeGame(RULE_SETS["yahtzee-upper"])

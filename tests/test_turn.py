@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from bottom_up import solve_all
 
-from memo_solver import dice
-from memo_solver.rules import RuleSet, get_rule_set
-from memo_solver.turn import Guideposts, open_boxes, points, solve_block, turn_tables
+from memo_solver.games.yahtzee import dice
+from memo_solver.games.yahtzee.rules import RuleSet, get_rule_set
+from memo_solver.games.yahtzee.scoring import open_boxes, points
+from memo_solver.games.yahtzee.turn import Guideposts, solve_block, turn_tables
 
 INF = float("inf")
 FOURS_YAHTZEE = dice.ROLL_INDEX[(4, 4, 4, 4, 4)]

@@ -57,14 +57,15 @@ from worker_support import (
     with_store,
 )
 
-from memo_solver import redis_keys
-from memo_solver.codec import decode_block
-from memo_solver.engine import namespace, open_engine
-from memo_solver.game import Block
-from memo_solver.jobs import Job, enqueue, text
-from memo_solver.rules import RULE_SETS
-from memo_solver.store import Claim, MemoryStore
-from memo_solver.yahtzee import YahtzeeGame, block_key
+from memo_solver.core.codec import decode_block
+from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.game import Block
+from memo_solver.core.store import Claim
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.jobs.queue import Job, enqueue, text
+from memo_solver.stores import redis_keys
+from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9
 YAHTZEE = YahtzeeGame(RULE_SETS["yahtzee"])
@@ -132,7 +133,7 @@ def test_a_killed_worker_costs_the_other_about_one_lease(
     while the dead worker's claims lapse; or, when the dead worker ran the precompute job
     itself, than stale_job_s, after which the survivor takes the job over."""
     lease = 3.0
-    stale_job_s = max(5 * HEARTBEAT_S, 3 * lease)  # worker.settings
+    stale_job_s = max(5 * HEARTBEAT_S, 3 * lease)  # memo_solver.jobs.settings
     workers = start_workers(children, r, redis_url, ["w1", "w2"], "--lease", str(lease))
     cli_json(redis_url, "precompute", "--rules", "yahtzee")
 
@@ -365,7 +366,7 @@ def test_a_stopped_workers_job_is_taken_over_after_the_stale_time(
     )
     assert record["worker"] == "w2"
     assert float(record["value"]) == pytest.approx(YAHTZEE_PIN, abs=TOL)
-    stale_job_s = max(5 * HEARTBEAT_S, 3 * 3.0)  # worker.settings, with --lease 3
+    stale_job_s = max(5 * HEARTBEAT_S, 3 * 3.0)  # memo_solver.jobs.settings, with --lease 3
     assert stale_job_s - 2 <= time.monotonic() - stopped_at < stale_job_s + 30
     assert blocks_done(r) == BLOCKS
 

@@ -18,8 +18,9 @@ import redis
 from cli_support import one_error_line
 from worker_support import ENV, HEARTBEAT_S, Children, heartbeat, start_workers, wait_for
 
-from memo_solver.cli import build_parser
-from worker.settings import (
+from memo_solver.cli.parser import build_parser
+from memo_solver.cli.worker_options import settings_from, settings_of
+from memo_solver.jobs.settings import (
     DEFAULT_REDIS_URL,
     ENV_CONCURRENCY,
     ENV_JOB_TTL_S,
@@ -27,8 +28,6 @@ from worker.settings import (
     ENV_REDIS_URL,
     ENV_WORKER_ID,
     WorkerSettings,
-    settings_from,
-    settings_of,
 )
 
 ENVIRONMENT = {

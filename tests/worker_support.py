@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 import anyio
 import redis
 
-from memo_solver import redis_keys
-from memo_solver.jobs import text
-from memo_solver.redis_store import RedisStore
+from memo_solver.jobs.queue import text
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import RedisStore
 
 T = TypeVar("T")
 ENV = {

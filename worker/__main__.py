@@ -6,12 +6,12 @@ already loads numpy (jobs -> games -> engine); so the pin must come before that 
 
 import sys
 
-from memo_solver.runtime import pin_blas_threads
+from memo_solver.core.runtime import pin_blas_threads
 
 
 def run() -> int:
     pin_blas_threads()
-    from worker.cli import main
+    from memo_solver.cli.worker import main
 
     return main()
 

@@ -1,0 +1,1 @@
+"""The ``memo-solver`` command line: parsing, the commands, and their words."""

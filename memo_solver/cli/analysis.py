@@ -1,0 +1,303 @@
+"""The analyst commands on a Yahtzee-family rule set: ``stats``, ``simulate``, ``review``
+and ``export-table``.
+
+Each takes its options typed (built from the command line by ``from_args``) and an open
+engine, checks what it can before the work, calls the game's own functions
+(:mod:`memo_solver.games.yahtzee` ``stats``, ``simulate``, ``review``, ``table``) and
+prints through :mod:`memo_solver.cli.reports`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import anyio
+
+from memo_solver.cli.common import Output, UsageError
+from memo_solver.cli.reports import (
+    describe_distribution,
+    describe_review,
+    describe_simulation,
+    draw_distribution,
+    narrate,
+    plot_title,
+)
+from memo_solver.core.engine import Engine
+from memo_solver.games.yahtzee.distribution import Distribution, Progress, score_distribution
+from memo_solver.games.yahtzee.review import GameError, review_game
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.simulate import MAX_GAMES, PolicyCache, simulate
+from memo_solver.games.yahtzee.state import State, StateError, parse_state, state_to_json
+from memo_solver.games.yahtzee.stats import stats_json
+from memo_solver.games.yahtzee.summary import Strategy
+from memo_solver.games.yahtzee.table import PARQUET_EXTRA, WRITERS, build_table, output_format
+
+if TYPE_CHECKING:
+    from memo_solver.jobs.queue import JobQueue
+
+PLOT_EXTRA = "pip install 'memo-solver[plot]'"
+_POLL_S = 0.5
+
+
+# --- stats -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatsOptions:
+    state: str = "start"
+    thresholds: tuple[int, ...] = ()
+    plot: Path | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> StatsOptions:
+        return cls(args.state, tuple(args.threshold), args.plot)
+
+
+async def stats_command(
+    options: StatsOptions, engine: Engine, rules: RuleSet, queue: JobQueue | None, out: Output
+) -> int:
+    """``memo-solver stats``: the exact distribution, computed here, or by the workers as a
+    background job when ``queue`` (the store's, on Redis) has a live one."""
+    state = parse_state(options.state, rules)
+    plot = options.plot
+    if plot is not None:
+        check_plot_target(plot)  # before the work, not after
+    if queue is not None and await queue.live_workers():
+        dist = await _from_workers(queue, rules, state)
+    else:
+        with _progress_bar(rules, state) as progress:
+            dist = await score_distribution(engine, rules, state, progress)
+    if plot is not None:
+        draw_distribution(dist, plot, title=plot_title(rules, state))
+    payload = stats_json(dist, rules, state, options.thresholds)
+    out.emit(payload, describe_distribution(dist, rules, state, options.thresholds, plot))
+    return 0
+
+
+async def _from_workers(queue: JobQueue, rules: RuleSet, state: State) -> Distribution:
+    """With workers on the shared store, the pass is their background job: ask, then wait.
+
+    The job id is the content's, so asking twice (or from two terminals) waits for one
+    computation, and a finished one answers at once.
+    """
+    from tqdm import tqdm
+
+    from memo_solver.jobs.queue import Job
+
+    job = Job.stats(rules.name, json.dumps(state_to_json(state, rules)))
+    job_id, _ = await queue.enqueue(job)
+    with tqdm(
+        desc=f"{rules.name}: stats job {job_id} on the workers",
+        unit="s",
+        disable=None,
+        file=sys.stderr,
+    ) as bar:
+        started = time.monotonic()
+        while True:
+            record = await queue.record(job_id) or {}
+            if record.get("status") in ("done", "failed"):
+                break
+            await anyio.sleep(_POLL_S)
+            bar.update(round(time.monotonic() - started) - bar.n)
+    if record.get("status") == "failed" or "result" not in record:
+        raise StateError("state", f"the stats job {job_id} failed: {record.get('error')}")
+    return Distribution.from_json(json.loads(record["result"]))
+
+
+@contextmanager
+def _progress_bar(rules: RuleSet, state: State) -> Iterator[Progress]:
+    """A tqdm bar on standard error, counting the blocks the pass has moved past.
+
+    ``disable=None`` shows it only on a terminal, so scripts and tests see clean output.
+    """
+    from tqdm import tqdm
+
+    open_boxes = (rules.all_filled & ~state.filled).bit_count()
+    with tqdm(
+        total=1 << open_boxes, desc="distribution", unit="block", file=sys.stderr, disable=None
+    ) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        yield progress
+
+
+def check_plot_target(path: Path) -> None:
+    """Fail in one line, before the work, if the plot cannot be drawn or written."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"--plot: the folder {folder} does not exist")
+
+
+# --- simulate --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    games: int = 1000
+    seed: int = 0
+    policy: Strategy = "optimal"
+    log: Path | None = None
+    """Every game as a JSON line in this file."""
+    show: bool = False
+    """Narrate the first game."""
+    thresholds: tuple[int, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> SimulateOptions:
+        return cls(
+            args.games,
+            args.seed,
+            cast(Strategy, args.policy),
+            args.log,
+            args.show,
+            tuple(args.threshold),
+        )
+
+
+async def simulate_command(
+    options: SimulateOptions, engine: Engine, rules: RuleSet, out: Output
+) -> int:
+    """``memo-solver simulate``: play seeded games, print their statistics."""
+    if not 1 <= options.games <= MAX_GAMES:
+        raise UsageError(f"--games must be between 1 and {MAX_GAMES:,}, got {options.games}")
+    if options.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {options.seed}")
+    strategy = options.policy
+    shown: list[dict[str, object]] = []
+    async with AsyncExitStack() as stack:
+        # Opened before the first game, so a bad path fails at once, not after the run.
+        log_file = None
+        if options.log is not None:
+            log_file = await stack.enter_async_context(
+                await anyio.open_file(options.log, "w", encoding="utf-8")
+            )
+
+        async def on_games(games: list[dict[str, object]]) -> None:
+            if options.show and not shown:
+                shown.append(games[0])
+            if log_file is not None:
+                header = {"rules": rules.name, "policy": strategy, "seed": options.seed}
+                await log_file.write("".join(json.dumps({**header, **g}) + "\n" for g in games))
+
+        record = options.games if log_file is not None else int(options.show)
+        summary = await simulate(
+            engine,
+            PolicyCache(rules, strategy),
+            options.games,
+            options.seed,
+            on_games=on_games if record else None,
+            record=record,
+        )
+    payload = summary.to_json(options.thresholds)
+    text = describe_simulation(summary, options.thresholds)
+    if shown:
+        payload["game"] = shown[0]
+        text = f"{narrate(rules, shown[0])}\n\n{text}"
+    out.emit(payload, text)
+    return 0
+
+
+# --- review ----------------------------------------------------------------------------------
+
+
+async def review_command(source: str, engine: Engine, rules: RuleSet, out: Output) -> int:
+    """``memo-solver review``: the game from a file (``-``: standard input), rated."""
+    game = load_game(source)
+    try:
+        result = await review_game(engine, rules, game)
+    except GameError as exc:
+        raise UsageError(str(exc)) from None
+    out.emit(result.to_json(), describe_review(result))
+    return 0
+
+
+def load_game(source: str) -> object:
+    """The game JSON from a file, or from standard input for ``-``."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read the game: {exc.strerror or exc} ({source})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"the game is not UTF-8 text ({source})") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"the game is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError("the game is not valid JSON: it is nested too deep") from None
+
+
+# --- export-table ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    out: Path
+    format: str | None = None
+    """npz, jsonl or parquet; None: from the file's extension."""
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> TableOptions:
+        return cls(args.out, args.format)
+
+
+async def export_table_command(
+    options: TableOptions, engine: Engine, rules: RuleSet, out: Output
+) -> int:
+    """``memo-solver export-table``: the strategy table of the rule set, in a file."""
+    from tqdm import tqdm
+
+    path = options.out
+    try:
+        fmt = output_format(path, options.format)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not path.parent.is_dir():
+        raise UsageError(f"--out: the folder {path.parent} does not exist")
+    if fmt == "parquet":
+        check_pyarrow()  # fail before the work, not after
+    n_blocks = 1 << len(rules.categories)
+    with tqdm(total=n_blocks, desc="table", unit="block", disable=None) as bar:
+        table = await build_table(engine, rules, lambda done: bar.update(done - bar.n))
+    files = WRITERS[fmt](table, path)
+    decisions = None if table.decisions is None else table.decisions.count
+    payload = {
+        "rules": rules.name,
+        "format": fmt,
+        "files": [str(f) for f in files],
+        "values": int(table.value.size),
+        "decisions": decisions,
+        "note": table.note or None,
+    }
+    what = f"{table.value.size:,} turn-start values"
+    if decisions is not None:
+        what += f" and {decisions:,} decisions"
+    text = f"wrote {what} of {rules.name} to {', '.join(map(str, files))}"
+    if table.note:
+        text += f"\nnote: {table.note}"
+    out.emit(payload, text)
+    return 0
+
+
+def check_pyarrow() -> None:
+    """Fail in one line if ``--format parquet`` cannot be written (pyarrow is an extra)."""
+    try:
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise UsageError(f"--format parquet needs pyarrow: {PARQUET_EXTRA}") from None

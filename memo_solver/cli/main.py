@@ -1,0 +1,391 @@
+"""The ``memo-solver`` command: player, analyst and operator commands on the embedded store.
+
+This is the edge: the command line, parsed by :mod:`memo_solver.cli.parser`, becomes
+typed values here (a game of the registry, a rule set, options as dataclasses, the
+store's location, where the answer goes) and the store and its job queue are opened
+here; the command modules and every layer below them never see the parsed namespace.
+
+Heavy imports (numpy, anyio) wait until a command needs them, so ``--help`` and errors are
+instant and a warm ``advise`` stays well under a second as a whole process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memo_solver.cli.common import (
+    EXIT_TEMPFAIL,
+    EXIT_USAGE,
+    PROG,
+    REDIS_ENV,
+    STORE_ENV,
+    Output,
+    UsageError,
+)
+from memo_solver.cli.parser import DOOM, build_parser
+from memo_solver.core.errors import UserError
+from memo_solver.core.runtime import freeze_startup_objects, keep_freed_memory, pin_blas_threads
+from memo_solver.core.store import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from memo_solver.core.engine import Engine
+    from memo_solver.games.entry import GameEntry
+    from memo_solver.games.yahtzee.rules import RuleSet
+    from memo_solver.jobs.queue import JobQueue
+    from memo_solver.jobs.settings import WorkerSettings
+    from memo_solver.jobs.storage import Location
+
+EngineWork = Callable[["Engine", "RuleSet", "JobQueue | None"], Coroutine[Any, Any, int]]
+"""A command on a Yahtzee-family rule set: its engine, the rules, the store's job queue."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    pin_blas_threads()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "worker":
+            settings = _worker_settings(args)
+        else:
+            logging.basicConfig(
+                level=logging.DEBUG if args.verbose else logging.WARNING,
+                format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+            )
+            return _dispatch(args)
+    except UserError as exc:  # before the store's: a location that cannot be one is bad input
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreUnavailableError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_TEMPFAIL
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (the store keeps every finished block)", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        logging.getLogger(PROG).debug("internal error", exc_info=True)
+        print(
+            f"{PROG}: internal error: {exc!r} (run with -v to see where; please report it)",
+            file=sys.stderr,
+        )
+        return 1
+    # Outside the handlers: a worker that crashes leaves its traceback in its log.
+    from memo_solver.cli.worker import run
+
+    return run(settings)
+
+
+def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
+    """A worker's settings on the options as every command resolves them: --redis and -v on
+    either side of ``worker``, the command line over the environment."""
+    from memo_solver.cli.worker_options import settings_of
+    from memo_solver.jobs.settings import SettingsError
+
+    if args.store:
+        raise UsageError(
+            f"--store: a worker serves jobs from Redis only, not an SQLite file; give --redis "
+            f"URL (or ${REDIS_ENV})"
+        )
+    try:
+        return settings_of(args)
+    except SettingsError as exc:
+        raise UsageError(f"{exc} (see '{PROG} worker --help')") from None
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "rules":
+            return cmd_rules(Output(args.json))
+        if args.command == "serve":
+            return cmd_serve(args)
+        return _run_async(args)
+    except Exception as exc:
+        fault = _redis_fault(exc, args)
+        if fault is None:
+            raise
+        raise fault from None
+
+
+def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:
+    """The store error for a Redis error met outside the store (the job commands talk to
+    Redis directly), else None. Only a command that loaded redis can meet one: the others
+    never pay for importing it (a tenth of a second)."""
+    if "redis" not in sys.modules:
+        return None
+    from redis.exceptions import RedisError
+
+    from memo_solver.stores.redis import store_error
+
+    return store_error(exc, _store_name(args)) if isinstance(exc, RedisError) else None
+
+
+DOOM_COMMANDS = ("advise", "stats", "play")
+OPERATIONS = ("precompute", "status", "export", "import")
+
+
+def _run_async(args: argparse.Namespace) -> int:
+    import anyio
+
+    keep_freed_memory()
+    location, out = store_location(args), Output(args.json)
+    if args.command in OPERATIONS:
+        return anyio.run(_operate, args, location, out)
+    if args.command in DOOM_COMMANDS and args.game == DOOM:
+        return _doom(args, location, out)
+    return anyio.run(_with_engine, args.rules, location, _engine_work(args, out))
+
+
+def _doom(args: argparse.Namespace, location: Location, out: Output) -> int:
+    import anyio
+
+    from memo_solver.cli import doom
+
+    if args.command == "play":
+        return doom.play_command(doom.PlayOptions.from_args(args), out)
+    if args.state in ("-", "start"):
+        raise UsageError(
+            f"give the board, e.g. {PROG} {args.command} --game dice-of-doom "
+            "'a-3 b-3 / a-2 b-2' --to-move a"
+        )
+    position = doom.PositionOptions(args.state, args.to_move, args.captured, args.limit)
+    if args.command == "advise":
+        return anyio.run(doom.advise_command, position, location, out)
+    return anyio.run(doom.stats_command, position, out)
+
+
+def store_location(args: argparse.Namespace) -> Location:
+    """The store the options name, for every command alike: a Redis URL, or an SQLite file.
+
+    The command line wins over the environment (``--store`` over ``--redis``); in the
+    environment a Redis URL wins over a store file; else the file in the cache folder.
+    """
+    url = args.redis or os.environ.get(REDIS_ENV)
+    if url and not args.store:
+        return str(url)
+    return Path(args.store or os.environ.get(STORE_ENV) or default_store_path())
+
+
+def default_store_path() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("memo-solver")) / "store.sqlite3"
+
+
+def _store_name(args: argparse.Namespace) -> str:
+    from memo_solver.stores.redis import redacted
+
+    location = store_location(args)
+    return redacted(location) if isinstance(location, str) else str(location)
+
+
+def cmd_rules(out: Output) -> int:
+    from memo_solver.games.yahtzee.rules import RULE_SETS
+
+    rows = [
+        {
+            "name": r.name,
+            "description": r.description,
+            "boxes": [c.name for c in r.categories],
+            "start_value": r.start_value,
+            "fingerprint": r.fingerprint,
+        }
+        for r in RULE_SETS.values()
+    ]
+    width = max(len(r["name"]) for r in rows)  # type: ignore[arg-type]
+    text = "\n".join(
+        f"{r['name']:<{width}}  {r['start_value']:>14.10f}  {r['description']}" for r in rows
+    )
+    out.emit(rows, text)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from memo_solver.jobs.storage import open_store_and_queue
+    from memo_solver.service.app import ApiSettings, create_app
+    from memo_solver.service.serving import http_protocol
+
+    positive = (args.deadline, args.cache_mb, args.doom_limit, args.header_timeout)
+    if min(positive) <= 0 or not 0 < args.port < 65536:
+        raise UsageError(
+            "--deadline, --cache-mb, --doom-limit, --header-timeout and --port must be "
+            "positive (port < 65536)"
+        )
+    import anyio
+
+    location = store_location(args)
+    anyio.run(_check_store, location)  # fail now, in one line, if the store cannot be reached
+    settings = ApiSettings(
+        deadline_s=args.deadline, cache_bytes=args.cache_mb << 20, doom_limit=args.doom_limit
+    )
+    app = create_app(lambda: open_store_and_queue(location), settings)
+    Output(args.json).emit(
+        {"listening": f"http://{args.host}:{args.port}", "store": _store_name(args)},
+        f"serving on http://{args.host}:{args.port} (store: {_store_name(args)})",
+    )
+    keep_freed_memory()
+    freeze_startup_objects()
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info" if args.verbose else "warning",
+        access_log=args.verbose,  # off: not even formatted (warning level drops it anyway)
+        http=http_protocol(args.header_timeout),  # uvicorn's own, one write per response
+    )
+    return 0
+
+
+async def _check_store(location: Location) -> None:
+    from memo_solver.jobs.storage import open_store_and_queue
+
+    store, _ = open_store_and_queue(location)
+    async with store:
+        await store.coverage("probe")
+
+
+# --- the operator commands: any game of the registry ------------------------------------------
+
+
+async def _operate(args: argparse.Namespace, location: Location, out: Output) -> int:
+    from memo_solver.cli import ops
+    from memo_solver.jobs.storage import open_store_and_queue
+
+    store, queue = open_store_and_queue(location)
+    async with store:
+        if args.command == "status":
+            return await ops.status(args.verify, store, queue, location, out)
+        entry = _game(args)
+        if args.command == "precompute":
+            options = ops.PrecomputeOptions(args.wait, args.wait_for_workers, args.here)
+            return await ops.precompute(entry, options, store, queue, out)
+        if args.command == "export":
+            return await ops.transfer("export", entry, args.to, store, out)
+        return await ops.transfer("import", entry, args.source, store, out)
+
+
+def _game(args: argparse.Namespace) -> GameEntry:
+    """``--rules R``, or ``--game dice-of-doom --size N``: one game of the registry."""
+    from memo_solver.games.registry import family, get_game
+
+    parameter = family(args.game).parameter
+    return get_game(parameter.game_name(getattr(args, parameter.dest)))
+
+
+# --- the commands on a Yahtzee-family rule set ------------------------------------------------
+
+
+async def _with_engine(rules_name: str, location: Location, work: EngineWork) -> int:
+    """Every solving command runs here: on an engine whose solves show their progress."""
+    from memo_solver.cli.progress import SolveProgress
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.jobs.storage import open_store_and_queue
+
+    rules = get_rule_set(rules_name)
+    with SolveProgress(rules.name) as progress:
+        store, queue = open_store_and_queue(location)
+        async with (
+            store,
+            open_engine(YahtzeeGame(rules), store, on_progress=progress) as engine,
+        ):
+            return await work(engine, rules, queue)
+
+
+def _engine_work(args: argparse.Namespace, out: Output) -> EngineWork:
+    """The command to run on the rule set's engine, its options typed. The analyst
+    commands' module loads only for them: it would slow a quick ``advise``."""
+    command = args.command
+    if command == "advise":
+        return lambda engine, rules, _: _advise(args.state, engine, rules, out)
+    if command == "value":
+        return lambda engine, rules, _: _value(args.state, engine, rules, out)
+    if command == "play":
+        return lambda engine, rules, _: _play(engine, rules, out)
+    from memo_solver.cli import analysis
+
+    if command == "stats":
+        stats = analysis.StatsOptions.from_args(args)
+        return lambda engine, rules, queue: analysis.stats_command(stats, engine, rules, queue, out)
+    if command == "simulate":
+        games = analysis.SimulateOptions.from_args(args)
+        return lambda engine, rules, _: analysis.simulate_command(games, engine, rules, out)
+    if command == "review":
+        source: str = args.game
+        return lambda engine, rules, _: analysis.review_command(source, engine, rules, out)
+    table = analysis.TableOptions.from_args(args)
+    return lambda engine, rules, _: analysis.export_table_command(table, engine, rules, out)
+
+
+async def _advise(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
+    from memo_solver.games.yahtzee.advice import advise
+    from memo_solver.games.yahtzee.state import StateError, parse_state
+
+    if state_text != "-":
+        advice = await advise(engine, rules, parse_state(state_text, rules))
+        out.emit(advice.to_json(), _advice_text(advice))
+        return 0
+    bad = 0
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            answer = (await advise(engine, rules, parse_state(line, rules))).to_json()
+        except StateError as exc:
+            bad += 1
+            answer = {"error": {"line": number, "field": exc.field, "message": exc.message}}
+        print(json.dumps(answer), flush=True)
+    return EXIT_USAGE if bad else 0
+
+
+def _advice_text(advice: Any) -> str:
+    if advice.game_over:
+        return "The game is over: no points are left to win."
+    if not advice.actions:
+        return f"Roll the dice. Expected final score from here: {advice.value:.4f} more points."
+    best = advice.actions[0]
+    lines = [
+        f"Best: {best.words()}  (expect {best.value:.4f} more points)",
+        f"Turn-start value of this scorecard: {advice.turn_start_value:.4f}",
+        "",
+        f"{'action':<40} {'value':>10} {'loss':>9}",
+    ]
+    lines += [f"{a.words():<40} {a.value:>10.4f} {a.loss:>9.4f}" for a in advice.actions]
+    return "\n".join(lines)
+
+
+async def _value(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
+    from memo_solver.games.yahtzee.advice import advise
+    from memo_solver.games.yahtzee.state import parse_state
+
+    advice = await advise(engine, rules, parse_state(state_text, rules))
+    payload = {
+        "rules": rules.name,
+        "value": advice.value,
+        "turn_start_value": advice.turn_start_value,
+        # What this query cost: 0 on a warm cache (the rest was there, or others computed it).
+        "blocks_computed": engine.counters.computed,
+    }
+    out.emit(payload, f"{advice.value:.10f}")
+    return 0
+
+
+async def _play(engine: Engine, rules: RuleSet, out: Output) -> int:
+    from memo_solver.cli.play import play_game
+
+    return await play_game(engine, rules, sys.stdin, sys.stdout, as_json=out.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""Operator commands: precompute (here, or as a background job), status, export, import.
+
+They take typed values (a game of the registry, options, the open store and its job
+queue) and only call and format: the solving lives in the engine, the queue in
+:mod:`memo_solver.jobs.queue`, the copying in :mod:`memo_solver.stores.transfer`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from memo_solver.cli.common import Output
+from memo_solver.cli.progress import block_bar
+from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.store import Store
+from memo_solver.games.entry import GameEntry
+from memo_solver.games.registry import registry
+from memo_solver.jobs.queue import JobQueue, Record
+from memo_solver.jobs.storage import Location
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.sqlite import SQLiteStore
+from memo_solver.stores.transfer import count_damaged, export_blocks, import_blocks, is_dump_file
+
+_POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class PrecomputeOptions:
+    wait: bool = False
+    """With a job queue: follow the job until it is done."""
+    wait_for_workers: bool = False
+    """With ``wait``: keep waiting while no worker is alive."""
+    here: bool = False
+    """Solve in this process even with a job queue."""
+
+
+async def precompute(
+    entry: GameEntry, options: PrecomputeOptions, store: Store, queue: JobQueue | None, out: Output
+) -> int:
+    """A job for the workers where the store has a queue (unless ``here``), else solved here."""
+    if queue is not None and not options.here:
+        return await precompute_job(entry, options, queue, out)
+    return await precompute_here(entry, store, out)
+
+
+async def precompute_here(entry: GameEntry, store: Store, out: Output) -> int:
+    """Solve the whole game in this process, cooperating with anyone else on the store."""
+    game = entry.game
+    async with open_engine(game, store) as engine:
+        total = game.block_count
+        before = (await store.coverage(engine.namespace)).blocks
+        started = time.monotonic()
+        with block_bar(entry.name, total, before) as bar:
+
+            async def follow() -> None:
+                while True:
+                    await anyio.sleep(0.2)
+                    bar.update(before + engine.counters.computed - bar.n)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(follow)
+                root = await engine.block(game.root())
+                tg.cancel_scope.cancel()
+            bar.update(total - bar.n)
+    summary, figures = entry.summarize_root(root)
+    payload = {
+        "rules": entry.name,
+        **figures,
+        "blocks_total": total,
+        "blocks_computed": engine.counters.computed,
+        "blocks_already_stored": before,
+        "seconds": round(time.monotonic() - started, 3),
+        "store": store.description,
+    }
+    out.emit(
+        payload,
+        f"{entry.name}: solved, {summary}; computed "
+        f"{payload['blocks_computed']} of {total} blocks in {payload['seconds']} s "
+        f"({before} were already stored) into {store.description}",
+    )
+    return 0
+
+
+EXIT_NO_WORKER = 69
+"""``precompute --wait`` on Redis with no live worker (EX_UNAVAILABLE): start a worker, or
+solve with ``--here``; ``--wait-for-workers`` waits for one instead."""
+
+
+async def precompute_job(
+    entry: GameEntry, options: PrecomputeOptions, queue: JobQueue, out: Output
+) -> int:
+    """Queue the background job for the workers; with ``wait``, follow it to the end."""
+    store = queue.store
+    await store.ping()
+    job_id, queued = await queue.enqueue_precompute(entry)
+    record = await queue.record(job_id) or {}
+    workers = await queue.live_worker_count()
+    if not workers:
+        if not options.wait:
+            then = "; the job waits in the queue meanwhile"
+        elif options.wait_for_workers:
+            then = "; waiting for one"
+        else:
+            then = "; the job stays queued (--wait-for-workers waits for a worker)"
+        print(
+            f"memo-solver: no worker is alive on {store.description}: start one with "
+            f"'memo-solver worker --redis {store.description}', or solve in this process "
+            f"with --here{then}",
+            file=sys.stderr,
+        )
+    if not options.wait:
+        out.emit(
+            {"job": job_id, "queued": queued, "status": record.get("status")},
+            f"job {job_id}: {'queued' if queued else 'already ' + record.get('status', '?')}"
+            f" (precompute {entry.name}); follow it with "
+            f"'memo-solver --redis {store.description} status'",
+        )
+        return 0
+    if not workers and not options.wait_for_workers:
+        return EXIT_NO_WORKER
+    game = entry.game
+    ns = namespace(game)
+    started = time.monotonic()
+    with block_bar(entry.name, game.block_count, (await store.coverage(ns)).blocks) as bar:
+        while True:
+            record = await queue.record(job_id) or {}
+            done = (await store.coverage(ns)).blocks
+            bar.update(done - bar.n)
+            if record.get("status") in ("done", "failed"):
+                break
+            await anyio.sleep(_POLL_S)
+    if record.get("status") == "failed":
+        print(f"memo-solver: job {job_id} failed: {record.get('error')}", file=sys.stderr)
+        return 1
+    if done < game.block_count:
+        print(
+            f"memo-solver: job {job_id} is done but the store holds {done} of "
+            f"{game.block_count} blocks of {entry.name} (deleted meanwhile?); "
+            "run the precompute again",
+            file=sys.stderr,
+        )
+        return 1
+    async with open_engine(game, store) as engine:  # the job stored the root: one fetch
+        summary, figures = entry.summarize_root(await engine.block(game.root()))
+    payload = {
+        "job": job_id,
+        "status": "done",
+        "rules": entry.name,
+        **figures,
+        "blocks_total": game.block_count,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    out.emit(payload, f"job {job_id} done: {entry.name} solved, {summary}")
+    return 0
+
+
+async def status(
+    verify: bool, store: Store, queue: JobQueue | None, location: Location, out: Output
+) -> int:
+    """What the store holds per game: O(1) per game (Redis: a few commands whatever it
+    holds), and the workers and jobs of its queue; ``verify`` also decodes every stored
+    block, O(blocks), and counts the damaged ones (which the engine recomputes when it
+    meets them). ``location`` is the store's: an SQLite file's size is on disk."""
+    rule_sets: dict[str, dict[str, int]] = {}
+    for name, entry in registry().items():
+        game = entry.game
+        coverage = await store.coverage(namespace(game))
+        rule_sets[name] = {
+            "blocks_total": game.block_count,
+            "blocks_done": coverage.blocks,
+            "claims_held": coverage.claims,
+            "bytes": coverage.bytes,
+        }
+        if verify:
+            rule_sets[name]["blocks_damaged"] = await count_damaged(store, game)
+    workers: list[Record] = []
+    jobs: list[Record] = []
+    jobs_kept = 0
+    if queue is not None:
+        workers = await queue.live_workers()
+        jobs_kept, jobs = await queue.recent_jobs()
+    if isinstance(location, Path):
+        files = location.parent.glob(location.name + "*")
+        size = sum(p.stat().st_size for p in files if p.is_file())
+        size_basis = "files"
+        size_words = "on disk"
+    else:
+        size = sum(row["bytes"] for row in rule_sets.values())
+        size_basis = "redis-memory-usage"
+        size_words = "Redis memory of its block hashes, sampled by MEMORY USAGE"
+    payload = {
+        "store": store.description,
+        "size_bytes": size,
+        "size_basis": size_basis,
+        "rule_sets": rule_sets,
+        "workers": workers,
+        "jobs": jobs,
+    }
+    lines = [f"store: {store.description} ({size / 1e6:.1f} MB {size_words})"]
+    for name, row in rule_sets.items():
+        share = row["blocks_done"] / row["blocks_total"]
+        lines.append(
+            f"  {name:<26} {row['blocks_done']:>6} of {row['blocks_total']:>6} blocks "
+            f"({share:6.1%}), {row['claims_held']} claims held"
+            + (f", {row['blocks_damaged']} damaged" if verify else "")
+        )
+    if queue is not None:
+        lines.append(f"workers: {len(workers)} alive")
+        lines += [
+            f"  {w.get('id')}: {w.get('blocks_computed')} blocks computed, "
+            f"{w.get('blocks_waited')} waited for, {w.get('jobs_done')} jobs done"
+            + (f", running {w['running']}" if w.get("running") else "")
+            for w in workers
+        ]
+        shown = f" (the latest {len(jobs)} shown)" if len(jobs) < jobs_kept else ""
+        lines.append(f"jobs: {jobs_kept}{shown}")
+        lines += [
+            f"  {j.get('id')}: {j.get('kind')} {j.get('rules')} {j.get('state', '')} "
+            f"-> {j.get('status')}"
+            + (f" ({j['blocks_done']}/{j['blocks_total']} blocks)" if j.get("blocks_total") else "")
+            + (f" error: {j['error']}" if j.get("error") else "")
+            for j in jobs
+        ]
+    out.emit(payload, "\n".join(lines))
+    return 0
+
+
+def open_spec(spec: str) -> Store | Path:
+    """A copy's other end: a Redis URL, a ``.msgpack`` dump file, or an SQLite file."""
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        return RedisStore(spec)
+    if is_dump_file(spec):
+        return Path(spec)
+    return SQLiteStore(Path(spec))
+
+
+async def transfer(
+    command: Literal["export", "import"], entry: GameEntry, spec: str, store: Store, out: Output
+) -> int:
+    """A game's verified blocks from the store to ``spec`` (export), or from it (import)."""
+    game = entry.game
+    other = open_spec(spec)
+    async with AsyncExitStack() as stack:
+        if not isinstance(other, Path):
+            await stack.enter_async_context(other)
+        if command == "export":
+            copied = await export_blocks(store, game, other)
+            direction = f"from {store.description} to {spec}"
+        else:
+            copied = await import_blocks(other, game, store)
+            direction = f"from {spec} into {store.description}"
+    payload = {
+        "rules": entry.name,
+        "blocks": copied.blocks,
+        "skipped_bad": copied.skipped,
+        "blocks_total": game.block_count,
+    }
+    out.emit(
+        payload,
+        f"{command}: {copied.blocks} verified blocks of {entry.name} copied {direction}"
+        + (f"; {copied.skipped} damaged blocks skipped" if copied.skipped else ""),
+    )
+    return 0

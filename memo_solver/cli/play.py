@@ -1,0 +1,300 @@
+"""The interactive table: type your dice, get advice, confirm a move, keep the scorecard.
+
+It reads plain lines, so it works the same typed by hand or scripted on standard input
+(one answer per line). Bad answers are explained and asked again; the game never ends on
+a typo, and ``undo`` takes back the last decision (dice typed, dice kept, box scored).
+``quit`` or the end of input (Ctrl-D) stops the game, Ctrl-C interrupts it at once. With
+``--json`` every decision is one JSON line instead of words and prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, replace
+from typing import TextIO
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+from memo_solver.core.engine import Engine
+from memo_solver.games.yahtzee import scoring
+from memo_solver.games.yahtzee.advice import Action, Advice, advise
+from memo_solver.games.yahtzee.dice import DICE
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.state import State, StateError, start_state
+
+_SHOWN = 6
+QUIT, HELP, UNDO, ALL = ("quit", "q"), ("help", "?"), ("undo",), ("all",)
+"""The table's own words, read before dice and box names (no box is called any of them)."""
+HELP_TEXT = """\
+  Type the dice you rolled, like 12226. Then choose a move:
+    Enter        the best move
+    keep 222     keep those dice and reroll the others ('keep none' rerolls all five)
+    a box name   score the dice there, e.g. 'full house' or 'chance'
+  and at any question:
+    all          every move with what it is worth, not only the best few
+    undo         take back the last decision (dice typed, dice kept, box scored)
+    help         this list
+    quit         stop the game (Ctrl-D does too; Ctrl-C interrupts at once)"""
+
+
+class _StoppedError(Exception):
+    """The player stopped the game: ``quit``, or the end of input."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _UndoError(Exception):
+    """The player asked to take back the last decision."""
+
+
+@dataclass(frozen=True)
+class _Point:
+    """Where the game stands when the player is asked something: what ``undo`` returns to.
+
+    ``state.dice`` is None when the next roll of a turn is to be typed; ``kept`` is set
+    when the dice after a reroll are (they must include the kept ones); otherwise the
+    dice are known and the player chooses a move.
+    """
+
+    state: State
+    total: int
+    turn: int
+    kept: tuple[int, ...] | None = None
+
+
+class _Lines:
+    """Lines of a file, each read in a daemon thread when the game asks for one.
+
+    Waiting for the player must not block the event loop: there, Ctrl-C is only noticed at
+    the next await, after the next Enter, which played the best move. A thread blocked in
+    ``readline`` cannot be interrupted, and only a daemon one lets the process leave
+    without waiting for one more line.
+    """
+
+    def __init__(self, infile: TextIO, portal: BlockingPortal) -> None:
+        self._infile = infile
+        self._portal = portal
+        self._asked = threading.Semaphore(0)
+        self._send, self._receive = anyio.create_memory_object_stream[str](1)
+        threading.Thread(target=self._pump, name="play input", daemon=True).start()
+
+    def _pump(self) -> None:
+        while self._asked.acquire():
+            line = self._infile.readline()
+            try:
+                self._portal.call(self._send.send, line)
+            except RuntimeError:  # the game is over (the portal is closed)
+                return
+            if not line:
+                return
+
+    async def readline(self) -> str:
+        self._asked.release()
+        return await self._receive.receive()
+
+
+@dataclass
+class _Table:
+    rules: RuleSet
+    lines: _Lines
+    out: TextIO
+    as_json: bool
+
+    def say(self, text: str) -> None:
+        if not self.as_json:
+            print(text, file=self.out, flush=True)
+
+    def emit(self, payload: dict[str, object]) -> None:
+        if self.as_json:
+            print(json.dumps(payload), file=self.out, flush=True)
+
+    async def ask(self, prompt: str) -> str:
+        """The player's answer; ``help`` is answered here, the other commands raised."""
+        while True:
+            if not self.as_json:
+                print(prompt, end="", file=self.out, flush=True)
+            line = await self.lines.readline()
+            if line == "":
+                raise _StoppedError("end of input")
+            answer = line.strip()
+            word = answer.lower()
+            if word in QUIT:
+                raise _StoppedError("quit")
+            if word in UNDO:
+                raise _UndoError
+            if word not in HELP:
+                return answer
+            self.say(HELP_TEXT)
+
+    def reject(self, field: str, message: str) -> None:
+        """Explain a bad answer (a JSON error line for programs) before asking again."""
+        if self.as_json:
+            self.emit({"error": {"field": field, "message": message}})
+        else:
+            self.say(f"  {message}")
+
+    async def ask_dice(self, prompt: str, kept: tuple[int, ...] = ()) -> tuple[int, ...]:
+        while True:
+            answer = await self.ask(prompt)
+            if answer.lower() in ALL:
+                self.reject("dice", "type the dice first: the moves depend on them")
+                continue
+            try:
+                faces = parse_faces(answer, DICE)
+            except StateError as exc:
+                self.reject("dice", f"{exc.message}; type five faces like 12226")
+                continue
+            if not _contains(faces, kept):
+                self.reject(
+                    "dice",
+                    f"you kept {' '.join(map(str, kept))}: those dice must be among the five",
+                )
+                continue
+            return faces
+
+
+def parse_faces(text: str, count: int | None) -> tuple[int, ...]:
+    digits = [c for c in text if not c.isspace() and c != ","]
+    if not all(c in "123456" for c in digits):
+        raise StateError("dice", f"{text!r} is not a list of faces 1..6")
+    if count is not None and len(digits) != count:
+        raise StateError("dice", f"expected {count} dice, got {len(digits)}")
+    return tuple(sorted(int(c) for c in digits))
+
+
+def _contains(roll: tuple[int, ...], kept: tuple[int, ...]) -> bool:
+    rest = list(roll)
+    for face in kept:
+        if face not in rest:
+            return False
+        rest.remove(face)
+    return True
+
+
+async def _choose(table: _Table, advice: Advice, state: State) -> Action:
+    """Ask until the player names a legal move; Enter takes the best one."""
+    while True:
+        answer = await table.ask(
+            "Your move (Enter = best; 'keep 222', 'keep none'; a box name; or 'help'): "
+        )
+        if not answer:
+            return advice.actions[0]
+        if answer.lower() in ALL:
+            _show_advice(table, advice, len(advice.actions))
+            continue
+        words = answer.split(maxsplit=1)
+        if words[0].lower() == "keep":
+            if not state.rerolls_left:
+                table.reject("choice", "no rerolls left: score the dice in a box")
+                continue
+            if len(words) == 1:
+                table.reject(
+                    "choice", "say which dice to keep: 'keep 222', or 'keep none' to reroll all"
+                )
+                continue
+            try:
+                kept = () if words[1].lower() == "none" else parse_faces(words[1], None)
+            except StateError as exc:
+                table.reject("choice", exc.message)
+                continue
+            match = [a for a in advice.actions if a.kind == "keep" and a.keep == kept]
+            if not match:
+                table.reject("choice", f"{' '.join(map(str, kept))} is not among your dice")
+                continue
+            return match[0]
+        try:
+            name = table.rules.categories[table.rules.category_index(answer)].name
+        except KeyError:
+            name = ""
+        match = [a for a in advice.actions if a.kind == "score" and a.category == name]
+        if match:
+            return match[0]
+        legal = ", ".join(a.category for a in advice.actions if a.kind == "score")
+        table.reject(
+            "choice", f"{answer!r} is not an open box you may use now (choose from: {legal})"
+        )
+
+
+def _show_advice(table: _Table, advice: Advice, shown: int = _SHOWN) -> None:
+    for i, action in enumerate(advice.actions[:shown]):
+        mark = "best" if i == 0 else "tie" if action.loss < 0.005 else f"-{action.loss:.2f}"
+        table.say(f"  {mark:>7}  {action.words():<38} expect {action.value:8.3f} more")
+    if len(advice.actions) > shown:
+        more = len(advice.actions) - shown
+        table.say(f"  ... and {more} more move{'s' if more > 1 else ''} ('all' shows them)")
+
+
+async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
+    """Show where the game stands, ask for the next decision, and return where it leads."""
+    rules, state = table.rules, point.state
+    if state.dice is None:
+        # The header comes first: on an empty store the advice below solves for a while.
+        gap = "\n" if point.turn > 1 else ""  # a blank line between turns, none before the first
+        table.say(f"{gap}Turn {point.turn}: score {point.total}, upper total {state.upper}")
+        start = await advise(engine, rules, state)
+        table.say(f"  expected final score {point.total + start.value:.2f}")
+        faces = await table.ask_dice("Roll five dice and type them (e.g. 12226): ")
+        return replace(point, state=replace(state, rerolls_left=rules.rerolls, dice=faces))
+    if point.kept is not None:
+        faces = await table.ask_dice(
+            f"Reroll {DICE - len(point.kept)} and type all five dice: ", point.kept
+        )
+        return replace(point, state=replace(state, dice=faces), kept=None)
+    advice = await advise(engine, rules, state)
+    _show_advice(table, advice)
+    action = await _choose(table, advice, state)
+    table.emit(
+        {
+            "turn": point.turn,
+            "dice": list(state.dice),
+            "rerolls_left": state.rerolls_left,
+            "choice": action.to_json(),
+            "best": advice.actions[0].to_json(),
+        }
+    )
+    assert state.rerolls_left is not None
+    if action.kind == "keep":
+        after = replace(state, rerolls_left=state.rerolls_left - 1)
+        kept = action.keep if len(action.keep) < DICE else None
+        return replace(point, state=after, kept=kept)
+    box = rules.category_index(action.category)
+    total = point.total + action.points + action.bonus
+    extra = f" (+{action.bonus} bonus)" if action.bonus else ""
+    table.say(f"  scored {action.points} in {action.label}{extra}; total {total}")
+    return _Point(scoring.after(rules, state, box, action.points), total, point.turn + 1)
+
+
+async def play_game(
+    engine: Engine, rules: RuleSet, infile: TextIO, out: TextIO, *, as_json: bool
+) -> int:
+    """Play one game; 0 when it ends, or when the player stops it (``quit``, Ctrl-D)."""
+    async with BlockingPortal() as portal:
+        table = _Table(rules, _Lines(infile, portal), out, as_json)
+        point, history = _Point(start_state(), 0, 1), list[_Point]()
+        while point.state.filled != rules.all_filled:
+            try:
+                following = await _decide(table, engine, point)
+            except _UndoError:
+                if not history:
+                    table.reject("undo", "nothing to undo yet")
+                    continue
+                point = history.pop()
+                asking = "move" if point.state.dice and point.kept is None else "dice"
+                table.say(f"  undone: back to turn {point.turn}, score {point.total}")
+                table.emit({"undone": {"turn": point.turn, "asking": asking}})
+                continue
+            except _StoppedError as stop:
+                table.say(
+                    f"\nGame stopped ({stop.reason}) at turn {point.turn}: score {point.total}"
+                )
+                table.emit({"stopped": stop.reason, "turn": point.turn, "score": point.total})
+                return 0
+            history.append(point)
+            point = following
+    table.say(f"\nGame over: final score {point.total}")
+    table.emit({"final_score": point.total, "turns": point.turn - 1})
+    return 0

@@ -1,0 +1,53 @@
+"""The process memo: blocks by key, bounded in bytes, least recently used dropped first.
+
+A server keeps a whole hot game in memory (``yahtzee`` is 8 MiB of float64), so warm
+requests touch no network; the bound keeps a long-lived process from growing without
+limit when many rule sets or games are asked for.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from memo_solver.core.game import Block
+
+
+class BlockCache:
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._blocks: OrderedDict[str, Block] = OrderedDict()
+
+    def get(self, key: str) -> Block | None:
+        block = self._blocks.get(key)
+        if block is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._blocks.move_to_end(key)
+        return block
+
+    def holds(self, keys: Iterable[str]) -> bool:
+        """Whether every one of ``keys`` is here (counted neither as hits nor as misses)."""
+        return all(key in self._blocks for key in keys)
+
+    def put(self, key: str, block: Block) -> None:
+        old = self._blocks.pop(key, None)
+        if old is not None:
+            self.nbytes -= old.nbytes
+        self._blocks[key] = block
+        self.nbytes += block.nbytes
+        while self.max_bytes is not None and self.nbytes > self.max_bytes and self._blocks:
+            _, evicted = self._blocks.popitem(last=False)
+            self.nbytes -= evicted.nbytes
+
+    def clear(self) -> None:
+        """Forget every block (the store lost some: they must be solved into it again)."""
+        self._blocks.clear()
+        self.nbytes = 0
+
+    def __len__(self) -> int:
+        return len(self._blocks)

@@ -1,0 +1,467 @@
+"""The lazy top-down solver: the memo hierarchy and the claim protocol in one place.
+
+``await engine.block(key)`` answers from, in order: the process memo; work already in
+flight in this process (shared, never started twice); the store (the global memo). Only
+when all three miss does it solve the successors (concurrently, in random order so that
+workers sharing a store spread out), queue the block for the pipeline, which claims, computes
+(off the event loop) and commits the ready blocks a batch at a time. Every finished block
+is committed as soon as its batch is, so an interrupted solve resumes where it stopped. A
+claim is held only while its batch is computed; the engine renews all its claims every
+third of a lease and releases them in a shielded scope when the work is cancelled or fails.
+
+Asked to (``on_progress``), the engine also says what a query will cost before solving it:
+the blocks below the queried ones that no store holds, counted once per engine, so that a
+command can show progress against a known total (``counters.needed``).
+
+Nothing here knows which game it solves: see :class:`memo_solver.core.game.Game`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.to_thread
+
+from memo_solver.core import runtime
+from memo_solver.core.cache import BlockCache
+from memo_solver.core.codec import FORMAT_VERSION, decode_block, encode_block
+from memo_solver.core.game import Block, Game
+from memo_solver.core.store import Claim, Store, StoreUnavailableError
+
+log = logging.getLogger(__name__)
+DEFAULT_LEASE_S = 10.0
+"""Long enough for a batch (256 blocks take about 0.15 s), short enough that the claims of
+a killed process hold others up for seconds, not minutes; renewed every third of it."""
+_MAX_BATCH = 256
+_BATCH_S = 0.25
+"""About how long one batch should compute: cheap blocks (a Yahtzee block, 0.6 ms) go 256
+at a time, costly ones (a middle Dice of Doom block, tens of ms) a few at a time, so that a
+batch's claims never keep other workers waiting for seconds on blocks they need next."""
+
+
+@dataclass
+class Counters:
+    """What this engine did, for logs, progress and worker heartbeats."""
+
+    computed: int = 0
+    fetched: int = 0
+    waited: int = 0
+    needed: int = 0
+    """Blocks that queries found missing below them (counted only with ``on_progress``)."""
+
+
+@dataclass
+class _InFlight:
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass
+class _Job:
+    """A block whose successors are known, queued for the claim-compute-commit pipeline."""
+
+    key: str
+    successors: dict[str, Block]
+    done: anyio.Event = field(default_factory=anyio.Event)
+    value: Block | None = None
+    """Set when the block was solved or found; None when another worker holds its claim."""
+    error: Exception | None = None
+    """Set when its batch failed (the store went away): raised to whoever waits for it."""
+
+
+@dataclass
+class _Lookup:
+    """Keys wanted from the store, coalesced with other lookups into one round trip."""
+
+    keys: Sequence[str]
+    asked: anyio.Event = field(default_factory=anyio.Event)
+    error: Exception | None = None
+
+
+class Engine:
+    """Solves a game's blocks lazily on top of a store. Use :func:`open_engine`."""
+
+    def __init__(
+        self,
+        game: Game,
+        store: Store,
+        *,
+        lease_s: float = DEFAULT_LEASE_S,
+        compute_limiter: anyio.CapacityLimiter | None = None,
+        cache_bytes: int | None = None,
+        token: str | None = None,
+        on_progress: Callable[[Counters], None] | None = None,
+    ) -> None:
+        self.game = game
+        self.store = store
+        self.lease_s = lease_s
+        self.namespace = namespace(game)
+        # host/pid/random: lets a store on this host see that a claim's holder has died.
+        self.token = token or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
+        """Whose claims these are. Two live engines must never share one; an engine that
+        replaces a dead one of this process may take over its token, and so its claims."""
+        self.counters = Counters()
+        self._limiter = compute_limiter or anyio.CapacityLimiter(1)
+        self.memo = BlockCache(cache_bytes)
+        self._in_flight: dict[str, _InFlight] = {}
+        self._held: set[str] = set()
+        self._ready: list[_Job] = []
+        self._work = anyio.Event()
+        self._lookups: list[_Lookup] = []
+        self._lookup_work = anyio.Event()
+        self._on_progress = on_progress
+        self._planned: set[str] = set()
+        """Keys a plan has looked at, to be looked at by no other."""
+        self._needed: set[str] = set()
+        """Keys counted in ``counters.needed``: found missing by a plan, or computed while a
+        concurrent plan was still looking (it then finds them stored)."""
+
+    async def block(self, key: str) -> Block:
+        """The block ``key``, computing whatever is missing below it."""
+        if self._on_progress is not None and self.memo.get(key) is None:
+            await self._plan([key])
+        return await self._shared(key, fetch_first=True)
+
+    async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
+        """Several blocks at once: one store round trip for those already solved."""
+        keys = list(dict.fromkeys(keys))
+        if self._on_progress is not None:
+            await self._plan(keys)
+        return await self._gather(keys)
+
+    async def _plan(self, keys: Sequence[str]) -> None:
+        """Count the blocks below ``keys`` that are neither stored nor counted before, and
+        tell ``on_progress`` when there are any.
+
+        A stored block's successors are stored too (a block is committed only once they
+        are), so the walk goes down only from missing blocks: a warm query costs the one
+        lookup it would make anyway, and what a cold one finds stored stays in the process
+        memo for the solve that follows. Successors are listed in a worker thread: a whole
+        3 x 3 Dice of Doom cone is 3.5 million keys, seconds of CPU.
+        """
+        frontier = [key for key in dict.fromkeys(keys) if key not in self._planned]
+        missing = []
+        while frontier:
+            self._planned.update(frontier)  # now, so that a concurrent plan skips them
+            stored = await self.stored(frontier)
+            absent = [key for key in frontier if key not in stored]
+            if not absent:
+                break
+            missing += absent
+            below = await anyio.to_thread.run_sync(self._successors_of, absent)
+            frontier = [key for key in below if key not in self._planned]
+        self._count_needed(missing)
+
+    def _count_needed(self, keys: Sequence[str]) -> None:
+        """Count ``keys`` in ``counters.needed``, each once, and say so."""
+        fresh = [key for key in keys if key not in self._needed]
+        if fresh and self._on_progress is not None:
+            self._needed.update(fresh)
+            self.counters.needed += len(fresh)
+            self._on_progress(self.counters)
+
+    def _successors_of(self, keys: Sequence[str]) -> list[str]:
+        return list(dict.fromkeys(s for key in keys for s in self.game.successors(key)))
+
+    async def stored(self, keys: Sequence[str]) -> dict[str, Block]:
+        """The blocks among ``keys`` that are already solved (process memo or store),
+        computing none: for answers that can fall back on something cheaper than a solve."""
+        found = {k: v for k in keys if (v := self.memo.get(k)) is not None}
+        missing = [k for k in keys if k not in found]
+        if missing:
+            found.update(await self._lookup(missing))
+        return found
+
+    async def _shared(self, key: str, *, fetch_first: bool) -> Block:
+        while True:
+            value = self.memo.get(key)
+            if value is not None:
+                return value
+            flight = self._in_flight.get(key)
+            if flight is None:
+                return await self._fly(key, self._take_off(key), fetch_first=fetch_first)
+            await flight.done.wait()  # the owner may have been cancelled: look again
+
+    def _take_off(self, key: str) -> _InFlight:
+        """Register this process as solving ``key`` (synchronously, so no one doubles it)."""
+        flight = self._in_flight[key] = _InFlight()
+        return flight
+
+    async def _fly(self, key: str, flight: _InFlight, *, fetch_first: bool) -> Block:
+        try:
+            if fetch_first:
+                found = await self._lookup([key])
+                if key in found:
+                    return found[key]
+            return await self._compute(key)
+        finally:
+            del self._in_flight[key]
+            flight.done.set()
+
+    async def _lookup(self, keys: Sequence[str]) -> dict[str, Block]:
+        """Fetch from the store, coalesced with concurrent lookups into one round trip."""
+        lookup = _Lookup(keys)
+        self._lookups.append(lookup)
+        self._lookup_work.set()
+        await lookup.asked.wait()
+        if lookup.error is not None:
+            raise lookup.error
+        return {k: v for k in keys if (v := self.memo.get(k)) is not None}
+
+    async def _lookup_forever(self) -> None:
+        """Serve lookups until the engine closes: a failed fetch (the store gone) fails the
+        lookups of that round, never this task, or every later lookup would wait forever."""
+        while True:
+            await self._lookup_work.wait()
+            self._lookup_work = anyio.Event()
+            batch, self._lookups = self._lookups, []
+            try:
+                await self._fetch(list({key for lookup in batch for key in lookup.keys}))
+            except Exception as exc:
+                for lookup in batch:
+                    lookup.error = exc
+            finally:
+                for lookup in batch:
+                    lookup.asked.set()
+
+    async def _fetch(self, keys: Sequence[str]) -> dict[str, Block]:
+        raw = await self.store.get_many(self.namespace, keys)
+        found: dict[str, Block] = {}
+        for key, data in raw.items():
+            value = decode_block(
+                data,
+                fingerprint=self.game.fingerprint,
+                key=key,
+                shape=self.game.block_shape(key),
+            )
+            if value is not None:
+                found[key] = value
+                self.memo.put(key, value)
+        self.counters.fetched += len(found)
+        return found
+
+    async def _gather(self, keys: Sequence[str]) -> dict[str, Block]:
+        result = await self.stored(keys)
+        missing = [k for k in keys if k not in result]
+        if missing:
+            # Start an owner only for blocks nobody in this process is solving yet; the
+            # others are awaited below, so each block costs one task, not one per parent.
+            unowned = [k for k in missing if k not in result and k not in self._in_flight]
+            random.shuffle(unowned)
+            flights = {k: self._take_off(k) for k in unowned}
+            others = [k for k in missing if k not in result and k not in flights]
+
+            async def own(key: str) -> None:
+                result[key] = await self._fly(key, flights[key], fetch_first=False)
+
+            if len(unowned) > 1:
+                try:
+                    async with anyio.create_task_group() as tg:
+                        for key in unowned[1:]:
+                            tg.start_soon(own, key)
+                        await own(unowned[0])
+                        for key in others:
+                            result[key] = await self._shared(key, fetch_first=False)
+                except BaseExceptionGroup as group:
+                    raise first_failure(group) from None
+            else:
+                # One owner or none: no task group needed (the common case deep down).
+                for key in unowned:
+                    await own(key)
+                for key in others:
+                    result[key] = await self._shared(key, fetch_first=False)
+        return result
+
+    async def _compute(self, key: str) -> Block:
+        successors = await self._gather(self.game.successors(key))
+        while True:
+            job = _Job(key, successors)
+            self._ready.append(job)
+            self._work.set()
+            await job.done.wait()
+            if job.error is not None:
+                raise job.error
+            if job.value is not None:
+                return job.value
+            # Another worker holds the claim: wait for its commit, or for its lease to lapse.
+            self.counters.waited += 1
+            log.info("block %s is claimed by another worker; waiting for it", key)
+            await self.store.wait(self.namespace, key, self.lease_s)
+            found = await self._fetch([key])
+            if key in found:
+                return found[key]
+
+    async def _pipeline_forever(self) -> None:
+        """Claim, compute and commit the blocks that are ready, a batch at a time.
+
+        A thread hop or a store round trip costs more than solving a small block, and in a
+        cold solve hundreds of blocks become ready together: batching them makes the cost
+        per block that of the numpy pass alone.
+        """
+        size = _MAX_BATCH
+        while True:
+            await self._work.wait()
+            self._work = anyio.Event()
+            batch, self._ready = self._ready[:size], self._ready[size:]
+            if self._ready:
+                self._work.set()
+            started = time.perf_counter()
+            try:
+                await self._run_batch(batch)
+                per_block = (time.perf_counter() - started) / len(batch)
+                size = max(1, min(_MAX_BATCH, int(_BATCH_S / max(per_block, 1e-6))))
+            except Exception as exc:  # the batch's failure (the store gone), not the engine's
+                for job in batch:
+                    job.error = exc
+            finally:
+                for job in batch:
+                    job.done.set()
+
+    async def _run_batch(self, batch: list[_Job]) -> None:
+        keys = [job.key for job in batch]
+        try:
+            claims = await self.store.try_claim(self.namespace, keys, self.token, self.lease_s)
+        except anyio.get_cancelled_exc_class():
+            # The claims may have been taken with the reply still on its way: give back any
+            # that are ours (release compares the token) rather than let them lapse.
+            with anyio.CancelScope(shield=True):
+                await self.store.release(self.namespace, keys, self.token)
+            raise
+        claimed = [key for key in keys if claims[key] is Claim.CLAIMED]
+        self._held.update(claimed)
+        committed = False
+        try:
+            stored = [key for key in keys if claims[key] is Claim.DONE]
+            found = await self._fetch(stored) if stored else {}
+            # A stored block that failed to verify is recomputed and overwritten, claim or not.
+            todo = [
+                job for job in batch if claims[job.key] is not Claim.BUSY and job.key not in found
+            ]
+            solved = await anyio.to_thread.run_sync(self._solve, todo, limiter=self._limiter)
+            await self.store.commit(
+                self.namespace, {key: data for key, (_, data) in solved.items()}, self.token
+            )
+            committed = True
+        finally:
+            self._held.difference_update(claimed)
+            if not committed and claimed:
+                with anyio.CancelScope(shield=True):
+                    await self.store.release(self.namespace, claimed, self.token)
+        values = dict(found)
+        for key, (value, _) in solved.items():
+            self.memo.put(key, value)
+            values[key] = value
+        if self._on_progress is not None and solved:
+            self._count_needed(list(solved))
+            self.counters.computed += len(solved)
+            self._on_progress(self.counters)
+        else:
+            self.counters.computed += len(solved)
+        for job in batch:
+            if claims[job.key] is not Claim.BUSY:
+                job.value = values[job.key]
+        log.debug(
+            "batch of %d: %d computed, %d found stored, %d held by other workers",
+            len(batch),
+            len(solved),
+            len(found),
+            len(batch) - len(values),
+        )
+
+    def _solve(self, jobs: list[_Job]) -> dict[str, tuple[Block, bytes]]:
+        """Runs in a worker thread: pure numpy and encoding, no I/O."""
+        solved = {}
+        for job in jobs:
+            value = self.game.solve(job.key, job.successors)
+            value.setflags(write=False)
+            data = encode_block(value, fingerprint=self.game.fingerprint, key=job.key)
+            solved[job.key] = (value, data)
+        return solved
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await anyio.sleep(self.lease_s / 3)
+            if self._held:
+                try:
+                    await self.store.renew(
+                        self.namespace, list(self._held), self.token, self.lease_s
+                    )
+                except StoreUnavailableError as exc:  # the batch's own calls fail and say so
+                    log.warning("could not renew claims: %s", exc)
+
+
+def namespace(game: Game) -> str:
+    """The store namespace of a game's blocks: format version and rules fingerprint."""
+    return f"{FORMAT_VERSION}:{game.fingerprint}"
+
+
+@asynccontextmanager
+async def open_engine(
+    game: Game,
+    store: Store,
+    *,
+    lease_s: float = DEFAULT_LEASE_S,
+    compute_limiter: anyio.CapacityLimiter | None = None,
+    cache_bytes: int | None = None,
+    token: str | None = None,
+    keep_freed_memory: bool = True,
+    on_progress: Callable[[Counters], None] | None = None,
+) -> AsyncIterator[Engine]:
+    """An engine whose claim renewal runs for as long as the context is open.
+
+    It tunes glibc's allocator first (:func:`memo_solver.core.runtime.keep_freed_memory`, once
+    per process), as the CLI and the workers do, so that any program solving gets the fast
+    path; ``keep_freed_memory=False`` (or ``MEMO_SOLVER_KEEP_FREED_MEMORY=0``) leaves the
+    allocator alone.
+
+    ``on_progress(counters)`` is told, on the event loop, when a query has found blocks to
+    compute, before it computes any (``needed`` grew; see :meth:`Engine._plan`), and when a
+    batch of them is computed: what a command needs to show its progress."""
+    if keep_freed_memory:
+        runtime.keep_freed_memory()
+    engine = Engine(
+        game,
+        store,
+        lease_s=lease_s,
+        compute_limiter=compute_limiter,
+        cache_bytes=cache_bytes,
+        token=token,
+        on_progress=on_progress,
+    )
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(engine._renew_forever)
+            tg.start_soon(engine._pipeline_forever)
+            tg.start_soon(engine._lookup_forever)
+            try:
+                yield engine
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        raise first_failure(group) from None
+
+
+def first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The failure to report from a task group: the first one that is not a cancellation.
+
+    Concurrent parts of one solve fail for one reason (a store gone, the caller's own
+    error), so callers' ``except`` clauses should see that error as itself, not wrapped
+    in as many groups as the recursion was deep.
+    """
+    cancelled = anyio.get_cancelled_exc_class()
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop(0)
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        elif not isinstance(exc, cancelled):
+            return exc
+    return group

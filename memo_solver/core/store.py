@@ -1,0 +1,139 @@
+"""The store interface: a shared memo of encoded blocks with leased claims.
+
+Every store keeps, per namespace (format version and game fingerprint), blocks as opaque
+bytes and claims as ``(token, expiry)``. A claim is only a courtesy that keeps two workers
+from computing the same block: values are deterministic, so a block computed twice after a
+lost lease is harmless, and correctness never depends on the claim.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, Self
+
+from memo_solver.core.errors import UserError
+
+
+class Claim(enum.Enum):
+    """What ``try_claim`` found."""
+
+    CLAIMED = "claimed"
+    """The caller now holds the claim and should compute the block."""
+    DONE = "done"
+    """The block is already stored: fetch it."""
+    BUSY = "busy"
+    """Someone else holds a live claim: wait for the block."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a store holds for one namespace."""
+
+    blocks: int
+    claims: int
+    bytes: int
+    """What the blocks take: their encoded length (memory, SQLite), or what Redis spends on
+    the namespace's block hashes by its own sampled measure (MEMORY USAGE: O(1), with the
+    hash's overhead, so more than the encoded length)."""
+
+
+class StoreUnavailableError(RuntimeError):
+    """The store cannot serve this operation now; the message names it and says what to do.
+
+    Every store fault is one of these, so one ``except`` reports them all: unreachable (this
+    class itself), refused, full or locked (the subclasses). The service answers 503 (507
+    when full) with Retry-After, the CLI exits with status 75: trying again later may work.
+    """
+
+
+class StoreRefusedError(StoreUnavailableError):
+    """The store answered but refused the operation (a read-only file, a Redis error reply)."""
+
+
+class StoreFullError(StoreRefusedError):
+    """The store has no room for the write (disk full, Redis at ``maxmemory``); what it
+    holds is still read."""
+
+
+class StoreBusyError(StoreUnavailableError):
+    """Another process held the store's write lock for longer than the store waits."""
+
+
+class StoreLocationError(UserError, StoreUnavailableError):
+    """What was named cannot be a store (a folder, a path under a file, a malformed URL).
+
+    Bad input, not an outage: a user error first, so the CLI says it with exit status 2, as
+    it says any other. A store error all the same, so code that only reports store trouble
+    (the worker's retry loop) reports this too.
+    """
+
+    field = "store"
+
+
+class Write(enum.Enum):
+    """What a readiness probe found (``Store.probe``), when the store is sound."""
+
+    ACCEPTED = "accepted"
+    """A write went through."""
+    BUSY = "busy"
+    """Another process holds the write lock (SQLite: a precompute committing): writes wait
+    their turn, reads go on."""
+
+
+class Store(Protocol):
+    """The async interface the engine, the CLI and the workers share."""
+
+    @property
+    def description(self) -> str:
+        """Where the store lives, for messages (a path or a URL without password)."""
+        ...
+
+    async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """The stored blocks among ``keys``; missing ones are absent from the result."""
+        ...
+
+    async def try_claim(
+        self, namespace: str, keys: Sequence[str], token: str, lease_s: float
+    ) -> dict[str, Claim]:
+        """Per key, atomically: DONE if the block exists, else take the claim unless
+        another token's claim is still live (BUSY). The token may re-claim its own."""
+        ...
+
+    async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
+        """Extend the leases of the claims this token still holds among ``keys``."""
+        ...
+
+    async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
+        """Drop the token's claims among ``keys`` and wake their waiters."""
+        ...
+
+    async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
+        """Store the blocks, drop the token's claims on them and wake waiters, all at once."""
+        ...
+
+    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
+        """Return when the block may have been stored, or after ``timeout_s``."""
+        ...
+
+    async def keys(self, namespace: str) -> list[str]:
+        """Every stored block key (for export and coverage)."""
+        ...
+
+    async def coverage(self, namespace: str) -> Coverage: ...
+
+    async def probe(self) -> Write:
+        """Claim and release a probe key, in one round trip or one short transaction: proof
+        that the store accepts a write now. A refused write raises its store error."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        """Start what the store runs in the background (Redis: its notifications)."""
+        ...
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Stop it and close the store."""
+        ...

@@ -1,0 +1,74 @@
+"""What a game family gives the registry: its games' entries, and the one parameter that
+picks one of its games (``--rules yazy``, ``--size 2``).
+
+Light on purpose (no numpy, no engine at import): the command line builds its ``--game``
+and parameter options from these declarations for every ``--help``, and a family builds
+its entries, which need the heavy modules, only when they are first asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import anyio
+
+    from memo_solver.core.engine import Engine
+    from memo_solver.core.game import Block, Game
+
+Warm = Callable[["Engine", str], Awaitable[None]]
+Stats = Callable[["Engine", str, "anyio.CapacityLimiter"], Awaitable[dict[str, Any]]]
+RootSummary = Callable[["Block"], tuple[str, dict[str, float]]]
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    """What the service needs to know about one game beyond the engine's protocol."""
+
+    game: Game
+    description: str
+    summarize_root: RootSummary
+    """The root block in words and as JSON fields (its first number as ``value``), for the
+    end of a precompute."""
+    canonical_state: Callable[[str], str]
+    """A state for a ``warm`` or ``stats`` job, checked and written one way (raises
+    ValueError naming the problem), so that equal jobs get equal ids."""
+    warm: Warm
+    """Solve what advice for the state needs, leaving it in the memo."""
+    stats: Stats | None = None
+    """The statistics a ``stats`` job stores in its record, where the game has them."""
+
+    @property
+    def name(self) -> str:
+        return self.game.name
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """The option that picks one game of a family on the command line, and the name in the
+    registry that its value stands for."""
+
+    flag: str
+    help: str
+    """What the value is, without its default (the command line adds it)."""
+    default: Any
+    game_name: Callable[[Any], str]
+    type: Callable[[str], Any] = str
+    choices: Sequence[Any] | None = None
+
+    @property
+    def dest(self) -> str:
+        """The attribute the parsed value lands in (``--size``: ``size``)."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class GameFamily:
+    """One game family, as registered: its name (``--game``), its parameter, its games."""
+
+    name: str
+    parameter: Parameter
+    entries: Callable[[], list[GameEntry]]
+    """Every game of the family, built when the registry is first asked for one."""

@@ -1,0 +1,1 @@
+"""The Yahtzee family: dice, rule sets, states, the turn math, advice and analysis."""

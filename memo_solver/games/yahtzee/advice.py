@@ -1,0 +1,177 @@
+"""Rank every legal action of a state with its expected final score and its loss.
+
+Ties are broken the same way everywhere (advice, play, the distribution and the
+simulation), on the key of :func:`memo_solver.games.yahtzee.policy.tie`: among actions of
+equal value (to 1e-9), scoring now comes first, then keeps holding more dice, then the
+scorecard order. Keeping all five dice is worth exactly the best score one reroll later, so
+a player is never told to reroll for nothing. What a score banks comes from
+:func:`memo_solver.games.yahtzee.scoring.score`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from memo_solver.core.engine import Engine
+from memo_solver.games.yahtzee import dice
+from memo_solver.games.yahtzee.game import block_key
+from memo_solver.games.yahtzee.policy import tie
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.scoring import Scored, score
+from memo_solver.games.yahtzee.state import State, guidepost
+from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
+
+
+@dataclass(frozen=True)
+class Action:
+    """One choice: keep some dice and reroll the others, or score the dice in a box."""
+
+    kind: Literal["keep", "score"]
+    value: float
+    """Expected points still to come from here if this action is taken, bonuses included."""
+    loss: float
+    """How much less than the best action this is worth (0 for the best)."""
+    keep: tuple[int, ...] = ()
+    category: str = ""
+    label: str = ""
+    points: int = 0
+    bonus: int = 0
+    """Bonus points this score banks at once (upper bonus reached, extra Yahtzee)."""
+
+    def words(self) -> str:
+        """The action as a player would say it."""
+        if self.kind == "keep":
+            if not self.keep:
+                return "reroll all five dice"
+            if len(self.keep) == dice.DICE:
+                return "keep all five dice"
+            rerolled = dice.DICE - len(self.keep)
+            shown = " ".join(map(str, self.keep))
+            return f"keep {shown} and reroll {rerolled} {'die' if rerolled == 1 else 'dice'}"
+        extra = f" (+{self.bonus} bonus)" if self.bonus else ""
+        return f"score {self.points} in {self.label}{extra}"
+
+    def to_json(self) -> dict[str, object]:
+        if self.kind == "keep":
+            return {
+                "kind": "keep",
+                "keep": list(self.keep),
+                "value": self.value,
+                "loss": self.loss,
+                "words": self.words(),
+            }
+        return {
+            "kind": "score",
+            "category": self.category,
+            "points": self.points,
+            "bonus": self.bonus,
+            "value": self.value,
+            "loss": self.loss,
+            "words": self.words(),
+        }
+
+
+@dataclass(frozen=True)
+class Advice:
+    value: float
+    """The state's expected future score under optimal play."""
+    turn_start_value: float
+    """The value of this scorecard before the turn's first roll."""
+    actions: tuple[Action, ...]
+    """Best first; empty before the first roll of a turn and when the game is over."""
+    game_over: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "game_over": self.game_over,
+            "value": self.value,
+            "turn_start_value": self.turn_start_value,
+            "actions": [a.to_json() for a in self.actions],
+        }
+
+
+def blocks_needed(rules: RuleSet, state: State) -> list[str]:
+    """The blocks :func:`advise` reads: the state's own, and once the dice are rolled, the
+    one after each open box. With all of them in the engine's memo it never waits."""
+    keys = [block_key(state.filled)]
+    if state.dice is not None and state.rerolls_left is not None:
+        keys += (
+            block_key(state.filled | 1 << box)
+            for box in range(len(rules.categories))
+            if not state.filled >> box & 1
+        )
+    return keys
+
+
+async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
+    """Solve whatever the state needs (lazily, through the engine) and rank its actions."""
+    upper, bonus = guidepost(state, rules)
+    block = await engine.block(block_key(state.filled))
+    start = float(block[upper, bonus])
+    if state.dice is None or state.rerolls_left is None:
+        over = state.filled == rules.all_filled
+        return Advice(value=start, turn_start_value=start, actions=(), game_over=over)
+    keys = {box: block_key(state.filled | 1 << box) for box in range(len(rules.categories))}
+    successors = await engine.blocks([k for box, k in keys.items() if not state.filled >> box & 1])
+    tables = turn_tables(
+        rules,
+        state.filled,
+        lambda box: successors[keys[box]],
+        Guideposts.one(rules, upper, bonus),
+        state.rerolls_left,
+    )
+    roll = dice.ROLL_INDEX[state.dice]
+    # Plain floats first (one conversion per array, not one per element), ranked as flat
+    # tuples (tie key, kind, keep size, box or keep, value, row); each Action is built once,
+    # with its loss, after the ranking.
+    ranked: list[tuple[float, int, int, int, float, int]] = []
+    scored: list[Scored | None] = [score(rules, state, box) for box in tables.boxes]
+    values = tables.scores[:, roll, 0]
+    for i, (value, key) in enumerate(zip(values.tolist(), tie(values).tolist(), strict=True)):
+        if scored[i] is not None:
+            ranked.append((-key, 0, 0, tables.boxes[i], value, i))
+    if state.rerolls_left > 0:
+        inside, rows, sizes = _sub_keeps(state.dice)
+        values = tables.keeps[state.rerolls_left].take(rows)
+        ranked += [
+            (-key, 1, -size, k, v, -1)
+            for k, size, v, key in zip(
+                inside, sizes, values.tolist(), tie(values).tolist(), strict=True
+            )
+        ]
+    ranked.sort()  # the first four fields never tie: the value and row are never compared
+    best = ranked[0][4]
+    actions: list[Action] = []
+    for _, _, _, index, value, i in ranked:
+        loss = max(0.0, best - value)
+        if i < 0:
+            actions.append(Action("keep", value, loss, keep=dice.KEEPS[index]))
+            continue
+        outcome = scored[i]
+        assert outcome is not None  # only the boxes the Joker allows are ranked
+        category = rules.categories[index]
+        actions.append(
+            Action(
+                "score",
+                value,
+                loss,
+                category=category.name,
+                label=category.label,
+                points=outcome.points,
+                bonus=outcome.bonus,
+            )
+        )
+    return Advice(value=best, turn_start_value=start, actions=tuple(actions))
+
+
+@cache
+def _sub_keeps(roll: tuple[int, ...]) -> tuple[list[int], npt.NDArray[np.int64], list[int]]:
+    """The keeps inside a roll (252 rolls in all): their indices, the same as rows of a
+    (462, 1) table, and how many dice each keeps."""
+    inside = dice.sub_keeps(roll)
+    return inside, np.array(inside, dtype=np.int64), [len(dice.KEEPS[k]) for k in inside]

@@ -1,0 +1,75 @@
+"""The Yahtzee family in the registry: one game per rule set, named by the rule set.
+
+Light at import (see :mod:`memo_solver.games.entry`): the rule sets, the advice and the
+statistics are loaded when an entry is built or its hook runs, so that parsing a job
+message never loads the statistics stack.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from memo_solver.games.entry import GameEntry, GameFamily, Parameter
+
+if TYPE_CHECKING:
+    import anyio
+
+    from memo_solver.core.engine import Engine
+    from memo_solver.core.game import Block
+    from memo_solver.games.yahtzee.rules import RuleSet
+
+
+def entries() -> list[GameEntry]:
+    """The rule sets in their own order."""
+    from memo_solver.games.yahtzee.rules import RULE_SETS
+
+    return [_entry(rules) for rules in RULE_SETS.values()]
+
+
+def _entry(rules: RuleSet) -> GameEntry:
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.state import parse_state, state_to_json
+
+    def canonical(text: str) -> str:
+        return json.dumps(state_to_json(parse_state(text, rules), rules), sort_keys=True)
+
+    async def warm(engine: Engine, text: str) -> None:
+        from memo_solver.games.yahtzee.advice import advise
+
+        await advise(engine, rules, parse_state(text, rules))
+
+    async def stats(engine: Engine, text: str, limiter: anyio.CapacityLimiter) -> dict[str, Any]:
+        from memo_solver.games.yahtzee.stats import distribution_in_thread, stats_json
+
+        state = parse_state(text, rules)
+        dist = await distribution_in_thread(engine, rules, state, limiter)
+        return stats_json(dist, rules, state)
+
+    return GameEntry(
+        game=YahtzeeGame(rules),
+        description=rules.description,
+        summarize_root=_start_value,
+        canonical_state=canonical,
+        warm=warm,
+        stats=stats,
+    )
+
+
+def _start_value(root: Block) -> tuple[str, dict[str, float]]:
+    value = float(root.flat[0])
+    return f"start value {value:.10f}", {"value": value}
+
+
+FAMILY = GameFamily(
+    name="yahtzee",
+    parameter=Parameter(
+        "--rules",
+        "rule set, or any game 'status' lists",
+        default="yahtzee",
+        game_name=str,
+    ),
+    entries=entries,
+)
+"""``--rules`` names any game of the registry, not only a rule set: an operator copies
+what ``status`` lists."""

@@ -1,0 +1,79 @@
+"""A Yahtzee-family rule set seen as a :class:`~memo_solver.core.game.Game`.
+
+A block is every guidepost sharing one set of filled boxes; its key is the filled mask in
+hexadecimal, so keys are short and the same in every store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from memo_solver.core.game import Block
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.turn import solve_block
+
+
+def block_key(filled: int) -> str:
+    return format(filled, "x")
+
+
+def filled_of(key: str) -> int:
+    return int(key, 16)
+
+
+class _ByMask(Mapping[int, Block]):
+    """Successor blocks looked up by filled mask, without copying the mapping."""
+
+    def __init__(self, by_key: Mapping[str, Block]) -> None:
+        self._by_key = by_key
+
+    def __getitem__(self, filled: int) -> Block:
+        return self._by_key[block_key(filled)]
+
+    def __iter__(self) -> Iterator[int]:
+        return (filled_of(k) for k in self._by_key)
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+
+class YahtzeeGame:
+    """Blocks keyed by filled mask, solved by :func:`memo_solver.games.yahtzee.turn.solve_block`."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+
+    @property
+    def name(self) -> str:
+        return self.rules.name
+
+    @property
+    def fingerprint(self) -> str:
+        return self.rules.fingerprint
+
+    @property
+    def block_count(self) -> int:
+        return 1 << len(self.rules.categories)
+
+    def root(self) -> str:
+        return block_key(0)
+
+    def is_key(self, key: str) -> bool:
+        try:
+            return 0 <= filled_of(key) <= self.rules.all_filled and block_key(filled_of(key)) == key
+        except ValueError:
+            return False
+
+    def block_shape(self, key: str) -> tuple[int, ...]:
+        return self.rules.block_shape
+
+    def successors(self, key: str) -> Sequence[str]:
+        filled = filled_of(key)
+        return [
+            block_key(filled | 1 << box)
+            for box in range(len(self.rules.categories))
+            if not filled >> box & 1
+        ]
+
+    def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
+        return solve_block(self.rules, filled_of(key), _ByMask(successors))

@@ -1,0 +1,365 @@
+"""Rate every decision of a played game against the optimal strategy (``memo-solver review``).
+
+A player wants to know where a game was lost, not just that it was. Every decision (each
+keep, and the box) is compared with :func:`memo_solver.games.yahtzee.advice.advise` for the state
+it was
+taken in: the player's choice, the best choice and the expected points lost (the chosen
+action's ``loss``); the final score splits into expected score + skill + luck, skill being
+minus the summed losses. The game format, every rule a game is checked against, and the
+review's JSON are documented once, in the README ("Reviewing a played game"), so that the
+two cannot drift; the tests read the README's example game. :func:`read_game` does all the
+checking before any solving, so a bad game costs nothing and the :class:`GameError` names
+the first turn and step that go wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from memo_solver.core.engine import Engine
+from memo_solver.core.errors import UserError
+from memo_solver.games.yahtzee.advice import Action, advise
+from memo_solver.games.yahtzee.dice import DICE, FACES, ROLL_INDEX
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.scoring import after, open_boxes, roll_points
+from memo_solver.games.yahtzee.state import State, format_state, start_state
+
+WORST = 3
+"""How many of the worst mistakes the report spells out."""
+MISTAKE_TOL = 1e-9
+"""A decision losing less than this is no mistake: equal choices differ in the last bit."""
+_GAME_KEYS = ("rules", "turns")
+_TURN_KEYS = ("rolls", "keeps", "box")
+
+
+class GameError(UserError):
+    """A game that breaks the rules or the format; the message names the turn and step."""
+
+    field = "game"
+
+    def __init__(self, message: str, turn: int | None = None, step: str | None = None) -> None:
+        where = "" if turn is None else f"turn {turn}" + (f", {step}" if step else "")
+        super().__init__(f"{where}: {message}" if where else message)
+        self.turn, self.step = turn, step
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One checked turn: the rolls sorted, the keeps sorted, the box by index."""
+
+    rolls: tuple[tuple[int, ...], ...]
+    keeps: tuple[tuple[int, ...], ...]
+    box: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    turn: int
+    step: str
+    """``keep N`` for the keep after roll N, or ``box``."""
+    state: State
+    chosen: Action
+    best: Action
+
+    @property
+    def loss(self) -> float:
+        return self.chosen.loss
+
+    def words(self, rules: RuleSet) -> str:
+        """The mistake as a sentence: where, what was done, what was better, what it cost."""
+        assert self.state.dice is not None
+        assert self.state.rerolls_left is not None
+        faces = " ".join(map(str, self.state.dice))
+        roll = rules.rerolls - self.state.rerolls_left + 1
+        return (
+            f"turn {self.turn}, after roll {roll} ({faces}): you chose to "
+            f"{self.chosen.words()}; best was to {self.best.words()} "
+            f"(-{self.loss:.4f} expected points)"
+        )
+
+    def to_json(self, rules: RuleSet) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "step": self.step,
+            "state": format_state(self.state, rules),
+            "dice": list(self.state.dice or ()),
+            "rerolls_left": self.state.rerolls_left,
+            "chosen": self.chosen.to_json(),
+            "best": self.best.to_json(),
+            "loss": self.loss,
+        }
+
+
+@dataclass(frozen=True)
+class Scored:
+    turn: int
+    box: str
+    points: int
+    bonus: int
+
+
+@dataclass(frozen=True)
+class Review:
+    rules: RuleSet
+    expected_score: float
+    """The value of the empty scorecard: what optimal play scores on average."""
+    decisions: tuple[Decision, ...]
+    scored: tuple[Scored, ...]
+    remaining_value: float
+    """The expected points still to come after the last turn played (0 for a whole game)."""
+    complete: bool
+    worst: tuple[Decision, ...] = field(default=())
+
+    @property
+    def banked(self) -> int:
+        return sum(s.points + s.bonus for s in self.scored)
+
+    @property
+    def final_score(self) -> float:
+        """The final score of a whole game; banked points plus the expected rest otherwise."""
+        return self.banked + self.remaining_value
+
+    @property
+    def total_loss(self) -> float:
+        return sum(d.loss for d in self.decisions)
+
+    @property
+    def skill(self) -> float:
+        return -self.total_loss
+
+    @property
+    def luck(self) -> float:
+        return self.final_score - self.expected_score + self.total_loss
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rules": self.rules.name,
+            "turns_played": len(self.scored),
+            "complete": self.complete,
+            "decisions": [d.to_json(self.rules) for d in self.decisions],
+            "boxes": [
+                {"turn": s.turn, "box": s.box, "points": s.points, "bonus": s.bonus}
+                for s in self.scored
+            ],
+            "final_score": self.banked if self.complete else self.final_score,
+            "banked": self.banked,
+            "remaining_value": self.remaining_value,
+            "expected_score": self.expected_score,
+            "total_loss": self.total_loss,
+            "skill": self.skill,
+            "luck": self.luck,
+            "worst_mistakes": [
+                {"turn": d.turn, "step": d.step, "loss": d.loss, "words": d.words(self.rules)}
+                for d in self.worst
+            ],
+        }
+
+
+# --- reading and checking a game -----------------------------------------------------------
+
+
+def read_game(obj: object, rules: RuleSet) -> list[Turn]:
+    """Check a decoded game against the format and the rules, before any solving.
+
+    Everything a game can get wrong is found here, without the engine, so a bad game costs
+    nothing and the error names the first place it goes wrong.
+    """
+    if not isinstance(obj, dict):
+        raise GameError(f"expected a JSON object with {', '.join(_GAME_KEYS)}, got {_show(obj)}")
+    for key in obj:
+        if key not in _GAME_KEYS:
+            raise GameError(f"unknown key {key!r}; the keys are {', '.join(_GAME_KEYS)}")
+    named = obj.get("rules")
+    if named is not None:
+        if not isinstance(named, str):
+            raise GameError(f"rules: expected a rule-set name, got {_show(named)}")
+        if named.strip().lower() != rules.name:
+            raise GameError(
+                f"the game is played under {named!r} but the review runs under {rules.name} "
+                f"(review it under rules {named.strip().lower()}: --rules in the CLI)"
+            )
+    turns = obj.get("turns")
+    if not isinstance(turns, list):
+        raise GameError(f"turns: expected a list of turns, got {_show(turns)}")
+    n_boxes = len(rules.categories)
+    checked: list[Turn] = []
+    filled: dict[int, int] = {}  # box -> the turn that filled it
+    mask = 0
+    for number, raw in enumerate(turns, start=1):
+        if number > n_boxes:
+            raise GameError(
+                f"too many turns: {rules.name} has {n_boxes} boxes, so {n_boxes} turns", number
+            )
+        turn = _read_turn(raw, number, rules)
+        if turn.box in filled:
+            name = rules.categories[turn.box].name
+            raise GameError(f"{name} is already filled (turn {filled[turn.box]})", number, "box")
+        _check_joker(rules, mask, turn, number)
+        filled[turn.box] = number
+        mask |= 1 << turn.box
+        checked.append(turn)
+    return checked
+
+
+def _read_turn(raw: object, number: int, rules: RuleSet) -> Turn:
+    if not isinstance(raw, dict):
+        raise GameError(f"expected an object with rolls, keeps and box, got {_show(raw)}", number)
+    for key in raw:
+        if key not in _TURN_KEYS:
+            raise GameError(f"unknown key {key!r}; the keys are {', '.join(_TURN_KEYS)}", number)
+    rolls_raw = raw.get("rolls")
+    if not isinstance(rolls_raw, list) or not rolls_raw:
+        raise GameError(f"rolls: expected a list of 1 to {rules.rerolls + 1} rolls", number)
+    if len(rolls_raw) > rules.rerolls + 1:
+        raise GameError(
+            f"too many rolls: {len(rolls_raw)}, but {rules.name} allows "
+            f"{rules.rerolls + 1} per turn",
+            number,
+            f"roll {rules.rerolls + 2}",
+        )
+    keeps_raw = raw.get("keeps", [] if len(rolls_raw) == 1 else None)
+    if not isinstance(keeps_raw, list):
+        raise GameError(
+            f"keeps: expected a list of {len(rolls_raw) - 1} keeps (one after each roll but "
+            f"the last), got {_show(keeps_raw)}",
+            number,
+        )
+    if len(keeps_raw) != len(rolls_raw) - 1:
+        raise GameError(
+            f"keeps has {len(keeps_raw)} entries, but {len(rolls_raw)} rolls need "
+            f"{len(rolls_raw) - 1} (one after each roll but the last)",
+            number,
+        )
+    rolls: list[tuple[int, ...]] = []
+    keeps: list[tuple[int, ...]] = []
+    for index, roll_raw in enumerate(rolls_raw, start=1):
+        step = f"roll {index}"
+        roll = _faces(roll_raw, number, step, "roll")
+        if len(roll) != DICE:
+            raise GameError(f"expected {DICE} dice, got {len(roll)}", number, step)
+        if keeps:
+            kept = keeps[-1]
+            if not _contains(roll, kept):
+                raise GameError(f"kept {_dice(kept)} but the roll was {_dice(roll)}", number, step)
+        rolls.append(roll)
+        if index < len(rolls_raw):
+            keep = _faces(keeps_raw[index - 1], number, step, "keep")
+            if not _contains(roll, keep):
+                raise GameError(
+                    f"kept {_dice(keep) or 'nothing'}, which is not in the roll {_dice(roll)}",
+                    number,
+                    step,
+                )
+            keeps.append(keep)
+    box_raw = raw.get("box")
+    if not isinstance(box_raw, str):
+        raise GameError(f"expected a box name, got {_show(box_raw)}", number, "box")
+    try:
+        box = rules.category_index(box_raw)
+    except KeyError as exc:
+        raise GameError(str(exc.args[0]), number, "box") from None
+    return Turn(tuple(rolls), tuple(keeps), box)
+
+
+def _faces(raw: object, number: int, step: str, what: str) -> tuple[int, ...]:
+    if not isinstance(raw, list) or not all(
+        isinstance(f, int) and not isinstance(f, bool) for f in raw
+    ):
+        raise GameError(f"{what}: expected a list of faces, got {_show(raw)}", number, step)
+    if len(raw) > DICE:
+        raise GameError(f"{what}: expected at most {DICE} dice, got {len(raw)}", number, step)
+    for face in raw:
+        if not 1 <= face <= FACES:
+            raise GameError(f"{what}: face {face} is outside 1..{FACES}", number, step)
+    return tuple(sorted(raw))
+
+
+def _contains(roll: tuple[int, ...], keep: tuple[int, ...]) -> bool:
+    return not Counter(keep) - Counter(roll)
+
+
+def _check_joker(rules: RuleSet, filled: int, turn: Turn, number: int) -> None:
+    """A box the Joker rule forbids for a five of a kind.
+
+    Whether a box is allowed depends on which others are open (the forced Joker sends a
+    Yahtzee to its upper box while that is open), so the error lists the allowed ones.
+    """
+    last = turn.rolls[-1]
+    boxes = open_boxes(rules, filled)
+    legal = [roll_points(rules, filled, box, ROLL_INDEX[last]) is not None for box in boxes]
+    if legal[boxes.index(turn.box)]:
+        return
+    allowed = [rules.categories[b].name for b, ok in zip(boxes, legal, strict=True) if ok]
+    name = rules.categories[turn.box].name
+    raise GameError(
+        f"the Joker rule does not allow {name} for {_dice(last)} (allowed: {', '.join(allowed)})",
+        number,
+        "box",
+    )
+
+
+def _dice(faces: tuple[int, ...]) -> str:
+    return " ".join(map(str, faces))
+
+
+def _show(value: object) -> str:
+    """Echo bad input in one short line, however long or deeply nested it was."""
+    try:
+        shown = json.dumps(value, default=repr)
+    except RecursionError:
+        shown = f"a {type(value).__name__} nested too deep to show"
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+# --- the review ------------------------------------------------------------------------------
+
+
+async def review_game(engine: Engine, rules: RuleSet, game: object) -> Review:
+    """Check the game, then compare each of its decisions with the advice for its state."""
+    turns = read_game(game, rules)
+    start = start_state()
+    expected = (await advise(engine, rules, start)).value
+    decisions: list[Decision] = []
+    scored: list[Scored] = []
+    state = start
+    for number, turn in enumerate(turns, start=1):
+        for index, roll in enumerate(turn.rolls):
+            here = State(
+                state.filled, state.upper, state.yahtzee_bonus, rules.rerolls - index, roll
+            )
+            advice = await advise(engine, rules, here)
+            best = advice.actions[0]
+            if index < len(turn.keeps):
+                keep = turn.keeps[index]
+                chosen = _pick(advice.actions, "keep", keep)
+                decisions.append(Decision(number, f"keep {index + 1}", here, chosen, best))
+                continue
+            name = rules.categories[turn.box].name
+            chosen = _pick(advice.actions, "score", name)
+            decisions.append(Decision(number, "box", here, chosen, best))
+            scored.append(Scored(number, name, chosen.points, chosen.bonus))
+            state = after(rules, state, turn.box, chosen.points)
+    remaining = (await advise(engine, rules, state)).value
+    worst = sorted((d for d in decisions if d.loss > MISTAKE_TOL), key=lambda d: (-d.loss, d.turn))[
+        :WORST
+    ]
+    return Review(
+        rules=rules,
+        expected_score=expected,
+        decisions=tuple(decisions),
+        scored=tuple(scored),
+        remaining_value=remaining,
+        complete=state.filled == rules.all_filled,
+        worst=tuple(worst),
+    )
+
+
+def _pick(actions: tuple[Action, ...], kind: str, choice: tuple[int, ...] | str) -> Action:
+    """The advice's action for the player's keep (dice) or box (name)."""
+    for action in actions:
+        if action.kind == kind and (action.keep if kind == "keep" else action.category) == choice:
+            return action
+    raise AssertionError("a move the game checks let through is not among the legal ones")

@@ -1,0 +1,479 @@
+"""Play many games with the optimal (or a greedy) strategy: Monte Carlo next to the exact answer.
+
+One module of about 580 lines, on purpose: the compact block policies, their cache and the
+lockstep play share one encoding of a choice (a keep as a 5-bit mask of the roll's sorted
+dice, a box as its place among the open ones), and the game logs read the play's own record,
+so they are read and changed together. What a run scored, as statistics:
+:mod:`memo_solver.games.yahtzee.summary`.
+
+The exact distribution (:mod:`memo_solver.games.yahtzee.distribution`) says what the strategy
+scores on
+average; a simulation shows it game by game (logs a person can read or replay), checks
+the solver end to end against an independent estimate, and measures baselines such as a
+greedy player that the exact pass does not cover.
+
+Speed comes from playing all games of a chunk in lockstep, vectorized across games: every
+game is in the same turn at the same time, so per turn the games are grouped by their
+filled boxes (``np.unique``), each group's choices are gathered from its block policy with
+one fancy index per decision, and the dice of all games are thrown at once. A block's
+policy is computed once for *all* its reachable guideposts, from the same turn tables and
+tie rule as :func:`memo_solver.games.yahtzee.policy.turn_policy` (so the games follow exactly the
+strategy of the exact distribution; the tests compare the two block by block), and kept,
+compacted to one byte per choice, in a :class:`PolicyCache` that later turns, chunks and
+runs reuse. Warm, a game costs microseconds; cold, building a block's policy (about 1 ms
+of CPU) dominates, 8,191 of them for a whole ``yahtzee`` strategy.
+
+The games are reproducible from the seed: one ``Generator(PCG64(seed))`` draws every die,
+in a fixed order (chunk by chunk, turn by turn, roll by roll, five dice per game and roll,
+whether or not all are thrown).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, cast
+
+import anyio
+import anyio.to_thread
+import numpy as np
+import numpy.typing as npt
+
+from memo_solver.core.engine import Engine
+from memo_solver.core.game import Block
+from memo_solver.games.yahtzee.dice import (
+    DICE,
+    FACES,
+    FIVE_OF_A_KIND,
+    KEEP_COUNTS,
+    KEEP_INDEX,
+    KEEPS,
+    N_KEEPS,
+    N_ROLLS,
+    ROLL_COUNTS,
+    ROLLS,
+)
+from memo_solver.games.yahtzee.game import block_key
+from memo_solver.games.yahtzee.policy import turn_policy
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.scoring import land, open_boxes, points
+from memo_solver.games.yahtzee.summary import Strategy, Summary
+from memo_solver.games.yahtzee.turn import Guideposts
+
+IntArray = npt.NDArray[np.int64]
+SmallArray = npt.NDArray[np.uint8]
+
+MAX_GAMES: Final = 10_000_000
+CHUNK_GAMES: Final = 1 << 17
+"""Games played in lockstep at once: large enough that the per-group Python work is spread
+over many games, small enough that a 10-million-game run holds tens of MiB of state."""
+DEFAULT_CACHE_BYTES: Final = 1 << 30
+"""A whole ``yahtzee`` strategy takes 415 MiB compacted: it fits, with room to spare."""
+
+# --- dice bookkeeping, vectorized -----------------------------------------------------------
+# A multiset of dice is coded as its face counts in base 6 (at most five dice, so a count
+# never reaches 6): adding a thrown die of face f adds 6**f, and the code of five dice
+# looks up the roll index. This turns "keep + thrown dice -> sorted roll" into two gathers.
+_POW6 = 6 ** np.arange(FACES, dtype=np.int64)
+_KEEP_CODE = KEEP_COUNTS @ _POW6
+_ROLL_OF_CODE = np.full(FACES**FACES, -1, dtype=np.int64)
+_ROLL_OF_CODE[ROLL_COUNTS @ _POW6] = np.arange(N_ROLLS)
+_KEEP_SIZE = KEEP_COUNTS.sum(axis=1)
+_THROW_SLOT = np.arange(DICE)
+_ALL_FIVE: Final = (1 << DICE) - 1
+_NOT_INSIDE: Final = 255
+
+
+def _subset_tables() -> tuple[npt.NDArray[np.int16], SmallArray]:
+    """Keeps as 5-bit masks of a roll's (sorted) dice, so that a choice fits in one byte.
+
+    Returns the keep of each (roll, mask) (252, 32) and one mask for each (roll, keep
+    inside it) (252, 462), 255 where the keep is not inside the roll.
+    """
+    keep_of_mask = np.zeros((N_ROLLS, 1 << DICE), dtype=np.int16)
+    mask_of_keep = np.full((N_ROLLS, N_KEEPS), _NOT_INSIDE, dtype=np.uint8)
+    for r, roll in enumerate(ROLLS):
+        for mask in range((1 << DICE) - 1, -1, -1):  # descending: the smallest mask wins
+            keep = KEEP_INDEX[tuple(roll[i] for i in range(DICE) if mask >> i & 1)]
+            keep_of_mask[r, mask] = keep
+            mask_of_keep[r, keep] = mask
+    return keep_of_mask, mask_of_keep
+
+
+_KEEP_OF_MASK, _MASK_OF_KEEP = _subset_tables()
+
+
+def throw(rng: np.random.Generator, keep: IntArray) -> IntArray:
+    """The roll index after keeping ``keep`` (keep indices, one per game) and throwing the
+    other dice: five dice are drawn per game, the first ``5 - len(keep)`` of them thrown."""
+    faces = rng.integers(0, FACES, size=(keep.size, DICE), dtype=np.uint8)
+    thrown = _THROW_SLOT[None, :] < (DICE - _KEEP_SIZE[keep])[:, None]
+    code = _KEEP_CODE[keep] + np.where(thrown, _POW6[faces], 0).sum(axis=1)
+    rolls: IntArray = _ROLL_OF_CODE[code]
+    return rolls
+
+
+# --- block policies, compacted and cached ---------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class BlockPolicy:
+    """One block's strategy for every reachable guidepost, one byte per choice.
+
+    A full :class:`memo_solver.games.yahtzee.policy.TurnPolicy` also holds every value (about 4 MiB
+    for a
+    block of 128 guideposts); the simulation needs only the choices, 756 bytes per
+    guidepost, so a whole ``yahtzee`` strategy fits in memory.
+    """
+
+    boxes: IntArray
+    """(C_open,) the open boxes, scorecard order."""
+    points: npt.NDArray[np.int16]
+    """(C_open, 252) the points of each roll in each open box (Joker included; -1 where the
+    Joker forbids the box, which no strategy picks)."""
+    keep: tuple[SmallArray, ...]
+    """keep[n] (252, B) with n rerolls left (n >= 1): the dice kept, as a mask of the roll's
+    sorted dice (31: all five, no reroll); keep[0] is empty."""
+    box: SmallArray
+    """(252, B) with no reroll left: the position in ``boxes`` of the box scored."""
+    column: npt.NDArray[np.int16]
+    """(n_upper, n_bonus) the column of each guidepost, -1 where it is unreachable."""
+
+    @property
+    def nbytes(self) -> int:
+        arrays: list[npt.NDArray[np.generic]] = [self.boxes, self.points, self.box, self.column]
+        return sum(a.nbytes for a in [*arrays, *self.keep])
+
+
+def optimal_policy(rules: RuleSet, filled: int, successors: Mapping[str, Block]) -> BlockPolicy:
+    """The optimal strategy of one block (:func:`memo_solver.games.yahtzee.policy.turn_policy`),
+    packed
+    for lookups: one byte per choice."""
+    guideposts = Guideposts.reachable(rules, filled)
+    policy = turn_policy(
+        rules, filled, lambda box: successors[block_key(filled | 1 << box)], guideposts
+    )
+    tables = policy.tables
+    rolls = np.arange(N_ROLLS)[:, None]
+    keep = [np.empty((0, 0), dtype=np.uint8)]
+    for n in range(1, rules.rerolls + 1):
+        masks = _MASK_OF_KEEP[rolls, policy.keep[n]]
+        if (masks == _NOT_INSIDE).any():
+            raise AssertionError(f"block {filled:x}: a chosen keep is not inside its roll")
+        keep.append(masks)
+    box = policy.box
+    column = np.full(rules.block_shape, -1, dtype=np.int16)
+    column[guideposts.upper, guideposts.bonus] = np.arange(guideposts.upper.size)
+    return BlockPolicy(
+        boxes=np.array(tables.boxes, dtype=np.int64),
+        points=_points16(tables.points),
+        keep=tuple(keep),
+        box=box.astype(np.uint8),
+        column=column,
+    )
+
+
+def greedy_policy(rules: RuleSet, filled: int) -> BlockPolicy:
+    """The baseline: never reroll, score the box worth most points now (first on ties).
+
+    It ignores the guideposts (one column serves them all), so it needs no solved blocks.
+    """
+    boxes = open_boxes(rules, filled)
+    table = points(rules, filled, boxes)  # -inf where the Joker forbids a box
+    best = table.argmax(axis=0).astype(np.uint8)[:, None]
+    all_five = np.full((N_ROLLS, 1), _ALL_FIVE, dtype=np.uint8)
+    return BlockPolicy(
+        boxes=np.array(boxes, dtype=np.int64),
+        points=_points16(table),
+        keep=(np.empty((0, 0), dtype=np.uint8), *([all_five] * rules.rerolls)),
+        box=best,
+        column=np.zeros(rules.block_shape, dtype=np.int16),
+    )
+
+
+def _points16(table: npt.NDArray[np.float64]) -> npt.NDArray[np.int16]:
+    return np.where(np.isfinite(table), table, -1).astype(np.int16)
+
+
+class PolicyCache:
+    """Block policies by filled mask for one rule set and strategy, least recently used
+    dropped first once ``max_bytes`` is exceeded.
+
+    Building the optimal policies is the cold cost of a simulation (about 1 ms of CPU a block);
+    keeping them makes every later game, chunk or run cost only the play itself.
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        strategy: Strategy = "optimal",
+        max_bytes: int | None = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        self.rules = rules
+        self.strategy: Strategy = strategy
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self.built = 0
+        self.build_seconds = 0.0
+        self._policies: OrderedDict[int, BlockPolicy] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._policies)
+
+    def __contains__(self, filled: object) -> bool:
+        return filled in self._policies
+
+    def _put(self, filled: int, policy: BlockPolicy) -> None:
+        self._policies[filled] = policy
+        self.nbytes += policy.nbytes
+        while self.max_bytes is not None and self.nbytes > self.max_bytes and self._policies:
+            _, evicted = self._policies.popitem(last=False)
+            self.nbytes -= evicted.nbytes
+
+    async def policies(self, engine: Engine | None, masks: Iterable[int]) -> list[BlockPolicy]:
+        """The policies of ``masks``, building the missing ones (solving their successors
+        through the engine, off the event loop)."""
+        wanted = [int(m) for m in masks]
+        missing = [m for m in wanted if m not in self._policies]
+        found = {m: self._policies[m] for m in wanted if m in self._policies}
+        for m in found:
+            self._policies.move_to_end(m)
+        if missing:
+            started = time.perf_counter()
+            if self.strategy == "greedy":
+                built = {m: greedy_policy(self.rules, m) for m in missing}
+            else:
+                if engine is None:
+                    raise ValueError("the optimal strategy needs an engine to solve blocks")
+                if engine.game.fingerprint != self.rules.fingerprint:
+                    raise ValueError(f"the engine does not play {self.rules.name}")
+                keys = {
+                    block_key(m | 1 << box) for m in missing for box in open_boxes(self.rules, m)
+                }
+                successors = await engine.blocks(sorted(keys))
+                built = await anyio.to_thread.run_sync(self._build, missing, successors)
+            self.build_seconds += time.perf_counter() - started
+            self.built += len(built)
+            for m, policy in built.items():
+                self._put(m, policy)
+            found.update(built)
+        return [found[m] for m in wanted]
+
+    def _build(self, masks: list[int], successors: Mapping[str, Block]) -> dict[int, BlockPolicy]:
+        """Runs in a worker thread, so the event loop (and the engine's claim renewals)
+        keeps running. One thread: the work is many small numpy calls that hold the GIL,
+        and a second thread measured no faster."""
+        return {m: optimal_policy(self.rules, m, successors) for m in masks}
+
+    async def fill(self, engine: Engine | None, batch: int = 512) -> None:
+        """Build the policy of every block a game can play (all but the full scorecard),
+        so that any number of games runs warm; for ``yahtzee`` about 9 CPU s and 415 MiB."""
+        rules = self.rules
+        masks = sorted(range(rules.all_filled), key=int.bit_count)
+        for first in range(0, len(masks), batch):
+            await self.policies(engine, masks[first : first + batch])
+
+
+# --- the lockstep simulation ----------------------------------------------------------------
+
+
+@dataclass
+class _Record:
+    """Every decision of the first games of a chunk, for logs and narration."""
+
+    rolls: npt.NDArray[np.int16]
+    """(games, turns, rerolls + 1) roll index after each roll, -1 where all five were kept."""
+    keeps: npt.NDArray[np.int16]
+    """(games, turns, rerolls) keep index before each reroll, -1 where all five were kept."""
+    box: npt.NDArray[np.int16]
+    points: npt.NDArray[np.int16]
+    upper_bonus: npt.NDArray[np.int16]
+    extra: npt.NDArray[np.int16]
+
+    @classmethod
+    def empty(cls, games: int, turns: int, rerolls: int) -> _Record:
+        def table(*shape: int) -> npt.NDArray[np.int16]:
+            return np.full((games, *shape), -1, dtype=np.int16)
+
+        return cls(
+            table(turns, rerolls + 1),
+            table(turns, rerolls),
+            table(turns),
+            table(turns),
+            table(turns),
+            table(turns),
+        )
+
+
+async def simulate(
+    engine: Engine | None,
+    cache: PolicyCache,
+    games: int,
+    seed: int,
+    *,
+    on_games: Callable[[list[dict[str, object]]], Awaitable[None]] | None = None,
+    record: int = 0,
+    chunk_games: int = CHUNK_GAMES,
+) -> Summary:
+    """Play ``games`` games of ``cache.rules`` with ``cache.strategy``, seeded.
+
+    ``on_games`` receives the logs (:func:`game_log`) of the first ``record`` games, in
+    order, a chunk at a time as soon as the chunk is played (so a log of millions of games
+    never sits in memory).
+    """
+    rules = cache.rules
+    rng = np.random.Generator(np.random.PCG64(seed))
+    n_boxes = len(rules.categories)
+    summary = Summary(
+        rules, cache.strategy, seed, box_points=np.zeros(n_boxes), box_squares=np.zeros(n_boxes)
+    )
+    built, building = cache.built, cache.build_seconds
+    started = time.perf_counter()
+    first = 0
+    while first < games:
+        size = min(chunk_games, games - first)
+        kept = max(0, min(size, record - first)) if on_games is not None else 0
+        chunk_record = _Record.empty(kept, len(rules.categories), rules.rerolls)
+        await _play_chunk(engine, cache, rng, size, summary, chunk_record)
+        if on_games is not None and kept:
+            await on_games([game_log(rules, chunk_record, g, first + g) for g in range(kept)])
+        first += size
+    summary.seconds = time.perf_counter() - started
+    summary.policies_built = cache.built - built
+    summary.policy_seconds = cache.build_seconds - building
+    summary.policy_bytes = cache.nbytes
+    return summary
+
+
+async def _play_chunk(
+    engine: Engine | None,
+    cache: PolicyCache,
+    rng: np.random.Generator,
+    games: int,
+    summary: Summary,
+    record: _Record,
+) -> None:
+    """Play ``games`` games from the empty scorecard, all in lockstep, into ``summary``."""
+    rules = cache.rules
+    n_boxes = len(rules.categories)
+    kept = record.box.shape[0]
+    filled = np.zeros(games, dtype=np.int64)
+    upper = np.zeros(games, dtype=np.int64)  # the guidepost: capped, 0 without an upper bonus
+    flag = np.zeros(games, dtype=np.int64)  # the Yahtzee-bonus flag: 50 scored in its box
+    score = np.zeros(games, dtype=np.int64)
+    extra_total = np.zeros(games, dtype=np.int64)
+    rolled_five = np.zeros(games, dtype=bool)
+    nothing = np.zeros(games, dtype=np.int64)
+    for turn in range(n_boxes):
+        masks, inverse = np.unique(filled, return_inverse=True)
+        policies = await cache.policies(engine, masks.tolist())
+        groups = _split(inverse.ravel(), masks.size)
+        column = np.empty(games, dtype=np.int64)
+        for policy, idx in zip(policies, groups, strict=True):
+            column[idx] = policy.column[upper[idx], flag[idx]]
+        if (column < 0).any():
+            raise AssertionError("a game reached a guidepost its block does not list")
+        roll = throw(rng, nothing)
+        record.rolls[:, turn, 0] = roll[:kept]
+        for step, n in enumerate(range(rules.rerolls, 0, -1), start=1):
+            mask = np.empty(games, dtype=np.uint8)
+            for policy, idx in zip(policies, groups, strict=True):
+                mask[idx] = policy.keep[n][roll[idx], column[idx]]
+            keep = _KEEP_OF_MASK[roll, mask].astype(np.int64)
+            roll = throw(rng, keep)  # keeping all five throws nothing: the same roll
+            rerolled = mask[:kept] != _ALL_FIVE
+            record.keeps[:kept, turn, step - 1] = np.where(rerolled, keep[:kept], -1)
+            record.rolls[:kept, turn, step] = np.where(rerolled, roll[:kept], -1)
+        box = np.empty(games, dtype=np.int64)
+        gained = np.empty(games, dtype=np.int64)
+        for policy, idx in zip(policies, groups, strict=True):
+            position = policy.box[roll[idx], column[idx]]
+            box[idx] = policy.boxes[position]
+            gained[idx] = policy.points[position, roll[idx]]
+        if (gained < 0).any():
+            raise AssertionError("the strategy scored a box the Joker rule forbids")
+        five = FIVE_OF_A_KIND[roll]
+        rolled_five |= five
+        landing = land(rules, box, gained, five, upper, flag)
+        upper, flag = landing.upper, landing.flag
+        bonus, extra = landing.upper_bonus, landing.extra
+        summary.yahtzee_games += int(landing.fifty.sum())
+        score += gained + bonus + extra
+        extra_total += extra
+        filled |= np.left_shift(1, box)
+        summary.box_points += np.bincount(box, weights=gained, minlength=n_boxes)
+        summary.box_squares += np.bincount(box, weights=gained**2, minlength=n_boxes)
+        summary.upper_bonus_games += int((bonus > 0).sum())
+        summary.upper_bonus_points += int(bonus.sum())
+        summary.extra_points += int(extra.sum())
+        record.box[:, turn] = box[:kept]
+        record.points[:, turn] = gained[:kept]
+        record.upper_bonus[:, turn] = bonus[:kept]
+        record.extra[:, turn] = extra[:kept]
+    if (filled != rules.all_filled).any():
+        raise AssertionError("a game ended with an open box")
+    summary.extra_games += int((extra_total > 0).sum())
+    summary.any_yahtzee_games += int(rolled_five.sum())
+    counts = np.bincount(score)
+    if counts.size > summary.histogram.size:
+        counts[: summary.histogram.size] += summary.histogram
+        summary.histogram = counts
+    else:
+        summary.histogram[: counts.size] += counts
+
+
+def _split(inverse: IntArray, groups: int) -> list[IntArray]:
+    """The games of each group (the indices where ``inverse`` equals it), in game order."""
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.cumsum(np.bincount(inverse, minlength=groups))[:-1]
+    return cast(list[IntArray], np.split(order, bounds))
+
+
+# --- logs and narration ---------------------------------------------------------------------
+
+_ROLL_LISTS: Final = [list(roll) for roll in ROLLS]
+_KEEP_LISTS: Final = [list(keep) for keep in KEEPS]
+
+
+def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, object]:
+    """One game as JSON: per turn the dice after each roll (and the rerolls then left),
+    the dice kept before each reroll, the box, its points and the bonuses banked."""
+    turns = []
+    for t in range(record.box.shape[1]):
+        rolls = [int(r) for r in record.rolls[g, t]]
+        keeps = [int(k) for k in record.keeps[g, t]]
+        shown = [0] + [step for step in range(1, len(rolls)) if rolls[step] >= 0]
+        turns.append(
+            {
+                "turn": t + 1,
+                "rolls": [_ROLL_LISTS[rolls[s]] for s in shown],
+                "rerolls_left": [rules.rerolls - s for s in shown],
+                "keeps": [_KEEP_LISTS[keeps[s - 1]] for s in shown[1:]],
+                "box": rules.categories[int(record.box[g, t])].name,
+                "points": int(record.points[g, t]),
+                "upper_bonus": int(record.upper_bonus[g, t]),
+                "yahtzee_bonus": int(record.extra[g, t]),
+            }
+        )
+    upper_bonus = int(record.upper_bonus[g].sum())
+    extra = int(record.extra[g].sum())
+    return {
+        "game": number,
+        "score": int(record.points[g].sum()) + upper_bonus + extra,
+        "upper_bonus": upper_bonus,
+        "yahtzee_bonus": extra,
+        "turns": turns,
+    }
+
+
+__all__ = [
+    "BlockPolicy",
+    "PolicyCache",
+    "game_log",
+    "greedy_policy",
+    "optimal_policy",
+    "simulate",
+    "throw",
+]

@@ -1,0 +1,1 @@
+"""Background jobs on the shared Redis: the queue and the worker that serves it."""

@@ -1,0 +1,522 @@
+"""Background jobs: what the CLI and the API enqueue and the workers run.
+
+A job is content-addressed: its id is a hash of its kind, game (a rule set's name or a
+Dice of Doom size, see :mod:`memo_solver.games.registry`) and state, so asking
+twice for the same precompute merges into one job instead of doing the work twice. Jobs
+travel on a Redis stream read by a consumer group (at-least-once: a job a dead worker
+took stays pending until another worker claims it); each job also has a record (a hash)
+that says where it stands.
+
+Nothing here grows for ever or needs a SCAN: a finished or failed job's record expires
+(a day by default), the workers trim the stream of the entries every group has
+acknowledged, and the recent jobs and the live workers are sorted sets scored by when
+they lapse, pruned as they are read (see :mod:`memo_solver.stores.redis_keys`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, Final, Literal
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+from redis.typing import EncodableT, FieldT
+
+from memo_solver.core.engine import namespace
+from memo_solver.core.errors import UserError
+from memo_solver.games.entry import GameEntry
+from memo_solver.games.registry import get_game
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import (
+    LUA_FREES,
+    LUA_NOW_MS,
+    LUA_WRITES,
+    RedisStore,
+    milliseconds,
+)
+
+log = logging.getLogger("worker")
+"""The workers' log: a worker taking over a job says so from here."""
+
+JobKind = Literal["precompute", "warm", "block", "stats"]
+KINDS: Final = ("precompute", "warm", "block", "stats")
+
+
+class JobError(UserError):
+    """A job message that cannot be run (malformed, unknown rule set, bad state)."""
+
+    field = "job"
+
+
+@dataclass(frozen=True)
+class Job:
+    kind: JobKind
+    rules: str
+    state: str = ""
+    """For ``warm`` and ``stats``: the state as canonical JSON text; for ``block``: the
+    block key (the pieces a precompute fans out into, so that every idle worker joins)."""
+
+    @property
+    def id(self) -> str:
+        content = json.dumps([self.kind, self.rules, self.state], separators=(",", ":"))
+        return hashlib.sha256(content.encode()).hexdigest()[:16]
+
+    def fields(self) -> Fields:
+        return {"id": self.id, "kind": self.kind, "rules": self.rules, "state": self.state}
+
+    @classmethod
+    def precompute(cls, rules: str) -> Job:
+        return cls.parse({"kind": "precompute", "rules": rules})
+
+    @classmethod
+    def warm(cls, rules: str, state_text: str) -> Job:
+        return cls.parse({"kind": "warm", "rules": rules, "state": state_text})
+
+    @classmethod
+    def stats(cls, rules: str, state_text: str) -> Job:
+        """The exact score distribution from a state; the answer lands in the job record."""
+        return cls.parse({"kind": "stats", "rules": rules, "state": state_text})
+
+    @classmethod
+    def block(cls, rules: str, key: str) -> Job:
+        return cls.parse({"kind": "block", "rules": rules, "state": key})
+
+    @classmethod
+    def parse(cls, fields: dict[str, str]) -> Job:
+        """Validate a job's fields (from the stream or a user) into a canonical job."""
+        kind = fields.get("kind", "")
+        if kind not in KINDS:
+            raise JobError(f"unknown job kind {kind!r} (kinds: {', '.join(KINDS)})")
+        try:
+            entry = get_game(fields.get("rules", ""))
+        except ValueError as exc:
+            raise JobError(str(exc)) from None
+        if kind == "precompute":
+            return cls("precompute", entry.name)
+        if kind == "block":
+            key = fields.get("state", "")
+            if not entry.game.is_key(key):
+                raise JobError(f"bad block key {key!r} for {entry.name}")
+            return cls("block", entry.name, key)
+        if kind == "stats" and entry.stats is None:
+            raise JobError(f"{entry.name} has no statistics job")
+        try:
+            canonical = entry.canonical_state(fields.get("state", ""))
+        except ValueError as exc:
+            raise JobError(f"bad state: {exc}") from None
+        return cls("stats" if kind == "stats" else "warm", entry.name, canonical)
+
+
+Fields = dict[FieldT, EncodableT]
+
+
+def text(value: object) -> str:
+    """A Redis reply item as text (replies are bytes; this client does not decode)."""
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _text(raw: Mapping[Any, Any]) -> dict[str, str]:
+    return {text(k): text(v) for k, v in raw.items()}
+
+
+async def enqueue(
+    redis: aioredis.Redis, job: Job, *, again_if_done: bool = False
+) -> tuple[str, bool]:
+    """Add the job unless the same job is already queued, running or (unless
+    ``again_if_done``) done.
+
+    Returns the id and whether it was newly queued. A failed or interrupted job is queued
+    again, with a fresh record that keeps no expiry until it finishes.
+    """
+    stream_fields = [item for pair in job.fields().items() for item in pair]
+    extra = ["status", "queued", "queued_at", f"{time.time():.3f}"]
+    args = ["1" if again_if_done else "0", job.id, len(stream_fields), *stream_fields, *extra]
+    keys = [redis_keys.job(job.id), redis_keys.RECENT_JOBS, redis_keys.JOB_STREAM]
+    # Check, mark and add in one step, so two clients asking at once queue the job once.
+    queued = await redis.register_script(_ENQUEUE)(keys=keys, args=args)
+    return job.id, bool(queued)
+
+
+# KEYS: the job's record, the recent-jobs index, the stream. ARGV: '1' to queue a done job
+# again, the job id, the count of the stream's field items, those items, then the record's
+# own (status, queued_at).
+_ENQUEUE: Final = (
+    LUA_WRITES
+    + """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'queued' or status == 'running' or (status == 'done' and ARGV[1] == '0') then
+  return 0
+end
+local n = tonumber(ARGV[3])
+local stream_fields = {unpack(ARGV, 4, 3 + n)}
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 4, #ARGV))
+redis.call('ZADD', KEYS[2], 'inf', ARGV[2])
+redis.call('XADD', KEYS[3], '*', unpack(stream_fields))
+return 1
+"""
+)
+
+
+async def enqueue_precompute(store: RedisStore, entry: GameEntry) -> tuple[str, bool]:
+    """Queue a game's precompute: again, even after it was done, while the store lacks some
+    of its blocks (deleted since, or lost with a Redis that had not written them yet), so
+    that "done" never stands for blocks that are gone."""
+    game = entry.game
+    covered = await store.coverage(namespace(game))
+    return await enqueue(
+        store.redis, Job.precompute(entry.name), again_if_done=covered.blocks < game.block_count
+    )
+
+
+async def ensure_group(redis: aioredis.Redis) -> None:
+    """Create the stream and the workers' group, reading jobs queued before it existed."""
+    try:
+        await redis.xgroup_create(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "0", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+async def job_record(redis: aioredis.Redis, job_id: str) -> dict[str, str] | None:
+    raw = await redis.hgetall(redis_keys.job(job_id))
+    return _text(raw) if raw else None
+
+
+async def update(redis: aioredis.Redis, job_id: str, **fields: str | int | float) -> None:
+    mapping: Fields = {k: str(v) for k, v in fields.items()}
+    await redis.hset(redis_keys.job(job_id), mapping=mapping)
+
+
+async def finish(
+    redis: aioredis.Redis, job_id: str, ttl_s: float, **fields: str | int | float
+) -> None:
+    """Write a job's last fields (its status: done or failed) and let the record expire
+    ``ttl_s`` later, in one step; the recent-jobs index learns when it goes."""
+    flat = [str(item) for pair in fields.items() for item in pair]
+    keys = [redis_keys.job(job_id), redis_keys.RECENT_JOBS]
+    await redis.register_script(_FINISH)(keys=keys, args=[milliseconds(ttl_s), job_id, *flat])
+
+
+# KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, field items.
+_FINISH: Final = (
+    LUA_WRITES
+    + LUA_NOW_MS
+    + """
+redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[2])
+return 0
+"""
+)
+
+# KEYS: a sorted set scored by expiry (ms). ARGV: how many members to return. Drops the
+# members whose time has passed, then answers the count of the others and the latest
+# ARGV[1] of them (highest scores first).
+_LIVE_MEMBERS: Final = (
+    LUA_FREES
+    + LUA_NOW_MS
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local members = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. now, 'LIMIT', 0, ARGV[1])
+return {redis.call('ZCARD', KEYS[1]), members}
+"""
+)
+
+
+async def _live_members(redis: aioredis.Redis, index: str, limit: int) -> tuple[int, list[str]]:
+    count, members = await redis.register_script(_LIVE_MEMBERS)(keys=[index], args=[limit])
+    return int(count), [text(member) for member in members]
+
+
+async def _hashes(redis: aioredis.Redis, keys: list[str]) -> list[dict[str, str]]:
+    """Each hash's fields in one round trip; an empty dict for one that is gone."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.hgetall(key)
+        replies = await pipe.execute()
+    return [_text(raw) if raw else {} for raw in replies]
+
+
+# KEYS: the worker's heartbeat hash, the live-workers set. ARGV: TTL ms, the worker id,
+# field items. Prunes the workers whose heartbeat lapsed.
+_BEAT: Final = (
+    LUA_FREES
+    + LUA_NOW_MS
+    + """
+redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+return 0
+"""
+)
+
+
+async def beat(redis: aioredis.Redis, worker_id: str, fields: Fields, ttl_s: float) -> None:
+    """A worker's heartbeat: its record, alive for ``ttl_s`` unless renewed."""
+    flat = [str(item) for pair in fields.items() for item in pair]
+    keys = [redis_keys.worker(worker_id), redis_keys.LIVE_WORKERS]
+    await redis.register_script(_BEAT)(keys=keys, args=[milliseconds(ttl_s), worker_id, *flat])
+
+
+async def forget_worker(redis: aioredis.Redis, worker_id: str) -> None:
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.delete(redis_keys.worker(worker_id))
+        pipe.zrem(redis_keys.LIVE_WORKERS, worker_id)
+        await pipe.execute()
+
+
+IDLE_CONSUMER_S: Final = 3600.0
+"""A consumer idle this long with nothing pending is forgotten (a live one that reads
+again is made again: forgetting it costs nothing)."""
+
+
+async def trim_stream(redis: aioredis.Redis, idle_consumer_s: float = IDLE_CONSUMER_S) -> int:
+    """Drop the stream entries that every group has read and acknowledged, and the
+    consumers idle for ``idle_consumer_s`` with nothing pending (a worker process that is
+    gone: every process reads under names of its own); returns how many entries went.
+
+    What must stay is every pending entry (a worker has it, or had it and died) and every
+    entry no worker has read yet: the trim goes up to the oldest of the oldest pending id
+    and the first id after the last delivered, never by length. Reading and trimming are
+    not one step, and need not be: meanwhile ids only grow, deliveries only move the last
+    delivered id on, and acknowledgements only shorten the pending list, so a stale look
+    trims less, never more.
+    """
+    try:
+        groups = await redis.xinfo_groups(redis_keys.JOB_STREAM)
+    except ResponseError:
+        return 0  # no stream yet
+    keep_from: tuple[int, int] | None = None
+    for group in groups:
+        name = text(group["name"])
+        first_unread = _stream_id(group["last-delivered-id"])
+        first_unread = (first_unread[0], first_unread[1] + 1)
+        if int(group["pending"]):
+            summary = await redis.xpending(redis_keys.JOB_STREAM, name)
+            if summary["min"] is not None:  # None: all acknowledged since the look above
+                first_unread = min(first_unread, _stream_id(summary["min"]))
+        keep_from = first_unread if keep_from is None else min(keep_from, first_unread)
+        forget = redis.register_script(_FORGET_IDLE_CONSUMERS)
+        await forget(keys=[redis_keys.JOB_STREAM], args=[name, milliseconds(idle_consumer_s)])
+    if keep_from is None:
+        return 0  # no group: nothing has been read
+    minid = f"{keep_from[0]}-{keep_from[1]}"
+    trimmed: int = await redis.xtrim(redis_keys.JOB_STREAM, minid=minid, approximate=False)
+    return trimmed
+
+
+# KEYS: the stream. ARGV: a group, the idle time (ms) past which a consumer that holds no
+# entry is forgotten. One step, so that no entry is delivered to a consumer between the
+# look and the deletion (which would drop it from the pending list).
+_FORGET_IDLE_CONSUMERS: Final = (
+    LUA_FREES
+    + """
+local gone = 0
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local field = {}
+  for i = 1, #consumer, 2 do field[consumer[i]] = consumer[i + 1] end
+  if field['pending'] == 0 and field['idle'] > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], field['name'])
+    gone = gone + 1
+  end
+end
+return gone
+"""
+)
+
+
+def _stream_id(value: object) -> tuple[int, int]:
+    time_part, _, sequence = text(value).partition("-")
+    return int(time_part), int(sequence or 0)
+
+
+Record = dict[str, str | int | float]
+"""A job record or a worker's heartbeat, its numbers as numbers (see :func:`_typed`)."""
+
+_NUMBER_FIELDS: Final[dict[str, type[int] | type[float]]] = {
+    "pid": int,
+    "blocks_computed": int,
+    "blocks_waited": int,
+    "blocks_fetched": int,
+    "jobs_done": int,
+    "blocks_done": int,
+    "blocks_total": int,
+    "started_at": float,
+    "beat_at": float,
+    "queued_at": float,
+    "finished_at": float,
+    "value": float,
+}
+"""The numeric fields of job records and heartbeats; every other field is text."""
+
+
+def _typed(fields: Mapping[str, str]) -> Record:
+    """A hash's fields with their numbers parsed, for readers such as ``status --json``
+    that promise numbers; a field Redis holds as junk stays text, so that one bad record
+    never breaks the listing of all the others."""
+    record: Record = {}
+    for name, value in fields.items():
+        parse = _NUMBER_FIELDS.get(name)
+        try:
+            record[name] = value if parse is None else parse(value)
+        except ValueError:
+            record[name] = value
+    return record
+
+
+RECENT_SHOWN: Final = 100
+"""Jobs ``status`` lists at most: the queued and running ones, then the latest finished."""
+
+
+async def recent_jobs(redis: aioredis.Redis, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
+    """How many job records are kept, and up to ``limit`` of them, oldest queued first.
+
+    From the recent-jobs index, never a SCAN: an id whose record expired is dropped from
+    the index on the way.
+    """
+    count, ids = await _live_members(redis, redis_keys.RECENT_JOBS, limit)
+    records = await _hashes(redis, [redis_keys.job(job_id) for job_id in ids])
+    gone = [job_id for job_id, record in zip(ids, records, strict=True) if not record]
+    if gone:
+        await redis.zrem(redis_keys.RECENT_JOBS, *gone)
+    kept = sorted((r for r in records if r), key=lambda r: r.get("queued_at", ""))
+    return count - len(gone), [_typed(record) for record in kept]
+
+
+async def live_workers(redis: aioredis.Redis, match: str = "*") -> list[Record]:
+    """The workers whose heartbeat is live and whose id matches the glob ``match``."""
+    _, ids = await _live_members(redis, redis_keys.LIVE_WORKERS, _MAX_WORKERS_LISTED)
+    ids = sorted(worker_id for worker_id in ids if fnmatchcase(worker_id, match))
+    records = await _hashes(redis, [redis_keys.worker(worker_id) for worker_id in ids])
+    return [_typed(record) for record in records if record]
+
+
+_MAX_WORKERS_LISTED: Final = 10_000
+
+
+async def live_worker_count(redis: aioredis.Redis) -> int:
+    """Workers with a live heartbeat: one O(log n) count."""
+    count, _ = await _live_members(redis, redis_keys.LIVE_WORKERS, 0)
+    return count
+
+
+Entry = tuple[str, dict[str, str]]
+"""A stream entry as a worker takes it: its id and the job's fields."""
+
+
+class JobQueue:
+    """The job queue on the shared Redis, built beside its store (see
+    :func:`memo_solver.jobs.storage.open_store_and_queue`): what the command line and the
+    service queue and read, and what a worker takes. There is none on SQLite: background
+    jobs need the workers' shared Redis.
+
+    It talks through the store's connection, so it lives as long as the store is open.
+    """
+
+    def __init__(self, store: RedisStore) -> None:
+        self.store = store
+        self.redis = store.redis
+
+    async def enqueue(self, job: Job, *, again_if_done: bool = False) -> tuple[str, bool]:
+        return await enqueue(self.redis, job, again_if_done=again_if_done)
+
+    async def enqueue_precompute(self, entry: GameEntry) -> tuple[str, bool]:
+        return await enqueue_precompute(self.store, entry)
+
+    async def record(self, job_id: str) -> dict[str, str] | None:
+        return await job_record(self.redis, job_id)
+
+    async def update(self, job_id: str, **fields: str | int | float) -> None:
+        await update(self.redis, job_id, **fields)
+
+    async def finish(self, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
+        await finish(self.redis, job_id, ttl_s, **fields)
+
+    async def recent_jobs(self, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
+        return await recent_jobs(self.redis, limit)
+
+    async def live_workers(self, match: str = "*") -> list[Record]:
+        return await live_workers(self.redis, match)
+
+    async def live_worker_count(self) -> int:
+        return await live_worker_count(self.redis)
+
+    # --- a worker's side ----------------------------------------------------------------------
+
+    async def ensure_group(self) -> None:
+        await ensure_group(self.redis)
+
+    async def beat(self, worker_id: str, fields: Fields, ttl_s: float) -> None:
+        await beat(self.redis, worker_id, fields, ttl_s)
+
+    async def forget_worker(self, worker_id: str) -> None:
+        await forget_worker(self.redis, worker_id)
+
+    async def trim_stream(self) -> int:
+        return await trim_stream(self.redis)
+
+    async def take_own(self, consumer: str) -> Entry | None:
+        """An entry ``consumer`` took and never acknowledged (before a restart or a lost
+        Redis): id ``0`` reads a consumer's own pending entries instead of new ones. One
+        deleted from the stream meanwhile is acknowledged and passed over."""
+        read: Any = await self.redis.xreadgroup(
+            redis_keys.JOB_GROUP, consumer, {redis_keys.JOB_STREAM: "0"}, count=1
+        )
+        for entry_id, raw in read[0][1] if read else []:
+            if raw is None:
+                await self.ack(text(entry_id))
+                continue
+            return text(entry_id), _text(raw)
+        return None
+
+    async def take(self, consumer: str, stale_s: float, block_ms: int) -> Entry | None:
+        """The next entry for ``consumer``: one a silent worker left pending for
+        ``stale_s`` first, else a new one, waiting for it up to ``block_ms``."""
+        claimed: Any = await self.redis.xautoclaim(
+            redis_keys.JOB_STREAM,
+            redis_keys.JOB_GROUP,
+            consumer,
+            round(stale_s * 1000),
+            "0-0",
+            count=1,
+        )
+        entries: Any = claimed[1]
+        if entries:
+            log.info("taking over job entry %s from a silent worker", text(entries[0][0]))
+        else:
+            read: Any = await self.redis.xreadgroup(
+                redis_keys.JOB_GROUP,
+                consumer,
+                {redis_keys.JOB_STREAM: ">"},
+                count=1,
+                block=block_ms,
+            )
+            entries = read[0][1] if read else []
+        for entry_id, raw in entries:
+            if raw is None:
+                continue  # deleted from the stream meanwhile
+            return text(entry_id), _text(raw)
+        return None
+
+    async def touch(self, consumer: str, entry_ids: Iterable[str]) -> None:
+        """Take these pending entries again as ``consumer``, which resets their idle time:
+        a live worker's jobs never look abandoned."""
+        await self.redis.xclaim(
+            redis_keys.JOB_STREAM,
+            redis_keys.JOB_GROUP,
+            consumer,
+            min_idle_time=0,
+            message_ids=list(entry_ids),
+            justid=True,
+        )
+
+    async def ack(self, entry_id: str) -> None:
+        await self.redis.xack(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id)

@@ -1,0 +1,1 @@
+"""The HTTP service: the FastAPI app, its routes, models, fast path and metrics."""

@@ -1,0 +1,235 @@
+"""The hot path of the HTTP service: a route's common case without FastAPI's per-request work.
+
+Warm ``POST /v1/advice`` costs well under a millisecond of CPU, and FastAPI's generic
+machinery (body parsing through ``email.message``, dependency solving, validating the
+20-odd actions of the answer against the response model, then encoding them) cost more
+than the advice itself. :class:`FastPost` takes over the handler of one route (after
+routing, so the route's metrics, 405s and exception handlers stay as they are): it parses
+a JSON body once with ``json.loads``, as FastAPI does, and asks an ``answer`` function for
+the response body. Anything that is not the plain case (another content type, JSON that
+does not parse, an ``answer`` of None: a body or state with a problem) goes to the route's
+own FastAPI handler with the body replayed, so every error keeps its words and status.
+Exceptions the ``answer`` raises (503 after the deadline, store down) reach the app's
+exception handlers as the route's own would.
+
+The advice answer is written here twice, on purpose side by side: as the response models
+(``AdviceOut``, ``BatchOut`` and their parts: what ``openapi.json`` documents and what
+FastAPI's handler validates and encodes when the fast path steps aside), and as
+:func:`advice_body` and the ``batch_*`` writers, which give the same bytes directly (same
+keys, same order, nulls left out, same float text) for the fast path and for the batch
+route's ready response. The two must never differ (a client cannot tell which path
+answered); ``tests/test_api_fast.py`` holds them to byte equality.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Awaitable, Callable
+from json.encoder import encode_basestring_ascii as _str
+from typing import Any, Literal
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memo_solver.games.yahtzee.advice import Action, Advice
+
+Answer = Callable[[Scope, Any], Awaitable[bytes | None]]
+"""Given the scope and the decoded JSON body: the response body (200), or None for the
+route's own handler to answer."""
+
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+"""As ``AsciiJSONResponse.render``: ASCII, compact, no NaN."""
+_JSON = (b"application/json",)
+
+
+class FastPost:
+    """Replaces the handler of ``route`` (a POST taking a JSON body) by ``answer``, with the
+    route's own handler behind it for everything ``answer`` leaves."""
+
+    def __init__(self, route: APIRoute, answer: Answer) -> None:
+        self.route = route
+        self.fallback: ASGIApp = route.app
+        self.answer = answer
+        self.answered = 0
+        """Requests answered here rather than by the route's handler (for the tests)."""
+
+    def install(self) -> FastPost:
+        self.route.app = self
+        return self
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        messages: list[Message] = []
+        more = True
+        while more:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            more = message.get("more_body", False)
+        body = b"".join(m.get("body", b"") for m in messages)
+        payload = None
+        if not more and _is_json(scope):
+            try:
+                decoded = json.loads(body)
+            except Exception:  # bad JSON, bad bytes, too deep: FastAPI says which
+                pass
+            else:
+                payload = await self.answer(scope, decoded)
+        if payload is None:
+            await self.fallback(scope, _replay(messages, receive), send)
+            return
+        self.answered += 1
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-length", str(len(payload)).encode()),
+                    (b"content-type", b"application/json"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+
+
+def install_fast_post(app: FastAPI, path: str, answer: Answer) -> FastPost:
+    """Put ``answer`` in front of the handler of ``POST path``."""
+    for route in app.router.routes:
+        if isinstance(route, APIRoute) and route.path == path and "POST" in (route.methods or ()):
+            return FastPost(route, answer).install()
+    raise LookupError(f"no POST route {path}")
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return value.lower() in _JSON
+    return False
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replay
+
+
+# --- the advice answer: its models, and the writers of the same bytes ----------------------
+#
+# Keep these two halves in step: a field added, renamed, reordered or made optional in a
+# model below must be written the same way by the functions after them, or the fast path
+# answers what the documented model does not (tests/test_api_fast.py fails).
+
+
+class ActionOut(BaseModel):
+    kind: Literal["keep", "score"]
+    value: float
+    loss: float
+    words: str
+    keep: list[int] | None = None
+    category: str | None = None
+    points: int | None = None
+    bonus: int | None = None
+
+
+class AdviceOut(BaseModel):
+    game_over: bool
+    value: float
+    turn_start_value: float
+    actions: list[ActionOut]
+
+
+class ErrorDetail(BaseModel):
+    field: str
+    message: str
+
+
+class BatchItemOut(BaseModel):
+    advice: AdviceOut | None = None
+    error: ErrorDetail | None = None
+
+
+class BatchOut(BaseModel):
+    results: list[BatchItemOut]
+
+
+def advice_body(advice: Advice) -> bytes:
+    """The JSON of ``AdviceOut`` with ``exclude_none`` for this advice, as bytes.
+
+    Written directly (a third faster than building dicts for the encoder): floats as
+    ``repr``, as the encoder writes them, strings through the encoder's own escaping; a
+    value that is not finite goes to the encoder, which refuses it as the response did.
+    """
+    floats = [advice.value, advice.turn_start_value]
+    parts = []
+    for a in advice.actions:
+        floats += (a.value, a.loss)
+        head = (
+            f'{{"kind":"{a.kind}","value":{a.value!r},"loss":{a.loss!r},"words":{_str(a.words())}'
+        )
+        if a.kind == "keep":  # ActionOut's order: kind, value, loss, words, keep, category, ...
+            parts.append(f'{head},"keep":[{",".join(map(str, a.keep))}]}}')
+        else:
+            parts.append(
+                f'{head},"category":{_str(a.category)},"points":{a.points!r},"bonus":{a.bonus!r}}}'
+            )
+    if not all(map(math.isfinite, floats)):
+        return _encoded(advice)
+    return (
+        f'{{"game_over":{"true" if advice.game_over else "false"},"value":{advice.value!r},'
+        f'"turn_start_value":{advice.turn_start_value!r},"actions":[{",".join(parts)}]}}'
+    ).encode()
+
+
+def batch_advice(advice: Advice) -> bytes:
+    """One answer of ``BatchOut.results`` (``BatchItemOut`` without nulls)."""
+    return b'{"advice":%s}' % advice_body(advice)
+
+
+def batch_error(field: str, message: str) -> bytes:
+    """One bad state's entry of ``BatchOut.results``."""
+    return _ENCODER.encode({"error": {"field": field, "message": message}}).encode()
+
+
+def batch_body(results: list[bytes]) -> bytes:
+    """``BatchOut`` from its entries."""
+    return b'{"results":[%s]}' % b",".join(results)
+
+
+def _encoded(advice: Advice) -> bytes:
+    """The same through the JSON encoder (which raises ValueError for NaN or infinity)."""
+    return _ENCODER.encode(
+        {
+            "game_over": advice.game_over,
+            "value": advice.value,
+            "turn_start_value": advice.turn_start_value,
+            "actions": [_action(a) for a in advice.actions],
+        }
+    ).encode()
+
+
+def _action(action: Action) -> dict[str, object]:
+    if action.kind == "keep":
+        return {
+            "kind": "keep",
+            "value": action.value,
+            "loss": action.loss,
+            "words": action.words(),
+            "keep": list(action.keep),
+        }
+    return {
+        "kind": "score",
+        "value": action.value,
+        "loss": action.loss,
+        "words": action.words(),
+        "category": action.category,
+        "points": action.points,
+        "bonus": action.bonus,
+    }

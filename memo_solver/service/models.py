@@ -1,0 +1,226 @@
+"""The API's request and response models: what ``openapi.json`` documents.
+
+The advice answer's models (``AdviceOut``, ``BatchOut`` and their parts) are in
+:mod:`memo_solver.service.fast`, beside the writers that give their bytes directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from memo_solver.service.fast import ActionOut, ErrorDetail
+
+MAX_BATCH = 1000
+MAX_THRESHOLDS = 100
+
+StateInput = JsonValue
+"""Any JSON: the validator says what is wrong with a state in the CLI's words, at ``state``
+(pydantic would name a union member, ``state.dict[str,any]``), and a batch gives a bad
+state its own error entry whatever its type."""
+
+_STATE_EXAMPLE: dict[str, JsonValue] = {
+    "filled": [
+        "twos",
+        "threes",
+        "fours",
+        "fives",
+        "sixes",
+        "three_of_a_kind",
+        "four_of_a_kind",
+        "full_house",
+        "small_straight",
+        "large_straight",
+        "chance",
+    ],
+    "upper": 62,
+    "yahtzee_bonus": False,
+    "rerolls_left": 2,
+    "dice": [1, 2, 2, 2, 6],
+}
+
+
+class StateRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"rules": "yahtzee", "state": _STATE_EXAMPLE}]},
+    )
+    rules: str = Field("yahtzee", description="a built-in rule set (GET /v1/rules)")
+    state: StateInput = Field(
+        description="JSON state {filled, upper, yahtzee_bonus, rerolls_left, dice}, or the "
+        "short text form, or the reference Haskell line"
+    )
+
+
+class BatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: str = "yahtzee"
+    states: list[StateInput] = Field(max_length=MAX_BATCH)
+
+
+class StatsRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"rules": "yahtzee-upper", "state": "start", "thresholds": [60, 80]}]
+        },
+    )
+    rules: str = Field("yahtzee", description="a built-in rule set (GET /v1/rules)")
+    state: StateInput = Field(
+        "start", description="as for /v1/advice; the points counted are those still to come"
+    )
+    thresholds: list[int] = Field(
+        default_factory=list,
+        max_length=MAX_THRESHOLDS,
+        description="also answer P(points >= t) for each t",
+    )
+    full: bool = Field(False, description="include the probability of every total")
+
+
+class ReviewRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: str | None = Field(
+        None, description="a built-in rule set; default: the game's own rules, else yahtzee"
+    )
+    game: dict[str, Any] = Field(
+        description='{"rules"?, "turns": [{"rolls": [[5 faces], ...], "keeps": [[faces '
+        'kept after each roll but the last], ...], "box": name}, ...]}'
+    )
+
+
+class PrecomputeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: str = "yahtzee"
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+class ValueOut(BaseModel):
+    rules: str
+    value: float
+    turn_start_value: float
+
+
+class StateOut(BaseModel):
+    filled: list[str]
+    upper: int
+    yahtzee_bonus: bool
+    rerolls_left: int | None
+    dice: list[int] | None
+
+
+class StatsOut(BaseModel):
+    rules: str
+    state: StateOut
+    from_start: bool = Field(
+        description="true: the points are the final score; false: the points still to come"
+    )
+    mean: float
+    std: float
+    percentiles: dict[str, int]
+    p_upper_bonus: float
+    p_yahtzee: float = Field(description="the chance of scoring 50 in the Yahtzee box")
+    p_extra_bonus: float = Field(description="the chance of at least one +100 bonus")
+    p_any_yahtzee: float = Field(
+        description="the chance that a turn ends with five of a kind, whichever box takes it"
+    )
+    box_points: dict[str, float]
+    bonus_points: dict[str, float]
+    survival: dict[str, float]
+    probabilities: list[float] | None = Field(
+        None, description="P(points == s) for s = 0, 1, ...; only with full: true"
+    )
+
+
+class DecisionOut(BaseModel):
+    turn: int
+    step: str = Field(description="keep N (the keep after roll N) or box")
+    state: str
+    dice: list[int]
+    rerolls_left: int
+    chosen: ActionOut
+    best: ActionOut
+    loss: float
+
+
+class ScoredOut(BaseModel):
+    turn: int
+    box: str
+    points: int
+    bonus: int
+
+
+class MistakeOut(BaseModel):
+    turn: int
+    step: str
+    loss: float
+    words: str
+
+
+class ReviewOut(BaseModel):
+    rules: str
+    turns_played: int
+    complete: bool
+    decisions: list[DecisionOut]
+    boxes: list[ScoredOut]
+    final_score: int | float
+    banked: int
+    remaining_value: float
+    expected_score: float
+    total_loss: float
+    skill: float
+    luck: float
+    worst_mistakes: list[MistakeOut]
+
+
+class RuleSetOut(BaseModel):
+    name: str
+    description: str
+    boxes: list[str]
+    upper_boxes: list[str]
+    yahtzee_box: str | None
+    rerolls: int
+    upper_threshold: int
+    upper_bonus: int
+    yahtzee_bonus: int
+    joker: Literal["forced", "free", "none"]
+    start_value: float
+    fingerprint: str
+    possible_points: dict[str, list[int]] = Field(
+        description="per box, every score a game can put in it, ascending (what some roll "
+        "scores there, the Joker's fixed points included): what a scorecard entered by hand "
+        "is checked against"
+    )
+
+
+class CoverageOut(BaseModel):
+    rules: str
+    blocks_total: int
+    blocks_done: int
+    claims_held: int
+    workers_alive: int
+
+
+class ReadyOut(BaseModel):
+    status: Literal["ready"]
+    store: str = Field(description="where the store lives (a path, or a URL without password)")
+    write: Literal["accepted", "busy"] = Field(
+        description="accepted: a probe write went through; busy: another process holds the "
+        "SQLite store's write lock (a precompute committing), so writes wait their turn"
+    )
+
+
+class JobOut(BaseModel):
+    job: str
+    status: str
+    queued: bool | None = None
+    record: dict[str, str] | None = None
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 503, 507)
+}
+"""Every error is this JSON; 503 and 507 (the store is full) come with Retry-After."""

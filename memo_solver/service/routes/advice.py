@@ -1,0 +1,114 @@
+"""``POST /v1/advice``, ``/v1/advice/batch`` and ``/v1/value``: the best actions for any
+state, and its expected score, from the shared memo (computed first when cold).
+
+Warm ``POST /v1/advice`` is answered by :func:`advice_fast` (the fast path, installed by
+``create_app``); :func:`advice` answers whatever it leaves, with FastAPI's parsing and
+response model. The two give the same bytes: see :mod:`memo_solver.service.fast`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import Request, Response
+from starlette.types import Scope
+
+from memo_solver.games.yahtzee.advice import advise, blocks_needed
+from memo_solver.games.yahtzee.rules import RuleSet, get_rule_set
+from memo_solver.games.yahtzee.state import State, StateError, state_to_json
+from memo_solver.jobs.queue import Job
+from memo_solver.service.fast import (
+    AdviceOut,
+    BatchOut,
+    ErrorDetail,
+    advice_body,
+    batch_advice,
+    batch_body,
+    batch_error,
+)
+from memo_solver.service.inputs import rules_named, state_of
+from memo_solver.service.models import BatchRequest, StateRequest, ValueOut
+from memo_solver.service.routes import Routes
+from memo_solver.service.service import Service, service_of
+
+routes = Routes()
+
+_ADVICE_KEYS = frozenset(StateRequest.model_fields)
+
+
+@routes.post("/v1/advice", response_model=AdviceOut, response_model_exclude_none=True)
+async def advice(body: StateRequest, request: Request) -> dict[str, Any]:
+    """Every legal action, best first, with its expected final score and its loss."""
+    rules = rules_named(body.rules)
+    state = state_of(body.state, rules)
+    service = service_of(request)
+    result = await service.run(
+        lambda: advise(service.engine(rules), rules, state), _warm(rules, state)
+    )
+    return result.to_json()
+
+
+async def advice_fast(scope: Scope, body: Any) -> bytes | None:
+    """``advice`` for a well-formed request, the same bytes without FastAPI's parsing
+    and response model (see :mod:`memo_solver.service.fast`); None: ``advice`` answers."""
+    if type(body) is not dict or "state" not in body or not body.keys() <= _ADVICE_KEYS:
+        return None
+    name = body.get("rules", "yahtzee")
+    if type(name) is not str:
+        return None
+    try:
+        rules = get_rule_set(name)
+        state = state_of(body["state"], rules)
+    except Exception:  # a bad state (even one too deep to echo): answered as before
+        return None
+    service: Service = scope["app"].state.service
+    engine = service.engine(rules)
+    if engine.memo.holds(blocks_needed(rules, state)):  # warm: no wait, no deadline
+        return advice_body(await advise(engine, rules, state))
+    answer = await service.run(lambda: advise(engine, rules, state), _warm(rules, state))
+    return advice_body(answer)
+
+
+@routes.post("/v1/advice/batch", response_model=BatchOut, response_model_exclude_none=True)
+async def advice_batch(body: BatchRequest, request: Request) -> Response:
+    """Up to 1,000 states answered in order; a bad state gets its own error entry."""
+    rules = rules_named(body.rules)
+    service = service_of(request)
+    engine = service.engine(rules)
+    parsed: list[State | ErrorDetail] = []
+    for raw in body.states:
+        try:
+            parsed.append(state_of(raw, rules))
+        except StateError as exc:
+            parsed.append(ErrorDetail(field=exc.field, message=exc.message))
+
+    async def answer_all() -> bytes:
+        results: list[bytes] = []
+        for item in parsed:
+            if isinstance(item, ErrorDetail):
+                results.append(batch_error(item.field, item.message))
+            else:
+                results.append(batch_advice(await advise(engine, rules, item)))
+        return batch_body(results)
+
+    # BatchOut's bytes, written directly (see service.fast): no model check of 20,000 actions
+    return Response(await service.run(answer_all), media_type="application/json")
+
+
+@routes.post("/v1/value", response_model=ValueOut)
+async def value(body: StateRequest, request: Request) -> ValueOut:
+    """The expected future score of a state under optimal play."""
+    rules = rules_named(body.rules)
+    state = state_of(body.state, rules)
+    service = service_of(request)
+    result = await service.run(
+        lambda: advise(service.engine(rules), rules, state), _warm(rules, state)
+    )
+    return ValueOut(rules=rules.name, value=result.value, turn_start_value=result.turn_start_value)
+
+
+def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
+    """The warm job that leaves a state's advice in the memo, made only when needed."""
+    return lambda: Job.warm(rules.name, json.dumps(state_to_json(state, rules)))

@@ -1,0 +1,181 @@
+"""The service the routes share: the store, one engine per rule set, and the background
+task group where cold work runs past a request's deadline.
+
+A cold state is computed by the service itself (cooperating with the workers through the
+block claims); the computation runs in the service's own task group, so when a request's
+deadline passes it answers 503 with ``Retry-After`` while the work goes on and lands in
+the memo, and the retry is warm.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+from fastapi import Request
+from redis.exceptions import RedisError
+
+from memo_solver.core.engine import Engine, open_engine
+from memo_solver.core.store import Store
+from memo_solver.games.registry import registry
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.jobs.queue import Job, JobError, JobQueue
+from memo_solver.service import metrics
+from memo_solver.service.errors import ApiError
+from memo_solver.service.settings import ApiSettings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SHARED_KEPT = 32
+"""Finished distributions kept for their retries and repeats (each is a few KiB)."""
+SHARED_PENDING = 8
+"""Distributions queued or computing at once: a whole game is tens of CPU seconds each."""
+
+
+@dataclass(eq=False)
+class _Work:
+    """Work started in the service's task group: its outcome, once done."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    outcome: list[Any] = field(default_factory=list)
+
+
+class Service:
+    """What the routes share: the store, one engine per rule set, and the background group."""
+
+    def __init__(self, store: Store, queue: JobQueue | None, settings: ApiSettings) -> None:
+        self.store = store
+        self.queue = queue
+        """The store's job queue (on Redis; None on SQLite or in memory)."""
+        self.settings = settings
+        self.engines: dict[str, Engine] = {}
+        self.task_group: anyio.abc.TaskGroup | None = None
+        self.stats_limiter = anyio.CapacityLimiter(1)
+        """One distribution computed at a time: a whole game keeps a core busy for tens of
+        seconds (``yahtzee`` about 35 CPU s, the 15-box ``yatzy`` about 100)."""
+        self._shared: OrderedDict[Hashable, _Work] = OrderedDict()
+
+    def engine(self, rules: RuleSet) -> Engine:
+        return self.engines[rules.name]
+
+    async def run(
+        self, work: Callable[[], Awaitable[T]], warm: Callable[[], Job] | None = None
+    ) -> T:
+        """Run ``work`` in the service's task group; wait at most the deadline for it.
+
+        ``warm`` is the job that leaves the same answer in the memo: past the deadline it
+        goes to the workers as well (see :meth:`_hand_to_workers`).
+        """
+        return await self._wait(self._start(work), warm)  # type: ignore[no-any-return]
+
+    async def run_shared(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
+        """As :meth:`run`, for work whose result no memo keeps (a score distribution).
+
+        Identical requests share one computation, and the last results are kept: the retry
+        after a 503 finds the work its first request started instead of starting it over.
+        A failure is not kept. With too many computations queued, a new one is refused
+        with a 503 rather than piling whole-game passes on whole-game passes.
+        """
+        running = self._shared.get(key)
+        if running is None:
+            pending = sum(not w.done.is_set() for w in self._shared.values())
+            if pending >= SHARED_PENDING:
+                metrics.DEADLINES.inc()
+                raise ApiError(503, "state", "too many computations are queued; retry shortly")
+            running = self._shared[key] = self._start(work, forget=key)
+            finished = [k for k, w in self._shared.items() if w.done.is_set()]
+            for old in finished[: max(0, len(finished) - SHARED_KEPT)]:
+                del self._shared[old]
+        else:
+            self._shared.move_to_end(key)
+        return await self._wait(running)  # type: ignore[no-any-return]
+
+    async def _hand_to_workers(self, warm: Callable[[], Job]) -> None:
+        """Queue a cold state's warm job when a worker is alive (Redis only), so that the
+        workers solve it beside this service and the retry finds it solved.
+
+        Jobs are content-addressed: repeated cold requests for one state queue it once
+        while it waits. A done record is queued again: the state is cold, so its blocks
+        are gone. Best effort: the request's answer is the 503 whatever happens here.
+        """
+        if self.queue is None:
+            return
+        try:
+            if await self.queue.live_worker_count():
+                await self.queue.enqueue(warm(), again_if_done=True)
+        except (RedisError, OSError, JobError) as exc:
+            log.info("a cold state was not handed to the workers: %s", exc)
+
+    def _start(self, work: Callable[[], Awaitable[Any]], forget: Hashable = None) -> _Work:
+        assert self.task_group is not None, "the app's lifespan is not running"
+        started = _Work()
+
+        async def background() -> None:
+            try:
+                started.outcome.append(await work())
+            except Exception as exc:  # handed to the requests that asked, if still waiting
+                started.outcome.append(exc)
+                if forget is not None and self._shared.get(forget) is started:
+                    del self._shared[forget]
+            finally:
+                started.done.set()
+
+        self.task_group.start_soon(background)
+        return started
+
+    async def _wait(self, work: _Work, warm: Callable[[], Job] | None = None) -> Any:
+        with anyio.move_on_after(self.settings.deadline_s):
+            await work.done.wait()
+        if not work.done.is_set():
+            metrics.DEADLINES.inc()
+            if warm is not None:
+                await self._hand_to_workers(warm)
+            raise ApiError(
+                503, "state", "still computing this state; retry shortly (the work goes on)"
+            )
+        if not work.outcome:  # cancelled: the service is shutting down
+            raise ApiError(503, "state", "the service is shutting down; retry shortly")
+        result = work.outcome[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+
+@asynccontextmanager
+async def open_service(
+    open_store: Callable[[], tuple[Store, JobQueue | None]], settings: ApiSettings
+) -> AsyncIterator[Service]:
+    """The service on the store and job queue ``open_store`` makes (the queue None without
+    one: :func:`memo_solver.jobs.storage.open_store_and_queue`): an engine for every
+    registered game, sharing one compute limiter, and the background group, cancelled when
+    it closes."""
+    async with AsyncExitStack() as stack:
+        store, queue = open_store()
+        await stack.enter_async_context(store)
+        service = Service(store, queue, settings)
+        limiter = anyio.CapacityLimiter(1)
+        for name, entry in registry().items():
+            service.engines[name] = await stack.enter_async_context(
+                open_engine(
+                    entry.game,
+                    store,
+                    compute_limiter=limiter,
+                    cache_bytes=settings.cache_bytes,
+                )
+            )
+        service.task_group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(service.task_group.cancel_scope.cancel)
+        metrics.watch_engines(service.engines)
+        yield service
+
+
+def service_of(request: Request) -> Service:
+    """The running service of the app that received ``request``."""
+    service: Service = request.app.state.service
+    return service

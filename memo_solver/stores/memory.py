@@ -1,0 +1,119 @@
+"""A store inside one process: for tests, and for solves that should leave no trace."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Self
+
+import anyio
+
+from memo_solver.core.store import Claim, Coverage, Write
+
+
+@dataclass
+class _Namespace:
+    blocks: dict[str, bytes] = field(default_factory=dict)
+    claims: dict[str, tuple[str, float]] = field(default_factory=dict)
+    events: dict[str, anyio.Event] = field(default_factory=dict)
+
+
+class MemoryStore:
+    """A store inside one process: for tests, and for solves that should leave no trace."""
+
+    description = "memory"
+
+    def __init__(self) -> None:
+        self._spaces: dict[str, _Namespace] = {}
+
+    def _space(self, namespace: str) -> _Namespace:
+        return self._spaces.setdefault(namespace, _Namespace())
+
+    async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        blocks = self._space(namespace).blocks
+        return {k: blocks[k] for k in keys if k in blocks}
+
+    async def try_claim(
+        self, namespace: str, keys: Sequence[str], token: str, lease_s: float
+    ) -> dict[str, Claim]:
+        space = self._space(namespace)
+        now = time.monotonic()
+        result: dict[str, Claim] = {}
+        for key in keys:
+            holder = space.claims.get(key)
+            if key in space.blocks:
+                result[key] = Claim.DONE
+            elif holder is not None and holder[0] != token and holder[1] > now:
+                result[key] = Claim.BUSY
+            else:
+                space.claims[key] = (token, now + lease_s)
+                result[key] = Claim.CLAIMED
+        return result
+
+    async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
+        claims = self._space(namespace).claims
+        expiry = time.monotonic() + lease_s
+        for key in keys:
+            if claims.get(key, ("", 0.0))[0] == token:
+                claims[key] = (token, expiry)
+
+    async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
+        space = self._space(namespace)
+        for key in keys:
+            if space.claims.get(key, ("", 0.0))[0] == token:
+                del space.claims[key]
+        self._wake(space, keys)
+
+    async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
+        space = self._space(namespace)
+        for key, data in blocks.items():
+            space.blocks[key] = data
+            if token is not None and space.claims.get(key, ("", 0.0))[0] == token:
+                del space.claims[key]
+        self._wake(space, blocks)
+
+    @staticmethod
+    def _wake(space: _Namespace, keys: Iterable[str]) -> None:
+        for key in keys:
+            event = space.events.pop(key, None)
+            if event is not None:
+                event.set()
+
+    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
+        space = self._space(namespace)
+        if key in space.blocks:
+            return
+        holder = space.claims.get(key)
+        now = time.monotonic()
+        if holder is None or holder[1] <= now:
+            return  # released or lapsed: the caller may claim it now
+        event = space.events.setdefault(key, anyio.Event())
+        with anyio.move_on_after(min(timeout_s, holder[1] - now)):
+            await event.wait()
+
+    async def keys(self, namespace: str) -> list[str]:
+        return sorted(self._space(namespace).blocks)
+
+    async def coverage(self, namespace: str) -> Coverage:
+        space = self._space(namespace)
+        now = time.monotonic()
+        live = sum(1 for _, expiry in space.claims.values() if expiry > now)
+        return Coverage(
+            blocks=len(space.blocks),
+            claims=live,
+            bytes=sum(len(v) for v in space.blocks.values()),
+        )
+
+    async def probe(self) -> Write:
+        """Memory always has room (a process out of memory fails long before a probe)."""
+        return Write.ACCEPTED
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

@@ -1,0 +1,337 @@
+"""The embedded default store: one SQLite file, safe to share between processes.
+
+WAL mode lets readers run beside one writer; every operation is one short transaction,
+run in a worker thread so the event loop never blocks on the file. Claims carry a wall-
+clock expiry, so a killed process's claims lapse by themselves. Waiting polls the file
+with a growing interval (there is no cross-process notification in SQLite), capped so a
+waiter notices a committed block within 50 ms.
+
+A transaction commits only when every statement of it succeeded, and rolls back otherwise.
+SQLite's errors leave as store errors (:mod:`memo_solver.core.store`) naming the file: full,
+read-only, locked past the timeout, or failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+
+from memo_solver.core.store import (
+    Claim,
+    Coverage,
+    StoreBusyError,
+    StoreFullError,
+    StoreLocationError,
+    StoreRefusedError,
+    StoreUnavailableError,
+    Write,
+)
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blocks (
+    namespace TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (namespace, key));
+CREATE TABLE IF NOT EXISTS claims (
+    namespace TEXT NOT NULL, key TEXT NOT NULL, token TEXT NOT NULL, expires REAL NOT NULL,
+    PRIMARY KEY (namespace, key)) WITHOUT ROWID;
+"""
+_TABLES = ("blocks", "claims")
+_PAGE_BYTES = 8192
+_POLL_START_S = 0.002
+_POLL_MAX_S = 0.05
+_LOCK_TIMEOUT_S = 30.0
+_PROBE_LOCK_TIMEOUT_S = 0.05
+_PROBE_NAMESPACE = "probe"
+_HOST = socket.gethostname()
+
+
+def _holder_died(token: str) -> bool:
+    """A claim taken by a process of this host that no longer exists (host/pid/random tokens).
+
+    A reused pid only makes the claim look alive, as every claim did before: claims are a
+    courtesy, never needed for correctness.
+    """
+    host, _, rest = token.partition("/")
+    pid, _, _ = rest.partition("/")
+    if host != _HOST or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+class SQLiteStore:
+    """Blocks and claims in one SQLite file (created with its folder if missing)."""
+
+    def __init__(self, path: Path, *, lock_timeout_s: float = _LOCK_TIMEOUT_S) -> None:
+        self.path = path
+        self.lock_timeout_s = lock_timeout_s
+        """How long a write waits for another process's write lock before StoreBusyError."""
+        self._lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
+        self._prober: sqlite3.Connection | None = None
+        self._probe_limiter = anyio.CapacityLimiter(1)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = self._connect(lock_timeout_s)
+            self._db.execute(f"PRAGMA page_size = {_PAGE_BYTES}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            marks = ",".join("?" * len(_TABLES))
+            (tables,) = self._db.execute(
+                f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
+                _TABLES,
+            ).fetchone()
+            if tables < len(_TABLES):  # a read-only file with its tables still opens, to read
+                self._db.executescript(_SCHEMA)
+        except OSError as exc:
+            raise self._unusable(exc) from exc
+        except sqlite3.Error as exc:
+            fault = self._fault(exc)
+            if not isinstance(fault, StoreRefusedError | StoreBusyError):
+                fault = self._unusable(exc)  # a folder, a file that is not a database
+            raise fault from exc
+
+    def _connect(self, lock_timeout_s: float) -> sqlite3.Connection:
+        return sqlite3.connect(
+            self.path, timeout=lock_timeout_s, isolation_level=None, check_same_thread=False
+        )
+
+    def _unusable(self, exc: Exception) -> StoreLocationError:
+        return StoreLocationError(
+            f"cannot open the store {self.path}: {exc} (choose another file with --store)"
+        )
+
+    def _fault(self, exc: sqlite3.Error) -> StoreUnavailableError:
+        """The store error for what SQLite said, in words that say what to do."""
+        # The primary code of an extended one (an error raised by Python code has none).
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        where = f"the store {self.path}"
+        if code == sqlite3.SQLITE_FULL:
+            return StoreFullError(
+                f"{where} is full ({exc}): free space on its disk, or choose another file "
+                "with --store"
+            )
+        if code == sqlite3.SQLITE_READONLY:
+            return StoreRefusedError(
+                f"{where} refused the write ({exc}): make the file and its folder writable, "
+                "or choose another file with --store"
+            )
+        if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            return StoreBusyError(
+                f"{where} stayed locked by another process for {self.lock_timeout_s:g} s "
+                f"({exc}): retry once its writer (a precompute?) is done"
+            )
+        return StoreUnavailableError(
+            f"{where} failed: {exc} (check the file and its disk, or choose another file "
+            "with --store)"
+        )
+
+    @property
+    def description(self) -> str:
+        return str(self.path)
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                try:
+                    return fn(self._db)
+                except sqlite3.Error as exc:
+                    raise self._fault(exc) from exc
+
+        return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
+
+    async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        if not keys:
+            return {}
+
+        def query(db: sqlite3.Connection) -> dict[str, bytes]:
+            found: dict[str, bytes] = {}
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT key, data FROM blocks WHERE namespace = ? AND key IN ({marks})",
+                    [namespace, *chunk],
+                )
+                found.update((key, bytes(data)) for key, data in rows)
+            return found
+
+        return await self._run(query)
+
+    async def try_claim(
+        self, namespace: str, keys: Sequence[str], token: str, lease_s: float
+    ) -> dict[str, Claim]:
+        def claim(db: sqlite3.Connection) -> dict[str, Claim]:
+            now = time.time()
+            result: dict[str, Claim] = {}
+            with _transaction(db):
+                for key in keys:
+                    holder = db.execute(
+                        "SELECT token, expires FROM claims WHERE namespace = ? AND key = ?",
+                        (namespace, key),
+                    ).fetchone()
+                    if db.execute(
+                        "SELECT 1 FROM blocks WHERE namespace = ? AND key = ?", (namespace, key)
+                    ).fetchone():
+                        result[key] = Claim.DONE
+                    elif (
+                        holder is not None
+                        and holder[0] != token
+                        and holder[1] > now
+                        and not _holder_died(holder[0])
+                    ):
+                        result[key] = Claim.BUSY
+                    else:
+                        db.execute(
+                            "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                            (namespace, key, token, now + lease_s),
+                        )
+                        result[key] = Claim.CLAIMED
+            return result
+
+        return await self._run(claim)
+
+    async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
+        def renew(db: sqlite3.Connection) -> None:
+            expires = time.time() + lease_s
+            db.executemany(
+                "UPDATE claims SET expires = ? WHERE namespace = ? AND key = ? AND token = ?",
+                [(expires, namespace, key, token) for key in keys],
+            )
+
+        await self._run(renew)
+
+    async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
+        await self._run(
+            lambda db: db.executemany(
+                "DELETE FROM claims WHERE namespace = ? AND key = ? AND token = ?",
+                [(namespace, key, token) for key in keys],
+            )
+        )
+
+    async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
+        def commit(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.executemany(
+                    "INSERT OR REPLACE INTO blocks VALUES (?, ?, ?)",
+                    [(namespace, key, data) for key, data in blocks.items()],
+                )
+                db.executemany(
+                    "DELETE FROM claims WHERE namespace = ? AND key = ? AND token = ?",
+                    [(namespace, key, token) for key in blocks],
+                )
+
+        await self._run(commit)
+
+    async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        interval = _POLL_START_S
+        while time.monotonic() < deadline:
+            if await self.get_many(namespace, [key]):
+                return
+            holder = await self._run(
+                lambda db: db.execute(
+                    "SELECT token FROM claims WHERE namespace = ? AND key = ? AND expires > ?",
+                    (namespace, key, time.time()),
+                ).fetchone()
+            )
+            if holder is None or _holder_died(holder[0]):
+                return  # released or lapsed: the caller may claim it now
+            await anyio.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+            interval = min(interval * 2, _POLL_MAX_S)
+
+    async def keys(self, namespace: str) -> list[str]:
+        rows = await self._run(
+            lambda db: db.execute(
+                "SELECT key FROM blocks WHERE namespace = ? ORDER BY key", (namespace,)
+            ).fetchall()
+        )
+        return [key for (key,) in rows]
+
+    async def coverage(self, namespace: str) -> Coverage:
+        def count(db: sqlite3.Connection) -> Coverage:
+            blocks, size = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM blocks WHERE namespace = ?",
+                (namespace,),
+            ).fetchone()
+            (claims,) = db.execute(
+                "SELECT COUNT(*) FROM claims WHERE namespace = ? AND expires > ?",
+                (namespace, time.time()),
+            ).fetchone()
+            return Coverage(blocks=blocks, claims=claims, bytes=size)
+
+        return await self._run(count)
+
+    async def __aenter__(self) -> SQLiteStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def probe(self) -> Write:
+        """Store and delete a probe block of one page, in one transaction.
+
+        A page, because a claim's row fits in a page the file already has and would pass on
+        a full disk; a block needs new pages. The probe has a connection of its own that
+        waits 50 ms for the write lock: it never queues behind requests waiting their 30 s,
+        and a lock another process holds (a precompute committing) is BUSY, not a fault.
+        """
+        return await anyio.to_thread.run_sync(self._probe, limiter=self._probe_limiter)
+
+    def _probe(self) -> Write:
+        try:
+            if self._prober is None:
+                self._prober = self._connect(_PROBE_LOCK_TIMEOUT_S)
+            db = self._prober
+            with _transaction(db):
+                row = (_PROBE_NAMESPACE, "readyz")
+                db.execute(
+                    "INSERT OR REPLACE INTO blocks VALUES (?, ?, zeroblob(?))", (*row, _PAGE_BYTES)
+                )
+                db.execute("DELETE FROM blocks WHERE namespace = ? AND key = ?", row)
+        except sqlite3.Error as exc:
+            fault = self._fault(exc)
+            if isinstance(fault, StoreBusyError):
+                return Write.BUSY
+            raise fault from exc
+        return Write.ACCEPTED
+
+    async def aclose(self) -> None:
+        await self._run(lambda db: db.close())
+        if self._prober is not None:
+            await anyio.to_thread.run_sync(self._prober.close, limiter=self._probe_limiter)
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction: committed when every statement succeeded, else rolled back.
+
+    The error raised is the first one: SQLite rolls some errors back itself (a full disk),
+    and a failed ROLLBACK after them would only hide what happened.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise

@@ -1,0 +1,170 @@
+"""The registry: every game by name, each family registering its own; the surfaces read it.
+
+A new game is one package and one registration: registered, a toy game here is offered by
+``--game``, takes its own parameter, and is precomputed and listed by the operator
+commands with no line of the command line written for it. Parsing a job stays light: the
+statistics load only when a statistics job runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from api_support import child_env
+
+from memo_solver.cli import main as memo_cli
+from memo_solver.cli.parser import build_parser
+from memo_solver.core.game import Block
+from memo_solver.games import registry
+from memo_solver.games.dice_of_doom.family import FAMILY as DICE_OF_DOOM
+from memo_solver.games.entry import GameEntry, GameFamily, Parameter
+from memo_solver.games.yahtzee.family import FAMILY as YAHTZEE
+from memo_solver.games.yahtzee.rules import RULE_SETS
+
+
+class Staircase:
+    """A toy game: block ``k`` holds k + 1, one more than the block below it."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+
+    @property
+    def name(self) -> str:
+        return f"staircase-{self.steps}"
+
+    @property
+    def fingerprint(self) -> str:
+        return f"staircase-v1-{self.steps}"
+
+    @property
+    def block_count(self) -> int:
+        return self.steps + 1
+
+    def root(self) -> str:
+        return str(self.steps)
+
+    def is_key(self, key: str) -> bool:
+        return key.isdigit() and int(key) <= self.steps
+
+    def block_shape(self, key: str) -> tuple[int, ...]:
+        return (1,)
+
+    def successors(self, key: str) -> Sequence[str]:
+        return [str(int(key) - 1)] if int(key) else []
+
+    def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
+        below = sum(float(block[0]) for block in successors.values())
+        return np.array([below + 1.0])
+
+
+def staircase(steps: int) -> GameEntry:
+    async def warm(engine: object, text: str) -> None:
+        raise NotImplementedError
+
+    return GameEntry(
+        game=Staircase(steps),
+        description=f"a staircase of {steps} steps",
+        summarize_root=lambda root: (f"top {float(root[0])}", {"value": float(root[0])}),
+        canonical_state=lambda text: text,
+        warm=warm,
+    )
+
+
+STAIRCASE = GameFamily(
+    name="staircase",
+    parameter=Parameter(
+        "--steps",
+        "steps",
+        default=2,
+        game_name=lambda n: f"staircase-{n}",
+        type=int,
+        choices=(2, 3),
+    ),
+    entries=lambda: [staircase(2), staircase(3)],
+)
+
+
+@pytest.fixture
+def with_staircase(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The staircase registered after the two families, the registry built afresh."""
+    monkeypatch.setattr(registry, "FAMILIES", (*registry.FAMILIES, STAIRCASE))
+    registry.registry.cache_clear()
+    yield
+    registry.registry.cache_clear()
+
+
+def test_the_registry_lists_every_rule_set_then_every_board_size() -> None:
+    assert registry.FAMILIES == (YAHTZEE, DICE_OF_DOOM)
+    assert registry.names() == [*RULE_SETS, "dice-of-doom-2x2", "dice-of-doom-3x3"]
+
+
+def test_a_family_parameter_names_one_of_its_games() -> None:
+    assert registry.get_game(YAHTZEE.parameter.game_name("yazy")).name == "yazy"
+    assert registry.get_game(DICE_OF_DOOM.parameter.game_name(2)).name == "dice-of-doom-2x2"
+    assert DICE_OF_DOOM.parameter.dest == "size"
+
+
+@pytest.mark.usefixtures("with_staircase")
+def test_a_registered_game_is_offered_by_the_operator_commands() -> None:
+    args = build_parser().parse_args(["precompute", "--game", "staircase", "--steps", "3"])
+    assert (args.game, args.steps) == ("staircase", 3)
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    help_text = " ".join(commands.choices["export"].format_help().split())
+    assert "--game {yahtzee,dice-of-doom,staircase}" in help_text
+    assert "yahtzee takes --rules, dice-of-doom --size, staircase --steps" in help_text
+    assert "--steps {2,3} staircase: steps (default: 2)" in help_text
+
+
+@pytest.mark.usefixtures("with_staircase")
+def test_a_parameter_of_a_registered_game_is_refused_with_another(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["precompute", "--steps", "3"])
+    assert "--steps is for --game staircase, not yahtzee" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("with_staircase")
+def test_a_registered_game_is_precomputed_and_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = str(tmp_path / "memo.sqlite")
+    argv = ["--store", store, "precompute", "--game", "staircase", "--steps", "3", "--json"]
+    assert memo_cli.main(argv) == 0
+    solved = json.loads(capsys.readouterr().out)
+    assert (solved["rules"], solved["value"], solved["blocks_computed"]) == ("staircase-3", 4, 4)
+    assert memo_cli.main(["--store", store, "status", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["rule_sets"]
+    assert listed["staircase-3"]["blocks_done"] == 4
+    assert listed["staircase-2"]["blocks_done"] == 0
+
+
+def test_parsing_a_job_loads_no_statistics() -> None:
+    """A worker parses every job it takes: that needs the game's state parser, not the
+    score distribution's stack (loaded when a statistics job runs)."""
+    code = (
+        "import sys\n"
+        "from memo_solver.jobs.queue import Job\n"
+        "Job.parse({'kind': 'warm', 'rules': 'yahtzee', 'state': 'start'})\n"
+        "Job.parse({'kind': 'stats', 'rules': 'yahtzee', 'state': 'start'})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('memo_solver.games.yahtzee.')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+        check=True,
+    )
+    loaded = result.stdout
+    assert "memo_solver.games.yahtzee.state" in loaded
+    for heavy in ("stats", "distribution", "advice"):
+        assert f"memo_solver.games.yahtzee.{heavy}'" not in loaded, loaded
