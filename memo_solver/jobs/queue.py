@@ -11,6 +11,11 @@ Nothing here grows for ever or needs a SCAN: a finished or failed job's record e
 (a day by default), the workers trim the stream of the entries every group has
 acknowledged, and the recent jobs and the live workers are sorted sets scored by when
 they lapse, pruned as they are read (see :mod:`memo_solver.stores.redis_keys`).
+
+One module of about 520 lines: the job's message, its record, the stream and the
+heartbeats are one protocol on one hash tag, whose Lua scripts read each other's keys
+(enqueue writes the record, the index and the stream in one step; a trim reads what the
+heartbeats' consumers hold), so splitting them would spread one invariant over files.
 """
 
 from __future__ import annotations
