@@ -823,3 +823,20 @@ def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
 def test_serve_refuses_a_header_timeout_that_is_not_positive(tmp_path: Path) -> None:
     result = memo_solver(tmp_path / "s.sqlite3", "serve", "--header-timeout", "0")
     assert "--header-timeout and --port must be positive" in one_error_line(result)
+
+
+@pytest.mark.parametrize("url", ["redis://:s3cret@[bad", "redis://:s3cret@host:port/0"])
+def test_an_unreadable_redis_url_is_one_line_and_keeps_its_password(
+    tmp_path: Path, url: str
+) -> None:
+    result = subprocess.run(
+        [str(CLI), "--redis", url, "status"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, "HOME": str(tmp_path)},
+        check=False,
+    )
+    line = one_error_line(result)
+    assert "bad Redis URL" in line
+    assert "s3cret" not in result.stderr

@@ -168,12 +168,17 @@ _MEMORY_SAMPLES: Final = 5
 
 
 def redacted(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    """The URL without its password, for messages and logs. One that cannot be parsed (a
+    broken IPv6 host, a port that is no number) may still hold a password: only its scheme
+    is shown."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.hostname or ""
+        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    except ValueError:
+        return f"{url.partition('://')[0]}://<unreadable address>"
     return urlunsplit(parts._replace(netloc=netloc))
 
 
