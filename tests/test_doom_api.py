@@ -21,7 +21,7 @@ from api_support import api_client, child_env, error_of
 from memo_solver.games.dice_of_doom.advice import solve
 from memo_solver.jobs.queue import Job
 from memo_solver.service.app import ApiSettings
-from memo_solver.service.routes import dice_of_doom as doom_api
+from memo_solver.service.routes.games import dice_of_doom as doom_api
 from memo_solver.service.settings import ADMIN_TOKEN_ENV
 
 CLI = Path(sys.executable).with_name("memo-solver")

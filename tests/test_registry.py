@@ -168,3 +168,22 @@ def test_parsing_a_job_loads_no_statistics() -> None:
     assert "memo_solver.games.yahtzee.state" in loaded
     for heavy in ("stats", "distribution", "advice"):
         assert f"memo_solver.games.yahtzee.{heavy}'" not in loaded, loaded
+
+
+def test_a_familys_own_endpoints_come_with_its_registration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The app takes the endpoints of every registered family that has a routes module
+    (``service/routes/games/``), and only those: no list of games in the app."""
+    from memo_solver.service.app import create_app
+    from memo_solver.service.routes import games as family_routes
+    from memo_solver.stores.memory import MemoryStore
+
+    def paths() -> set[str]:
+        app = create_app(lambda: (MemoryStore(), None))
+        return {getattr(route, "path", "") for route in app.router.routes}
+
+    assert "/v1/games/dice-of-doom/advice" in paths()
+    monkeypatch.setattr(family_routes, "FAMILIES", (YAHTZEE,))
+    assert "/v1/games/dice-of-doom/advice" not in paths()
+    assert "/v1/advice" in paths()

@@ -27,7 +27,8 @@ from memo_solver.service.errors import AsciiJSONResponse, install_error_handlers
 from memo_solver.service.fast import install_fast_post
 from memo_solver.service.middleware import BodyLimit, Observe
 from memo_solver.service.models import ERRORS
-from memo_solver.service.routes import advice, analysis, dice_of_doom, health, jobs, page, rules
+from memo_solver.service.routes import advice, analysis, health, jobs, page, rules
+from memo_solver.service.routes.games import family_routes
 from memo_solver.service.service import open_service
 from memo_solver.service.settings import ApiSettings
 
@@ -67,7 +68,7 @@ def create_app(
         rules.routes,
         analysis.routes,
         jobs.routes,
-        dice_of_doom.routes(settings.doom_limit),
+        *family_routes(settings),  # each family's own endpoints, found by its name
         page.routes,
         health.routes,
     ):

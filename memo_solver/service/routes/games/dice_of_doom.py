@@ -26,6 +26,7 @@ from memo_solver.games.dice_of_doom.sizes import SIZES, doom_name
 from memo_solver.games.dice_of_doom.tree import DoomLimitError, DoomSolver, Position
 from memo_solver.service.routes import Routes
 from memo_solver.service.service import service_of
+from memo_solver.service.settings import ApiSettings
 
 LIMIT_FAILURES_KEPT = 4096
 """Positions remembered as past the limit, the least recently asked forgotten first: a few
@@ -99,8 +100,13 @@ class DoomAdviceOut(BaseModel):
     )
 
 
-def routes(limit: int) -> Routes:
-    """The route for one app: its solves within ``limit``, one at a time."""
+FAMILY = "dice-of-doom"
+"""The family these routes serve (its ``--game`` name in the registry)."""
+
+
+def routes(settings: ApiSettings) -> Routes:
+    """The route for one app: its solves within the app's position limit, one at a time."""
+    limit = settings.doom_limit
     routes = Routes()
     limiter = anyio.CapacityLimiter(1)
     past_limit: OrderedDict[tuple[Position, bool], str] = OrderedDict()
