@@ -174,8 +174,9 @@ class Sandbox:
     def rewrite(self, command: str) -> str:
         """The command with the README's well-known addresses replaced by the sandbox's."""
         if "6379" in command:
-            port = self.redis_url().rsplit(":", 1)[1].split("/")[0]
-            command = command.replace("127.0.0.1:6379", f"127.0.0.1:{port}")
+            self.redis_url()  # started on first use
+            assert self.redis is not None
+            command = command.replace("127.0.0.1:6379", f"127.0.0.1:{self.redis.port}")
         command = command.replace("localhost:8000", f"127.0.0.1:{self.http_port}")
         command = command.replace(" /tmp/", f" {self.folder}/")
         return command.replace("--port 8000", f"--port {self.http_port}")

@@ -12,7 +12,6 @@ JSON ``{"error": {"field", "message"}}`` in the CLI's words.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import random
@@ -21,16 +20,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import anyio
+import export_openapi
 import httpx
 import pytest
 from api_support import (
     LOWER_PIN,
     OPENAPI_PATH,
-    REPO,
     SAME,
     TOL,
     UPPER_PIN,
@@ -952,17 +950,6 @@ async def test_metrics_count_a_request_past_its_deadline(tmp_path: Path) -> None
 # --- the OpenAPI document ---------------------------------------------------------------------
 
 
-def export_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "export_openapi", REPO / "scripts" / "export_openapi.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_committed_openapi_json_is_the_apps_document() -> None:
     committed = OPENAPI_PATH.read_text(encoding="utf-8")
     assert committed == openapi_document(build_app(MemoryStore)), (
@@ -982,9 +969,8 @@ async def test_served_openapi_document_is_the_committed_one(tmp_path: Path) -> N
 def test_export_script_checks_and_writes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = export_script()
     target = tmp_path / "openapi.json"
-    run: Callable[..., int] = script.main
+    run: Callable[..., int] = export_openapi.main
     assert run(["--check", "--output", str(target)]) == 1
     assert capsys.readouterr().err.count("\n") == 1
     assert run(["--output", str(target)]) == 0

@@ -8,29 +8,12 @@ line by line, ``...`` standing for text that changes from run to run. When this 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+import readme_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "readme_examples", ROOT / "scripts" / "readme_examples.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-readme_examples = _checker()
 
 
 def test_ellipsis_stands_for_text_inside_a_line_and_for_whole_lines() -> None:
