@@ -56,7 +56,7 @@ def test_each_example_solves_to_its_pin(name: str) -> None:
     )
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_both_yatzy_house_rules_together() -> None:
     document: dict[str, Any] = rule_set_document(read_rule_file(EXAMPLES / "yatzy-fh5.json"))
     for box in document["boxes"]:
