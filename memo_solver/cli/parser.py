@@ -26,6 +26,8 @@ from memo_solver.games.entry import Parameter
 
 EXAMPLES = """examples:
   memo-solver rules
+  memo-solver rules show yatzy > house.json       # then edit house.json
+  memo-solver advise --rules-file house.json start
   memo-solver advise --rules yahtzee '- x x x x x x x x x x - x 62 False 2 1 2 2 2 6'
   memo-solver advise --rules yahtzee 'open=ones,yahtzee upper=62 dice=12226 rerolls=2' --json
   echo '{"filled": ["chance"], "dice": [6,6,6,6,6]}' | memo-solver advise --rules yahtzee -
@@ -104,7 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--json", action="store_true", help="print JSON instead of words")
         return sub
 
-    command("rules", "list the built-in rule sets")
+    rules = command("rules", "list the built-in rule sets, or print one as its file")
+    rules.add_argument(
+        "action", nargs="?", choices=("list", "show"), default="list", help="(default: list)"
+    )
+    rules.add_argument("name", nargs="?", help="with show: the built-in rule set to print")
     advise = command("advise", "the best move and what every other move costs")
     _rules_option(advise, YAHTZEE)
     advise.add_argument("state", help="the state, or - to read JSON states line by line")
@@ -353,6 +359,19 @@ def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs:
 
 def _rules_option(sub: argparse.ArgumentParser, game: str | None) -> None:
     _option(sub, game, "--rules", default="yahtzee", help="rule set")
+    _rules_file_option(sub, game)
+
+
+def _rules_file_option(sub: argparse.ArgumentParser, game: str | None) -> None:
+    _option(
+        sub,
+        game,
+        "--rules-file",
+        type=Path,
+        metavar="FILE",
+        help="a rule-set file (JSON; 'rules show yatzy' prints one to start from) instead of "
+        "--rules",
+    )
 
 
 def _threshold_option(sub: argparse.ArgumentParser, help_text: str, game: str | None) -> None:
@@ -406,6 +425,7 @@ def _game_options(sub: argparse.ArgumentParser) -> None:
     families = registry.FAMILIES
     default, *others = families
     _family_option(sub, default.name, default.parameter)
+    _rules_file_option(sub, default.name)
     takes = [f"{default.name} takes {default.parameter.flag}"]
     takes += [f"{family.name} {family.parameter.flag}" for family in others]
     _game_option(sub, ", ".join(takes), [family.name for family in families])
