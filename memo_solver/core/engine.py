@@ -400,7 +400,12 @@ class Engine:
 
 def namespace(game: Game) -> str:
     """The store namespace of a game's blocks: format version and rules fingerprint."""
-    return f"{FORMAT_VERSION}:{game.fingerprint}"
+    return namespace_of(game.fingerprint)
+
+
+def namespace_of(fingerprint: str) -> str:
+    """The namespace of the game with this fingerprint (known before the game is built)."""
+    return f"{FORMAT_VERSION}:{fingerprint}"
 
 
 @asynccontextmanager
