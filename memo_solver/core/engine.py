@@ -403,6 +403,11 @@ def namespace(game: Game) -> str:
     return f"{FORMAT_VERSION}:{game.fingerprint}"
 
 
+def of_this_format(name: str) -> bool:
+    """Whether a namespace holds blocks of this format version: another's are unreadable."""
+    return name.partition(":")[0] == str(FORMAT_VERSION)
+
+
 @asynccontextmanager
 async def open_engine(
     game: Game,
