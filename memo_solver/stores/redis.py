@@ -168,7 +168,8 @@ _MEMORY_SAMPLES: Final = 5
 
 # KEYS: the namespace's block group hashes (ARGV[1] of them), then its other keys. Counts the
 # blocks and deletes every key at once; UNLINK frees a large hash in the background instead
-# of blocking Redis while it does.
+# of blocking Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is
+# when an operator prunes.
 _DELETE_NAMESPACE = (
     LUA_FREES
     + """
