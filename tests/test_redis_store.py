@@ -8,7 +8,9 @@
 - a waiter whose holder died (a claim never committed) returns once the lease lapses;
 - an unreachable Redis is a :class:`StoreUnavailableError` naming the URL (never its
   password), and one line from the CLI with exit status 2;
-- the CLI finds the Redis URL in ``$MEMO_SOLVER_REDIS_URL`` when ``--redis`` is not given.
+- the CLI finds the Redis URL in ``$MEMO_SOLVER_REDIS_URL`` when ``--redis`` is not given;
+- a namespace is found by its keys (never by a job's, a worker's or another program's) and
+  deleted with every one of them, in one slot.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from redis_server import RedisServer, free_port
 from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Claim, StoreUnavailableError
-from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 
@@ -94,7 +96,7 @@ def _slot(port: int, name: str) -> int:
 
 
 def test_namespace_keys_share_one_cluster_slot(cluster_node: int) -> None:
-    names = [redis_keys.blocks(NS), redis_keys.claims(NS), *redis_keys.block_groups(NS)]
+    names = [redis_keys.blocks(NS), redis_keys.claims(NS), *redis_keys.namespace_keys(NS)]
     for key in [LOWER.root(), *LOWER.successors(LOWER.root()), "7f"]:
         names += [redis_keys.claim(NS, key), redis_keys.done_channel(NS, key)]
     slot = _slot(cluster_node, redis_keys.blocks(NS))
@@ -151,6 +153,73 @@ async def test_a_claim_is_a_key_with_the_lease_as_its_ttl(redis_url: str) -> Non
         await store.commit(NS, {"a": b"x"}, A)
         assert await store.redis.exists(redis_keys.claim(NS, "a")) == 0
         assert await store.redis.hget(redis_keys.blocks(NS), "a") == b"x"
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        (redis_keys.blocks(NS), NS),
+        (redis_keys.claims(NS), NS),
+        (redis_keys.claim(NS, "7f"), NS),
+        (redis_keys.definition(NS), NS),
+        (redis_keys.JOB_STREAM, None),
+        (redis_keys.RECENT_JOBS, None),
+        (redis_keys.LIVE_WORKERS, None),
+        (redis_keys.job("b951bdf6d2969e31"), None),
+        (redis_keys.worker("w1"), None),
+        (redis_keys.probe("0123abcd"), None),
+        (f"ms:{TAG}:something-else", None),
+        ("ms:jobs", None),
+        ("other-app:{x}:blocks", None),
+    ],
+)
+def test_a_key_names_its_namespace_only_when_it_is_one_of_a_namespaces(
+    key: str, expected: str | None
+) -> None:
+    assert redis_keys.namespace_of(key) == expected
+
+
+async def test_a_namespace_is_deleted_with_every_key_a_solve_wrote_and_nothing_else(
+    redis_url: str, r: redis.Redis
+) -> None:
+    from memo_solver.jobs import queue as jobs
+
+    other = "1:other"
+    async with opened(redis_url) as store:
+        async with open_engine(LOWER, store) as engine:
+            await engine.block(LOWER.root())
+        assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
+        await store.put_definition(NS, b"rules")
+        await store.commit(other, {"a": b"x"}, None)
+        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
+        await jobs.beat(store.redis, "w1", {"id": "w1"}, 60)
+        r.set("other-app:key", "kept")
+        before = {name.decode() for name in r.scan_iter(match="*")}
+        assert {n for n in before if TAG in n} == {
+            *redis_keys.namespace_keys(NS),
+            redis_keys.claim(NS, "held"),
+        }
+        assert await store.namespaces() == sorted([NS, other])
+
+        assert await store.delete_namespace(NS) == LOWER.block_count
+        after = {name.decode() for name in r.scan_iter(match="*")}
+        assert after == {n for n in before if TAG not in n}
+        assert await store.namespaces() == [other]
+
+
+async def test_the_namespace_calls_run_on_a_one_node_cluster(cluster_redis: RedisServer) -> None:
+    """A cluster refuses a script whose keys are in two slots, or that touches a key it was
+    not given (CROSSSLOT): deleting a namespace declares every key it deletes."""
+    with cluster_redis.client() as client:
+        client.flushall()
+    async with opened(cluster_redis.url) as store:
+        await store.commit(NS, {"a": b"1", "b": b"2"}, None)
+        await store.try_claim(NS, ["c", "d"], A, LONG_LEASE)
+        await store.put_definition(NS, b"rules")
+        assert await store.definition(NS) == b"rules"
+        assert await store.namespaces() == [NS]
+        assert await store.delete_namespace(NS) == 2
+        assert await store.namespaces() == []
 
 
 # --- waiting across connections ------------------------------------------------------------

@@ -271,6 +271,61 @@ async def test_namespaces_are_isolated(store: Store) -> None:
     assert (await store.coverage(NS)).claims == 1
 
 
+# --- definitions, and the namespaces as a whole (prune) ----------------------------------------
+
+DEFINED_NS = "1:defined"
+
+
+async def test_a_definition_is_kept_beside_the_blocks_and_set_once(store: Store) -> None:
+    """The namespace is the rules' fingerprint: a second definition says the same rules."""
+    assert await store.definition(NS) is None
+    await store.put_definition(NS, b'{"name": "first"}')
+    await store.put_definition(NS, b'{"name": "second"}')
+    assert await store.definition(NS) == b'{"name": "first"}'
+    assert await store.definition(OTHER_NS) is None
+    assert await store.keys(NS) == []  # a definition is no block
+    assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+
+
+async def test_namespaces_are_those_holding_blocks_claims_or_a_definition(store: Store) -> None:
+    assert await store.namespaces() == []
+    await store.commit(NS, {"a": b"x"}, None)
+    await store.try_claim(OTHER_NS, ["b"], A, LONG_LEASE)
+    await store.put_definition(DEFINED_NS, b"{}")
+    # Reads hold nothing: a namespace only looked at is none.
+    await store.get_many("1:looked-at", ["a"])
+    await store.coverage("1:looked-at")
+    await store.keys("1:looked-at")
+    await store.definition("1:looked-at")
+    assert await store.namespaces() == sorted([NS, OTHER_NS, DEFINED_NS])
+    await store.release(OTHER_NS, ["b"], A)  # its only claim let go: it holds nothing
+    assert await store.namespaces() == sorted([NS, DEFINED_NS])
+
+
+async def test_deleting_a_namespace_deletes_all_it_holds_and_counts_its_blocks(
+    store: Store,
+) -> None:
+    await store.commit(NS, {"a": b"1", "b": b"2"}, None)
+    await store.try_claim(NS, ["c"], A, LONG_LEASE)
+    await store.put_definition(NS, b"old rules")
+    await store.commit(OTHER_NS, {"a": b"other"}, None)
+    await store.put_definition(OTHER_NS, b"other rules")
+
+    assert await store.delete_namespace(NS) == 2
+    assert await store.get_many(NS, ["a", "b"]) == {}
+    assert await store.keys(NS) == []
+    assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+    assert await store.definition(NS) is None
+    assert await store.namespaces() == [OTHER_NS]
+    assert await store.try_claim(NS, ["c"], B, LONG_LEASE) == {"c": Claim.CLAIMED}  # free now
+    await store.put_definition(NS, b"new rules")  # set once per life of the namespace
+    assert await store.definition(NS) == b"new rules"
+    # Nothing of another namespace goes.
+    assert await store.get_many(OTHER_NS, ["a"]) == {"a": b"other"}
+    assert await store.definition(OTHER_NS) == b"other rules"
+    assert await store.delete_namespace("1:never-used") == 0
+
+
 # --- SQLite only: one file shared by several store objects (as by several processes) --------
 
 
@@ -436,6 +491,39 @@ async def test_sqlite_a_read_only_file_is_read_and_refuses_writes(
             await store.probe()
 
 
+async def test_sqlite_a_file_from_before_definitions_is_read_and_gets_them_once_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file is orphaned: one written before definitions were kept (no table for them)
+    opens as it did, read-only too, and holds none; its first definition makes the table."""
+    path = tmp_path / "memo.sqlite"
+    with sqlite3.connect(path) as old:  # the schema of a file from before definitions
+        old.executescript(
+            """
+            CREATE TABLE blocks (namespace TEXT NOT NULL, key TEXT NOT NULL,
+                data BLOB NOT NULL, PRIMARY KEY (namespace, key));
+            CREATE TABLE claims (namespace TEXT NOT NULL, key TEXT NOT NULL,
+                token TEXT NOT NULL, expires REAL NOT NULL,
+                PRIMARY KEY (namespace, key)) WITHOUT ROWID;
+            INSERT INTO blocks VALUES ('1:contract', 'a', x'6b657074');
+            """
+        )
+    old.close()
+    with monkeypatch.context() as read_only:
+        on_every_connection(read_only, READ_ONLY)
+        async with SQLiteStore(path) as store:
+            assert await store.get_many(NS, ["a"]) == {"a": b"kept"}
+            assert await store.definition(NS) is None
+            assert await store.namespaces() == [NS]
+            with pytest.raises(StoreRefusedError, match="refused the write"):
+                await store.put_definition(NS, b"rules")
+    async with SQLiteStore(path) as store:
+        await store.put_definition(NS, b"rules")
+        assert await store.definition(NS) == b"rules"
+        assert await store.delete_namespace(NS) == 1
+        assert await store.namespaces() == []
+
+
 async def test_sqlite_a_write_lock_held_elsewhere_is_busy(tmp_path: Path) -> None:
     """Another process's write transaction (a precompute committing): the probe answers
     BUSY at once; a write waits for the lock, and past the timeout says who to wait for."""
@@ -517,6 +605,21 @@ async def test_redis_at_maxmemory_refuses_a_growing_script_at_once_and_runs_the_
             await store.renew(NS, ["held"], A, LONG_LEASE)
             await store.release(NS, ["held"], A)
             assert (await store.coverage(NS)).claims == 0
+
+
+async def test_redis_at_maxmemory_refuses_a_definition_and_still_deletes_a_namespace(
+    fresh_redis: RedisServer,
+) -> None:
+    """Deleting frees memory: ``prune`` works on a full Redis, which is when it is wanted."""
+    async with RedisStore(fresh_redis.url) as store:
+        await store.commit(NS, {"a": b"x", "b": b"y"}, None)
+        await store.try_claim(NS, ["c"], A, LONG_LEASE)
+        with fresh_redis.client() as client, redis_at_maxmemory(client):
+            with pytest.raises(StoreFullError):
+                await store.put_definition(NS, b"rules")
+            assert await store.namespaces() == [NS]
+            assert await store.delete_namespace(NS) == 2
+            assert await store.namespaces() == []
 
 
 async def test_redis_error_replies_are_refusals_and_only_lost_connections_unreachable(

@@ -129,7 +129,7 @@ def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:
 
 
 DOOM_COMMANDS = ("advise", "stats", "play")
-OPERATIONS = ("precompute", "status", "export", "import")
+OPERATIONS = ("precompute", "status", "prune", "export", "import")
 
 
 def _run_async(args: argparse.Namespace) -> int:
@@ -280,6 +280,10 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
     async with store:
         if args.command == "status":
             return await ops.status(args.verify, store, queue, location, out)
+        if args.command == "prune":
+            from memo_solver.cli.prune import prune
+
+            return await prune(args.dry_run, store, out)
         entry = _game(args)
         if args.command == "precompute":
             options = ops.PrecomputeOptions(args.wait, args.wait_for_workers, args.here)

@@ -163,6 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also decode every stored block and count the damaged ones (reads them all)",
     )
+    prune = command(
+        "prune",
+        "delete the store's namespaces that no built-in game and no stored rule-set "
+        "definition names (blocks nobody can ask for, or of an older store format)",
+    )
+    prune.add_argument(
+        "--dry-run", action="store_true", help="list what would go, with its blocks; delete nothing"
+    )
+    prune.epilog = PRUNE_EXAMPLES
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)
     export.add_argument(
@@ -255,6 +264,11 @@ WORKER_EXAMPLES = """examples:
   memo-solver worker --redis redis://127.0.0.1:6379/0
   memo-solver --redis redis://127.0.0.1:6379/0 worker --concurrency 2
   memo-solver worker --redis redis://127.0.0.1:6379/0 --check   # exit 0 if one is alive
+"""
+PRUNE_EXAMPLES = """examples:
+  memo-solver prune --dry-run
+  memo-solver --redis redis://127.0.0.1:6379/0 prune --dry-run --json
+  memo-solver --redis redis://127.0.0.1:6379/0 prune
 """
 YAHTZEE = "yahtzee"
 DOOM = "dice-of-doom"

@@ -408,6 +408,11 @@ def namespace_of(fingerprint: str) -> str:
     return f"{FORMAT_VERSION}:{fingerprint}"
 
 
+def of_this_format(name: str) -> bool:
+    """Whether a namespace holds blocks of this format version: another's are unreadable."""
+    return name.partition(":")[0] == str(FORMAT_VERSION)
+
+
 @asynccontextmanager
 async def open_engine(
     game: Game,

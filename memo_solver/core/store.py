@@ -1,7 +1,9 @@
 """The store interface: a shared memo of encoded blocks with leased claims.
 
 Every store keeps, per namespace (format version and game fingerprint), blocks as opaque
-bytes and claims as ``(token, expiry)``. A claim is only a courtesy that keeps two workers
+bytes and claims as ``(token, expiry)``, and may keep the game's definition (opaque bytes
+too: a rule-set file) beside them, so that a process that meets a namespace by its
+fingerprint alone can rebuild the game. A claim is only a courtesy that keeps two workers
 from computing the same block: values are deterministic, so a block computed twice after a
 lost lease is harmless, and correctness never depends on the claim.
 """
@@ -122,6 +124,26 @@ class Store(Protocol):
         ...
 
     async def coverage(self, namespace: str) -> Coverage: ...
+
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        """Keep the definition of the namespace's game beside its blocks. Set once: the
+        namespace is named by the game's fingerprint, so a definition already there says
+        the same game, and stays."""
+        ...
+
+    async def definition(self, namespace: str) -> bytes | None:
+        """The definition kept for the namespace, or None."""
+        ...
+
+    async def namespaces(self) -> list[str]:
+        """Every namespace holding anything (blocks, claims, live or lapsed, a definition),
+        sorted. A walk of everything the store holds (Redis: SCAN), for the operator's
+        ``prune``: never on a request's path, nor in ``status``."""
+        ...
+
+    async def delete_namespace(self, namespace: str) -> int:
+        """Delete everything the namespace holds, at once; the number of blocks deleted."""
+        ...
 
     async def probe(self) -> Write:
         """Claim and release a probe key, in one round trip or one short transaction: proof

@@ -17,6 +17,7 @@ class _Namespace:
     blocks: dict[str, bytes] = field(default_factory=dict)
     claims: dict[str, tuple[str, float]] = field(default_factory=dict)
     events: dict[str, anyio.Event] = field(default_factory=dict)
+    definition: bytes | None = None
 
 
 class MemoryStore:
@@ -104,6 +105,30 @@ class MemoryStore:
             claims=live,
             bytes=sum(len(v) for v in space.blocks.values()),
         )
+
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        space = self._space(namespace)
+        if space.definition is None:
+            space.definition = definition
+
+    async def definition(self, namespace: str) -> bytes | None:
+        space = self._spaces.get(namespace)
+        return None if space is None else space.definition
+
+    async def namespaces(self) -> list[str]:
+        return sorted(
+            name
+            for name, space in self._spaces.items()
+            if space.blocks or space.claims or space.definition is not None
+        )
+
+    async def delete_namespace(self, namespace: str) -> int:
+        """Waiters on its claims wake, as at a release: the claims are gone."""
+        space = self._spaces.pop(namespace, None)
+        if space is None:
+            return 0
+        self._wake(space, list(space.events))
+        return len(space.blocks)
 
     async def probe(self) -> Write:
         """Memory always has room (a process out of memory fails long before a probe)."""

@@ -166,6 +166,25 @@ return {blocks, redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), size}
 )
 _MEMORY_SAMPLES: Final = 5
 
+# KEYS: the namespace's block group hashes (ARGV[1] of them), then its other keys. Counts the
+# blocks and deletes every key at once; UNLINK frees a large hash in the background instead
+# of blocking Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is
+# when an operator prunes.
+_DELETE_NAMESPACE = (
+    LUA_FREES
+    + """
+local blocks = 0
+for i = 1, tonumber(ARGV[1]) do
+  blocks = blocks + redis.call('HLEN', KEYS[i])
+end
+for i = 1, #KEYS do
+  redis.call('UNLINK', KEYS[i])
+end
+return blocks
+"""
+)
+_SCAN_COUNT: Final = 1000
+
 
 def redacted(url: str) -> str:
     """The URL without its password, for messages and logs. One that cannot be parsed (a
@@ -213,6 +232,7 @@ class RedisStore:
         self._release = self.redis.register_script(_RELEASE)
         self._commit = self.redis.register_script(_COMMIT)
         self._coverage = self.redis.register_script(_COVERAGE)
+        self._delete_namespace = self.redis.register_script(_DELETE_NAMESPACE)
         self._waiters: dict[str, set[anyio.Event]] = {}
         self._stack = AsyncExitStack()
 
@@ -360,7 +380,7 @@ class RedisStore:
         async with self._reachable():
             for group in redis_keys.block_groups(namespace):
                 fields += await self.redis.hkeys(group)
-        return sorted(f.decode() if isinstance(f, bytes) else f for f in fields)
+        return sorted(_text(f) for f in fields)
 
     async def coverage(self, namespace: str) -> Coverage:
         """One round trip of O(1) commands: ``bytes`` is Redis's own (sampled) measure of
@@ -369,6 +389,39 @@ class RedisStore:
         async with self._reachable():
             blocks, claims, size = await self._coverage(keys=keys, args=[_MEMORY_SAMPLES])
         return Coverage(blocks=int(blocks), claims=int(claims), bytes=int(size))
+
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        async with self._reachable():
+            await self.redis.set(redis_keys.definition(namespace), definition, nx=True)
+
+    async def definition(self, namespace: str) -> bytes | None:
+        async with self._reachable():
+            found = await self.redis.get(redis_keys.definition(namespace))
+        return found if isinstance(found, bytes) else None
+
+    async def namespaces(self) -> list[str]:
+        """A SCAN of the whole database. On a Redis Cluster a SCAN walks one node: the
+        namespaces of the others would need a walk of each (this store talks to one)."""
+        found: set[str] = set()
+        async with self._reachable():
+            async for key in self.redis.scan_iter(
+                match=redis_keys.TAGGED_PATTERN, count=_SCAN_COUNT
+            ):
+                name = redis_keys.namespace_of(key.decode(errors="replace"))
+                if name is not None:
+                    found.add(name)
+        return sorted(found)
+
+    async def delete_namespace(self, namespace: str) -> int:
+        """Its claim keys are the members of its claims set: a claim taken between the two
+        round trips keeps its key until its lease lapses, which does no harm."""
+        groups = redis_keys.block_groups(namespace)
+        async with self._reachable():
+            claimed = await self.redis.zrange(redis_keys.claims(namespace), 0, -1)
+            keys = redis_keys.namespace_keys(namespace)
+            keys += [redis_keys.claim(namespace, _text(k)) for k in claimed]
+            blocks = await self._delete_namespace(keys=keys, args=[len(groups)])
+        return int(blocks)
 
     async def probe(self) -> Write:
         """Claim and release a probe key of its own (SET NX PX, then DEL) in one pipelined
@@ -404,6 +457,11 @@ def store_error(exc: RedisError | OSError, where: str) -> StoreUnavailableError:
         f"cannot reach Redis at {where}: {exc} "
         "(is redis-server running? check --redis or $MEMO_SOLVER_REDIS_URL)"
     )
+
+
+def _text(name: object) -> str:
+    """A hash field or set member as text (redis-py answers bytes)."""
+    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 def milliseconds(seconds: float) -> int:

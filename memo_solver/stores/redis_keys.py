@@ -12,7 +12,12 @@ One namespace (format version and game fingerprint, e.g. ``1:3f2a...``) is one t
 - ``ms:{ns}:claim:<key>``: the claim token, ``SET NX PX lease``;
 - ``ms:{ns}:claims``: a sorted set, block key -> claim expiry (Redis server time, ms),
   kept by the claim scripts beside the claim keys so live claims are one ``ZCOUNT``;
+- ``ms:{ns}:definition``: the game's definition (a rule-set file), set once (``SET NX``);
 - ``ms:{ns}:done:<key>``: the pub/sub channel a commit or a release publishes on.
+
+:func:`namespace_keys` names them all but the claim keys (the members of the claims set
+name those), and :func:`namespace_of` tells a namespace by them in a SCAN: a new key of a
+namespace joins both.
 
 The jobs are the other tag, ``{jobs}``:
 
@@ -40,10 +45,14 @@ RECENT_JOBS: Final = f"{PREFIX}:{JOBS_TAG}:recent"
 LIVE_WORKERS: Final = f"{PREFIX}:{JOBS_TAG}:alive"
 DONE_PATTERN: Final = f"{PREFIX}:*:done:*"
 """What a process subscribes to once, to hear of every commit and release."""
+TAGGED_PATTERN: Final = f"{PREFIX}:{{*"
+"""What a SCAN for the namespaces matches: every key with a hash tag (the jobs' and the
+probe's too, which :func:`namespace_of` leaves out)."""
+_BLOCKS, _CLAIMS, _DEFINITION, _CLAIM = "blocks", "claims", "definition", "claim:"
 
 
 def blocks(namespace: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:blocks"
+    return f"{PREFIX}:{{{namespace}}}:{_BLOCKS}"
 
 
 def block_groups(namespace: str) -> list[str]:
@@ -52,11 +61,32 @@ def block_groups(namespace: str) -> list[str]:
 
 
 def claim(namespace: str, key: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:claim:{key}"
+    return f"{PREFIX}:{{{namespace}}}:{_CLAIM}{key}"
 
 
 def claims(namespace: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:claims"
+    return f"{PREFIX}:{{{namespace}}}:{_CLAIMS}"
+
+
+def definition(namespace: str) -> str:
+    return f"{PREFIX}:{{{namespace}}}:{_DEFINITION}"
+
+
+def namespace_keys(namespace: str) -> list[str]:
+    """Every key of a namespace but its claim keys: the block groups first."""
+    return [*block_groups(namespace), claims(namespace), definition(namespace)]
+
+
+def namespace_of(key: str) -> str | None:
+    """The namespace whose key this is, or None for any other key (a job's, a worker's,
+    the probe's, another program's)."""
+    head, brace, rest = key.partition("{")
+    namespace, closing, kind = rest.partition("}:")
+    if head != f"{PREFIX}:" or not brace or not closing or not namespace:
+        return None
+    if kind in (_BLOCKS, _CLAIMS, _DEFINITION) or kind.startswith(_CLAIM):
+        return namespace
+    return None
 
 
 def done_channel(namespace: str, key: str) -> str:

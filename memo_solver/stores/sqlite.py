@@ -48,6 +48,12 @@ CREATE TABLE IF NOT EXISTS claims (
     PRIMARY KEY (namespace, key)) WITHOUT ROWID;
 """
 _TABLES = ("blocks", "claims")
+_DEFINITIONS = """
+CREATE TABLE IF NOT EXISTS definitions (
+    namespace TEXT NOT NULL PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID
+"""
+"""Made by the first definition stored, not at open: a file from before definitions were
+kept opens as it did (read-only too), and reads as holding none."""
 _PAGE_BYTES = 8192
 _POLL_START_S = 0.002
 _POLL_MAX_S = 0.05
@@ -279,6 +285,46 @@ class SQLiteStore:
 
         return await self._run(count)
 
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        def put(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute(_DEFINITIONS)
+                db.execute(
+                    "INSERT OR IGNORE INTO definitions VALUES (?, ?)", (namespace, definition)
+                )
+
+        await self._run(put)
+
+    async def definition(self, namespace: str) -> bytes | None:
+        def read(db: sqlite3.Connection) -> bytes | None:
+            if not _has_definitions(db):
+                return None
+            row = db.execute(
+                "SELECT data FROM definitions WHERE namespace = ?", (namespace,)
+            ).fetchone()
+            return None if row is None else bytes(row[0])
+
+        return await self._run(read)
+
+    async def namespaces(self) -> list[str]:
+        def walk(db: sqlite3.Connection) -> list[str]:
+            tables = ["blocks", "claims", *(["definitions"] if _has_definitions(db) else [])]
+            union = " UNION ".join(f"SELECT namespace FROM {table}" for table in tables)
+            return [name for (name,) in db.execute(f"{union} ORDER BY 1")]
+
+        return await self._run(walk)
+
+    async def delete_namespace(self, namespace: str) -> int:
+        def delete(db: sqlite3.Connection) -> int:
+            with _transaction(db):
+                deleted = db.execute("DELETE FROM blocks WHERE namespace = ?", (namespace,))
+                db.execute("DELETE FROM claims WHERE namespace = ?", (namespace,))
+                if _has_definitions(db):
+                    db.execute("DELETE FROM definitions WHERE namespace = ?", (namespace,))
+            return deleted.rowcount
+
+        return await self._run(delete)
+
     async def __aenter__(self) -> SQLiteStore:
         return self
 
@@ -317,6 +363,14 @@ class SQLiteStore:
         await self._run(lambda db: db.close())
         if self._prober is not None:
             await anyio.to_thread.run_sync(self._prober.close, limiter=self._probe_limiter)
+
+
+def _has_definitions(db: sqlite3.Connection) -> bool:
+    """Whether the file holds the definitions table (see :data:`_DEFINITIONS`)."""
+    found = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'definitions'"
+    ).fetchone()
+    return found is not None
 
 
 @contextlib.contextmanager
