@@ -324,14 +324,17 @@ async def _with_engine(rules: RuleSet, location: Location, work: EngineWork) -> 
     """Every solving command runs here: on an engine whose solves show their progress."""
     from memo_solver.cli.progress import SolveProgress
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.family import entry_for
     from memo_solver.jobs.storage import open_store_and_queue
 
+    entry = entry_for(rules)
     with SolveProgress(rules.name) as progress:
         store, queue = open_store_and_queue(location)
         async with (
             store,
-            open_engine(YahtzeeGame(rules), store, on_progress=progress) as engine,
+            open_engine(
+                entry.game, store, on_progress=progress, definition=entry.definition
+            ) as engine,
         ):
             return await work(engine, rules, queue)
 

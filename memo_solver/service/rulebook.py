@@ -90,9 +90,7 @@ class RuleBook:
     async def keep_definition(self, rules: RuleSet) -> None:
         """Store the definition beside the blocks: what workers and ``prune`` read."""
         if not is_built_in(rules):
-            await self._store.put_definition(
-                namespace(YahtzeeGame(rules)), definition_bytes(rules)
-            )
+            await self._store.put_definition(namespace(YahtzeeGame(rules)), definition_bytes(rules))
 
     async def register(self, rules: RuleSet) -> bool:
         """Register ``rules`` under its name; True when new, False when the same rules were

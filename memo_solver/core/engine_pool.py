@@ -1,11 +1,11 @@
-"""Engines for the rule sets players bring, opened on demand and capped in number.
+"""Engines for the games players bring (rule-set files), opened on demand and capped.
 
-A public service cannot keep an engine (and its memo) open for every rule set anyone ever
+A public service or a worker cannot keep an engine (and its memo) open for every rule set anyone ever
 sent: the pool holds at most ``capacity`` of them and closes the least recently used one
 that no work is using when it needs room; their memos share one byte budget, so the total
 stays bounded however many rule sets arrive. Each engine lives in a task of the service's
-own task group (an engine's background tasks must be entered and left by one task), which
-keeps it open until the pool asks it to close.
+owner's task group (an engine's background tasks must be entered and left by one task),
+which keeps it open until the pool asks it to close.
 """
 
 from __future__ import annotations
@@ -19,12 +19,15 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
-from memo_solver.core.engine import Engine, open_engine
+from memo_solver.core.engine import DEFAULT_LEASE_S, Engine, open_engine
 from memo_solver.core.game import Game
-from memo_solver.core.store import Store
-from memo_solver.service.errors import ApiError
+from memo_solver.core.store import Store, StoreBusyError
 
 log = logging.getLogger(__name__)
+
+
+class PoolBusyError(StoreBusyError):
+    """Every pooled engine is in use and the pool is full: retry shortly (503)."""
 
 
 @dataclass(eq=False)
@@ -39,7 +42,7 @@ class _Slot:
 
 
 class EnginePool:
-    """Engines by fingerprint for rule sets that are not built in."""
+    """Engines by fingerprint for games outside the registry."""
 
     def __init__(
         self,
@@ -49,6 +52,7 @@ class EnginePool:
         *,
         capacity: int,
         cache_bytes: int,
+        lease_s: float = DEFAULT_LEASE_S,
     ) -> None:
         self._store = store
         self._limiter = limiter
@@ -57,6 +61,7 @@ class EnginePool:
         self._cache_bytes = max(1, cache_bytes // capacity)
         """Each engine's share, so that all of them together stay within the budget."""
         self._slots: OrderedDict[str, _Slot] = OrderedDict()
+        self._lease_s = lease_s
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -67,20 +72,21 @@ class EnginePool:
         return None if slot is None else slot.engine
 
     @asynccontextmanager
-    async def use(self, game: Game) -> AsyncIterator[Engine]:
+    async def use(self, game: Game, definition: bytes | None) -> AsyncIterator[Engine]:
         """The engine of ``game`` (opened now if needed), kept open while the block runs."""
         fingerprint = game.fingerprint
         slot = self._slots.get(fingerprint)
         if slot is None:
             self._make_room()
             slot = self._slots[fingerprint] = _Slot()
-            self._task_group.start_soon(self._host, game, fingerprint, slot)
+            self._task_group.start_soon(self._host, game, definition, slot)
         self._slots.move_to_end(fingerprint)
         slot.users += 1
         try:
             await slot.ready.wait()
             if slot.engine is None:
-                raise ApiError(503, "rules", f"could not open the rule set: {slot.failure}")
+                assert slot.failure is not None
+                raise slot.failure
             yield slot.engine
         finally:
             slot.users -= 1
@@ -94,17 +100,20 @@ class EnginePool:
                 slot.close.set()
                 del self._slots[fingerprint]
                 return
-        raise ApiError(
-            503, "rules", f"all {self.capacity} engines for custom rule sets are busy; retry"
+        raise PoolBusyError(
+            f"all {self.capacity} engines for rule sets outside the registry are busy; retry"
         )
 
-    async def _host(self, game: Game, fingerprint: str, slot: _Slot) -> None:
+    async def _host(self, game: Game, definition: bytes | None, slot: _Slot) -> None:
+        fingerprint = game.fingerprint
         try:
             async with open_engine(
                 game,
                 self._store,
                 compute_limiter=self._limiter,
                 cache_bytes=self._cache_bytes,
+                lease_s=self._lease_s,
+                definition=definition,
             ) as engine:
                 slot.engine = engine
                 slot.ready.set()
