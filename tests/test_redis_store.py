@@ -9,8 +9,9 @@
 - an unreachable Redis is a :class:`StoreUnavailableError` naming the URL (never its
   password), and one line from the CLI with exit status 2;
 - the CLI finds the Redis URL in ``$MEMO_SOLVER_REDIS_URL`` when ``--redis`` is not given;
-- a namespace is found by its keys (never by a job's, a worker's or another program's) and
-  deleted with every one of them, in one slot.
+- a namespace is found by its keys (never by a job's, a worker's, a registration's or
+  another program's) and deleted with every one of them, in one slot;
+- the registrations of named rule sets are keys of one slot, apart from every namespace.
 """
 
 from __future__ import annotations
@@ -168,6 +169,7 @@ async def test_a_claim_is_a_key_with_the_lease_as_its_ttl(redis_url: str) -> Non
         (redis_keys.job("b951bdf6d2969e31"), None),
         (redis_keys.worker("w1"), None),
         (redis_keys.probe("0123abcd"), None),
+        *((key, None) for key in redis_keys.REGISTRATIONS),
         (f"ms:{TAG}:something-else", None),
         ("ms:jobs", None),
         ("other-app:{x}:blocks", None),
@@ -220,6 +222,45 @@ async def test_the_namespace_calls_run_on_a_one_node_cluster(cluster_redis: Redi
         assert await store.namespaces() == [NS]
         assert await store.delete_namespace(NS) == 2
         assert await store.namespaces() == []
+
+
+def test_the_registrations_share_one_cluster_slot_of_their_own(cluster_node: int) -> None:
+    slot = _slot(cluster_node, redis_keys.REGISTERED_NAMES)
+    for name in redis_keys.REGISTRATIONS:
+        assert "{rules}" in name, name
+        assert _slot(cluster_node, name) == slot, name
+    assert _slot(cluster_node, redis_keys.blocks(NS)) != slot
+
+
+async def test_registrations_are_never_taken_for_a_namespace(redis_url: str) -> None:
+    """``prune`` walks every tagged key: a registered name, even one spelled like a
+    namespace, is no namespace, and deleting a namespace leaves every registration."""
+    async with opened(redis_url) as store:
+        await store.register(NS, "a1a1a1a1a1a1a1a1", b"rules named like a namespace")
+        await store.register("house", "a1a1a1a1a1a1a1a1", b"house rules")
+        await store.commit(NS, {"a": b"x"}, None)
+        assert await store.namespaces() == [NS]
+        assert await store.delete_namespace(NS) == 1
+        assert await store.namespaces() == []
+        assert [name for name, _ in await store.registrations("", 10)] == sorted([NS, "house"])
+
+
+async def test_the_registration_calls_run_on_a_one_node_cluster(
+    cluster_redis: RedisServer,
+) -> None:
+    """A cluster refuses a script whose keys are in two slots, or that touches a key it was
+    not given (CROSSSLOT): each registration script declares every key it touches."""
+    with cluster_redis.client() as client:
+        client.flushall()
+    async with opened(cluster_redis.url) as store:
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one") == b"one"
+        assert await store.register("house", "b2b2b2b2b2b2b2b2", b"two") == b"one"
+        await store.register("copy", "a1a1a1a1a1a1a1a1", b"one")
+        assert await store.registration("house") == b"one"
+        assert await store.registrations("", 1) == [("copy", b"one")]
+        assert await store.registrations("copy", 1) == [("house", b"one")]
+        assert await store.unregister("house") == 1
+        assert await store.unregister("house") is None
 
 
 # --- waiting across connections ------------------------------------------------------------

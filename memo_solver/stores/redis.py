@@ -185,6 +185,57 @@ return blocks
 )
 _SCAN_COUNT: Final = 1000
 
+# KEYS: the registrations' (redis_keys.REGISTRATIONS). ARGV: name, fingerprint, document.
+# Registers the name if it is free (nil), else answers the document that holds it.
+_REGISTER = (
+    LUA_WRITES
+    + """
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held then
+  return held
+end
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[4], ARGV[2], 1)
+return false
+"""
+)
+
+# KEYS: the registered names, their documents. ARGV: the ZRANGEBYLEX lower bound, the limit.
+# Names and documents, alternately.
+_REGISTRATIONS_PAGE = (
+    LUA_READS
+    + """
+local out = {}
+for _, name in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], '+', 'LIMIT', 0, ARGV[2])) do
+  out[#out + 1] = name
+  out[#out + 1] = redis.call('HGET', KEYS[2], name)
+end
+return out
+"""
+)
+
+# KEYS: the registrations'. ARGV: name. Nil when the name is not registered, else how many
+# names its fingerprint still has. It only deletes and counts down, so it runs at maxmemory.
+_UNREGISTER = (
+    LUA_FREES
+    + """
+local fingerprint = redis.call('HGET', KEYS[3], ARGV[1])
+if not fingerprint then
+  return false
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+local others = redis.call('HINCRBY', KEYS[4], fingerprint, -1)
+if others <= 0 then
+  redis.call('HDEL', KEYS[4], fingerprint)
+end
+return others
+"""
+)
+
 
 def redacted(url: str) -> str:
     """The URL without its password, for messages and logs. One that cannot be parsed (a
@@ -233,6 +284,9 @@ class RedisStore:
         self._commit = self.redis.register_script(_COMMIT)
         self._coverage = self.redis.register_script(_COVERAGE)
         self._delete_namespace = self.redis.register_script(_DELETE_NAMESPACE)
+        self._register = self.redis.register_script(_REGISTER)
+        self._registrations_page = self.redis.register_script(_REGISTRATIONS_PAGE)
+        self._unregister = self.redis.register_script(_UNREGISTER)
         self._waiters: dict[str, set[anyio.Event]] = {}
         self._stack = AsyncExitStack()
 
@@ -422,6 +476,31 @@ class RedisStore:
             keys += [redis_keys.claim(namespace, _text(k)) for k in claimed]
             blocks = await self._delete_namespace(keys=keys, args=[len(groups)])
         return int(blocks)
+
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+        async with self._reachable():
+            held = await self._register(
+                keys=list(redis_keys.REGISTRATIONS), args=[name, fingerprint, document]
+            )
+        return document if held is None else bytes(held)
+
+    async def registration(self, name: str) -> bytes | None:
+        async with self._reachable():
+            found = await self.redis.hget(redis_keys.REGISTERED_DOCUMENTS, name)
+        return found if isinstance(found, bytes) else None
+
+    async def registrations(self, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Redis orders members of equal score bytewise (``ZRANGEBYLEX``)."""
+        keys = [redis_keys.REGISTERED_NAMES, redis_keys.REGISTERED_DOCUMENTS]
+        lowest = f"({after}" if after else "-"
+        async with self._reachable():
+            flat = await self._registrations_page(keys=keys, args=[lowest, limit])
+        return [(_text(name), bytes(doc)) for name, doc in zip(flat[::2], flat[1::2], strict=True)]
+
+    async def unregister(self, name: str) -> int | None:
+        async with self._reachable():
+            others = await self._unregister(keys=list(redis_keys.REGISTRATIONS), args=[name])
+        return None if others is None else int(others)
 
     async def probe(self) -> Write:
         """Claim and release a probe key of its own (SET NX PX, then DEL) in one pipelined
