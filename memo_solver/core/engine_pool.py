@@ -1,7 +1,7 @@
 """Engines for the games players bring (rule-set files), opened on demand and capped.
 
-A public service or a worker cannot keep an engine (and its memo) open for every rule set anyone ever
-sent: the pool holds at most ``capacity`` of them and closes the least recently used one
+A public service or a worker cannot keep an engine (and its memo) open for every rule set
+anyone ever sent: the pool holds at most ``capacity`` of them and closes the least recently used one
 that no work is using when it needs room; their memos share one byte budget, so the total
 stays bounded however many rule sets arrive. Each engine lives in a task of the service's
 owner's task group (an engine's background tasks must be entered and left by one task),

@@ -100,11 +100,13 @@ class RuleBook:
             if built_in.fingerprint == rules.fingerprint:
                 return False
             raise ApiError(409, "name", f"{rules.name} is a built-in rule set; choose another name")
-        await self.keep_definition(rules)
-        document = definition_bytes(rules)
-        held = await self._store.register(rules.name, rules.fingerprint, document)
-        if held == document:
-            return True
+        held = await self._store.registration(rules.name)
+        if held is None:
+            await self.keep_definition(rules)
+            document = definition_bytes(rules)
+            held = await self._store.register(rules.name, rules.fingerprint, document)
+            if held == document:
+                return True
         if self._parse(held).fingerprint == rules.fingerprint:
             return False
         raise ApiError(

@@ -63,11 +63,14 @@ async def rules_list(
     ``Link: <...>; rel="next"`` header names the next page while there is one."""
     service = service_of(request)
     page: list[RuleSet] = []
-    if not after:
-        page = list(RULE_SETS.values())[:limit]
-    if len(page) < limit:
-        registered_after = after if after not in RULE_SETS else ""
-        page += await service.rulebook.registered(registered_after, limit - len(page) + 1)
+    registered_after = after
+    if not after or after in RULE_SETS:  # built-ins first, in their order
+        names = list(RULE_SETS)
+        start = names.index(after) + 1 if after else 0
+        page = [RULE_SETS[name] for name in names[start : start + limit + 1]]
+        registered_after = ""
+    if len(page) <= limit:  # one more than the page: whether there is a next one
+        page += await service.rulebook.registered(registered_after, limit + 1 - len(page))
     more = len(page) > limit
     page = page[:limit]
     if more:
