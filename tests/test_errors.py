@@ -25,6 +25,7 @@ import memo_solver
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.common import UsageError
 from memo_solver.cli.play import _StoppedError, _UndoError
+from memo_solver.core.engine_pool import PoolBusyError
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import (
     StoreBusyError,
@@ -38,6 +39,7 @@ from memo_solver.games.dice_of_doom.tree import DoomLimitError
 from memo_solver.games.registry import UnknownGameError, names
 from memo_solver.games.yahtzee.catalog import UnknownRuleSetError
 from memo_solver.games.yahtzee.distribution import MissingBlockError
+from memo_solver.games.yahtzee.kinds import RuleFileError
 from memo_solver.games.yahtzee.review import GameError
 from memo_solver.games.yahtzee.state import StateError
 from memo_solver.games.yahtzee.stats import StoppedError
@@ -72,6 +74,7 @@ NO_TOKEN = "send 'Authorization: Bearer <operator token>'"
 NO_JOB = "no job 'abc'"
 NO_QUEUE = "background jobs need the shared Redis store (serve with --redis URL)"
 BUSY = "still computing this state; retry shortly (the work goes on)"
+DICE_COUNT = "expected an integer 1..6, got 9 (in house.json)"
 
 DOCUMENTED = [
     Documented(StateError("upper", UPPER), 422, "upper", f"upper: {UPPER}"),
@@ -84,6 +87,7 @@ DOCUMENTED = [
         "turn 2, box: chance is already filled (turn 1)",
     ),
     Documented(UnknownRuleSetError(UNKNOWN_RULES), 422, "rules", UNKNOWN_RULES),
+    Documented(RuleFileError("dice", DICE_COUNT), 422, "dice", f"dice: {DICE_COUNT}"),
     Documented(UnknownGameError("kniffel"), 422, "rules", UNKNOWN_GAME),
     Documented(TransferError(DUMP), 422, "file", DUMP),
     Documented(JobError(JOB), 422, "job", JOB),
@@ -109,6 +113,7 @@ NOT_USER_ERRORS: dict[type[BaseException], str] = {
     StoreRefusedError: "a store fault",
     StoreFullError: "a store fault (HTTP 507)",
     StoreBusyError: "a store fault",
+    PoolBusyError: "every pooled engine is in use: a store fault's 503, retry",
     MissingBlockError: "a bug in what was solved beforehand",
     StoppedError: "a caller gave up on a computation: control flow",
     _StoppedError: "the player stopped the game: control flow",
@@ -177,7 +182,7 @@ def test_a_user_error_survives_pickling_whole(documented: Documented) -> None:
 def test_the_cli_prints_any_user_error_as_one_line_and_exits_2(
     documented: Documented, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def refuse(args: object) -> int:
+    def refuse(*args: object) -> int:
         raise documented.error
 
     monkeypatch.setattr(memo_cli, "cmd_rules", refuse)
@@ -189,7 +194,7 @@ def test_the_cli_prints_any_user_error_as_one_line_and_exits_2(
 def test_a_store_fault_stays_its_own_family_with_exit_75(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def fail(args: object) -> int:
+    def fail(*args: object) -> int:
         raise StoreBusyError("the store at x is locked by another process")
 
     monkeypatch.setattr(memo_cli, "cmd_rules", fail)

@@ -43,6 +43,7 @@ NAMESPACES = {
     "yahtzee-upper-no-bonus": "1:514c3ef9a41b97ca",
     "yahtzee-lower": "1:f13d8e46c0fda394",
     "yatzy": "1:d9197e38238c9a11",
+    "maxi-yatzy": "1:9b299cc6ba782f20",
     "dice-of-doom-2x2": "1:e809d14180852b1e",
     "dice-of-doom-3x3": "1:eb472e38c829dfd9",
 }

@@ -9,6 +9,7 @@ sends produces a 500.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -20,6 +21,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import Store, StoreFullError, StoreUnavailableError
 from memo_solver.service.settings import ApiSettings
+
+
+_UNION_TAG = re.compile(r"(str|int|float|bool|dict\[.*\]|list\[.*\])$")
+"""Where a field takes one of several types (``rules``: a name or a definition), pydantic
+names the member it tried after the field; the client's field is the field alone."""
 
 
 class ApiError(UserError):
@@ -77,7 +83,9 @@ def install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
         if first.get("type") == "json_invalid":
             reason = first.get("ctx", {}).get("error") or first.get("msg", "")
             return error_response(400, "body", f"malformed JSON: {reason}")
-        location = [str(p) for p in first.get("loc", ()) if p != "body"]
+        location = [
+            str(p) for p in first.get("loc", ()) if p != "body" and not _UNION_TAG.match(str(p))
+        ]
         message = str(first.get("msg", "invalid request"))
         return error_response(422, ".".join(location) or "body", message)
 
