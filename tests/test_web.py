@@ -14,6 +14,11 @@
 - points no game can put in a box (checked against ``GET /v1/rules``) get a message beside
   the box, count for nothing and ask nothing; the extra-Yahtzee count opens only after 50 in
   the Yahtzee box;
+- the page takes the rule set's shape from ``GET /v1/rules`` (every page of it): Maxi Yatzy's
+  six dice and 20 boxes, with advice three boxes from the end; a rule set registered over
+  HTTP (two dice, three boxes filled in scorecard order: only the next box opens) offered
+  under "Registered" and advised; the bonus count following the all-alike box's points; a
+  pasted rule-set file registered and picked, or refused with the field named;
 - axe-core finds no serious or critical violation on any of these screens;
 - the page asks nothing of any other origin (``data:`` URLs aside).
 
@@ -711,3 +716,238 @@ def test_extra_yahtzees_count_only_after_50_in_the_yahtzee_box(page: Any, servic
     page.uncheck("#box-yahtzee")
     sync_api.expect(extra).to_be_disabled()
     assert page.inner_text("#banked") == "45"
+
+
+# --- rule sets of any shape ------------------------------------------------------------------
+
+# Maxi Yatzy three boxes from the end: Ones to Sixes hold 63 (short of the 84 the +100 bonus
+# needs), Tower, Chance and Maxi Yatzy are open, every other box is scratched.
+MAXI_UPPER = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18}
+MAXI_OPEN = ("tower", "chance", "maxi_yatzy")
+MAXI_DICE = [2, 3, 5, 5, 6, 6]
+
+# A house rule of two dice and three boxes filled in scorecard order, registered over HTTP.
+TINY = {
+    "name": "tiny-pair",
+    "description": "Two dice, three boxes in order",
+    "dice": 2,
+    "rerolls": 1,
+    "order": "forced",
+    "upper_threshold": 6,
+    "upper_bonus": 10,
+    "boxes": [
+        {"name": "sixes", "kind": "upper", "face": 6},
+        {"name": "pair", "label": "A Pair", "kind": "pairs", "count": 1},
+        {"name": "chance", "kind": "chance"},
+    ],
+}
+
+
+def get_json(service: Service, path: str) -> Any:
+    with urllib.request.urlopen(service.url + path, timeout=30) as answer:
+        return json.load(answer)
+
+
+def rule_set(service: Service, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(r for r in get_json(service, "/v1/rules") if r["name"] == name)
+    return found
+
+
+def box_rows(page: Any) -> list[str]:
+    """The scorecard's boxes as shown, in order."""
+    found: list[str] = page.locator("#boxes .box-row .box-name").all_inner_texts()
+    return [text.removesuffix("NEXT").strip() for text in found]
+
+
+def best_value(service: Service, asked: dict[str, Any]) -> float:
+    """The service's own value of the position the page asked about."""
+    value: float = post_json(service, "/v1/advice", asked)["value"]
+    return value
+
+
+def test_maxi_yatzy_shows_six_dice_and_twenty_boxes(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Maxi Yatzy: six dice to enter, its 20 boxes labelled in scorecard order, no Yahtzee
+    bonus count, the upper total measured against 84; advice three boxes from the end."""
+    maxi = rule_set(service, "maxi-yatzy")
+    open_page(page, service)
+    page.select_option("#rules", "maxi-yatzy")
+    assert page.locator("#dice .die.empty").count() == 6
+    assert page.inner_text("#dice-hint").startswith("Tap the six dice you rolled")
+    assert box_rows(page) == [maxi["labels"][name] for name in maxi["boxes"]]
+    assert len(maxi["boxes"]) == 20
+    assert page.locator('input[name="roll"]').count() == 3
+    assert page.is_hidden("#extra-bonus-field")
+
+    for name, points in MAXI_UPPER.items():
+        page.fill(f"#box-{name}-points", str(points))
+    for name in maxi["boxes"]:
+        if name not in MAXI_UPPER and name not in MAXI_OPEN:
+            page.check(f"#box-{name}")  # ticked alone: a scratch, 0
+    assert page.inner_text("#upper-total") == "63"
+    assert "of 84 for the +100 bonus" in page.inner_text("#totals")
+    for face in MAXI_DICE:
+        tap_die(page, face)
+    assert page.get_attribute('.pad-button[data-face="1"]', "aria-disabled") == "true"
+    wait_advice(page)
+
+    asked = json.loads(next(r for r in reversed(sent) if r.url.endswith("/v1/advice")).post_data)
+    assert asked["rules"] == "maxi-yatzy"
+    assert asked["state"]["dice"] == MAXI_DICE
+    assert sorted(asked["state"]["filled"]) == sorted(set(maxi["boxes"]) - set(MAXI_OPEN))
+    assert asked["state"]["upper"] == 63
+    assert page.inner_text("#best-move").startswith("keep 5 5 6 6 and reroll 2 dice")
+    assert kept_faces(page) == [5, 5, 6, 6]
+    assert page.inner_text("#best-value") == f"{best_value(service, asked):.3f}"
+    assert page.inner_text("#banked") == "63"
+    assert_fits(page, SMALL_PHONE)
+    shot(page, "maxi-yatzy-late-320x568.png")
+    assert_accessible(page, "Maxi Yatzy at 320x568")
+
+
+def test_a_registered_rule_set_is_offered_and_advised(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """A rule set registered over HTTP is in the picker (its pages followed to the end,
+    under "Registered"); the page takes its two dice, its three boxes with their labels and
+    its two rolls, and, its boxes being filled in order, opens only the next one."""
+    registered = post_json(service, "/v1/rules", TINY)
+    assert registered["name"] == "tiny-pair"
+    # Pages of four: the page follows the Link headers through all of them.
+    page.route(
+        lambda url: url.endswith("/v1/rules"),
+        lambda route: route.continue_(url=f"{service.url}/v1/rules?limit=4"),
+    )
+    open_page(page, service)
+    listed = [r["name"] for r in get_json(service, "/v1/rules")]
+    offered = page.eval_on_selector_all("#rules option", "options => options.map(o => o.value)")
+    assert offered == listed
+    pages = [r for r in sent if "/v1/rules" in r.url and r.method == "GET"]
+    assert len(pages) == -(-len(listed) // 4), [r.url for r in pages]
+    group = page.locator('#rules optgroup[label="Registered"] option')
+    assert "tiny-pair" in group.all_inner_texts()
+
+    # A yahtzee scorecard with Chance filled, carried over: in scorecard order Sixes comes first.
+    page.fill("#box-chance-points", "12")
+    page.select_option("#rules", "tiny-pair")
+    assert page.inner_text("#rules-description").startswith(
+        "Registered: 2 dice, 3 boxes filled in scorecard order, 2 rolls a turn."
+    )
+    assert box_rows(page) == ["Sixes", "A Pair", "Chance"]
+    assert page.locator("#dice .die.empty").count() == 2
+    assert page.locator('input[name="roll"]').count() == 2
+    assert page.is_hidden("#extra-bonus-field")
+    sync_api.expect(page.locator('.box-row[data-box="sixes"] .field-message')).to_have_text(
+        "Sixes is open: this rule set fills its boxes in scorecard order, "
+        "so Chance cannot be filled before it."
+    )
+    page.uncheck("#box-chance")
+
+    # Only the next box opens: Sixes, then A Pair.
+    next_row = page.locator(".box-row.next")
+    sync_api.expect(next_row).to_have_attribute("data-box", "sixes")
+    for closed in ("#box-pair", "#box-pair-points", "#box-chance", "#box-chance-points"):
+        assert page.is_disabled(closed), closed
+    page.fill("#box-sixes-points", "12")
+    sync_api.expect(next_row).to_have_attribute("data-box", "pair")
+    for opened in ("#box-sixes", "#box-pair", "#box-pair-points"):
+        assert page.is_enabled(opened), opened
+    for closed in ("#box-chance", "#box-chance-points"):
+        assert page.is_disabled(closed), closed
+    assert page.inner_text("#upper-total") == "12"
+    assert "(bonus +10 reached)" in page.inner_text("#totals")
+    assert page.inner_text("#banked") == "22"
+
+    tap_die(page, 3)
+    tap_die(page, 3)
+    wait_advice(page)
+    asked = json.loads(next(r for r in reversed(sent) if r.url.endswith("/v1/advice")).post_data)
+    assert asked == {
+        "rules": "tiny-pair",
+        "state": {
+            "filled": ["sixes"],
+            "upper": 12,
+            "yahtzee_bonus": False,
+            "rerolls_left": 1,
+            "dice": [3, 3],
+        },
+    }
+    scored = [r["words"] for r in rows(page) if r["kind"] == "score"]
+    assert scored == ["score 6 in A Pair"]  # the next box is the only one to score in
+    assert page.inner_text("#best-value") == f"{best_value(service, asked):.3f}"
+    shot(page, "registered-rule-set-375x667.png")
+    assert_accessible(page, "a registered rule set in forced order")
+
+    # Played along, the game's turns are its boxes and its rolls two; Sixes comes next.
+    page.locator("label:has(input[value='play'])").tap()
+    page.select_option("#rules", "tiny-pair")
+    assert page.inner_text("#roll-text") == "Turn 1 of 3 · roll 1 of 2"
+    sync_api.expect(page.locator(".box-row.next .open")).to_have_text("next")
+    assert page.get_attribute(".box-row.next", "data-box") == "sixes"
+
+
+def test_the_bonus_count_follows_the_all_alike_box(page: Any, service: Service) -> None:
+    """With a bonus for every further roll of all dice alike, the count opens once the
+    all-alike box holds its points (8 here, not Yahtzee's 50), under that box's label."""
+    post_json(service, "/v1/rules", {
+        "name": "twin-bonus",
+        "dice": 2,
+        "yahtzee_bonus": 5,
+        "boxes": [
+            {"name": "chance", "kind": "chance"},
+            {"name": "twin", "label": "Twin", "kind": "all_alike", "points": 8},
+        ],
+    })  # fmt: skip
+    open_page(page, service)
+    page.select_option("#rules", "twin-bonus")
+    extra = page.locator("#extra-bonuses")
+    assert page.inner_text('label[for="extra-bonuses"]') == "Extra Twins so far (+5 each)"
+    sync_api.expect(page.locator("#extra-bonuses-hint")).to_have_text("Counts once Twin holds 8.")
+    page.fill("#box-chance-points", "7")
+    page.fill("#box-twin-points", "8")
+    sync_api.expect(extra).to_be_enabled()
+    extra.fill("1")
+    sync_api.expect(page.locator("#banked")).to_have_text(str(7 + 8 + 5))
+
+
+def test_a_pasted_rule_set_is_registered_and_picked(page: Any, service: Service) -> None:
+    """A pasted rule-set file is registered and picked; one the service refuses shows its
+    message and the field it names."""
+    open_page(page, service)
+    page.click("#add-rules summary")
+    page.fill("#rules-file", json.dumps({"name": "bad-face", "boxes": [
+        {"name": "high", "kind": "upper", "face": 9},
+    ]}))  # fmt: skip
+    page.click("#register")
+    sync_api.expect(page.locator("#register-error")).to_have_text(
+        "The service refused this rule set: expected an integer 1..6, got 9 (boxes[0].face)."
+    )
+    assert page.get_attribute("#rules-file", "aria-invalid") == "true"
+    assert page.input_value("#rules") == "yahtzee"
+    assert_accessible(page, "a refused rule-set file")
+
+    one_die = {
+        "name": "one-die",
+        "dice": 1,
+        "rerolls": 0,
+        "boxes": [
+            {"name": "high", "kind": "chance"},
+            {"name": "sixes", "kind": "upper", "face": 6},
+        ],
+    }
+    page.fill("#rules-file", json.dumps(one_die))
+    page.click("#register")
+    sync_api.expect(page.locator("#register-status")).to_have_text("Added one-die, and picked it.")
+    assert page.inner_text("#register-error") == ""
+    assert page.get_attribute("#rules-file", "aria-invalid") is None
+    assert page.input_value("#rules") == "one-die"
+    assert rule_set(service, "one-die")["dice"] == 1
+    assert page.inner_text("#dice-hint").startswith("Tap the die you rolled")
+    assert page.is_hidden("#roll-field")  # one roll a turn: nothing to say
+    assert box_rows(page) == ["High", "Sixes"]
+    tap_die(page, 4)
+    wait_advice(page)
+    assert page.inner_text("#best-move") == "score 4 in High"
+    shot(page, "pasted-rule-set-375x667.png")
+    assert_accessible(page, "a pasted rule set, picked")

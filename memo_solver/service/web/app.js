@@ -2,14 +2,16 @@
  * outside this service. It keeps the scorecard, the dice and the roll of the turn, asks
  * POST /v1/advice for every legal move, and shows them best first. In play-along mode it
  * also keeps a whole game (in localStorage) as POST /v1/review reads one, and shows that
- * endpoint's review of every decision at the end. */
+ * endpoint's review of every decision at the end. Every rule set comes from GET /v1/rules
+ * (built in or registered, POST /v1/rules): its dice, rolls, boxes and fill order shape
+ * the page, which knows no game of its own. */
 "use strict";
 
 (() => {
   const STORAGE_KEY = "memo-solver:page:v2"; // v1 saves lack the rolls a review needs: unread
-  const DICE = 5;
   const FACES = 6;
-  const UPPER_NAMES = ["ones", "twos", "threes", "fours", "fives", "sixes"];
+  const NUMBER_WORDS = ["no", "one", "two", "three", "four", "five", "six"];
+  const ORDINALS = ["1st", "2nd", "3rd", "4th", "5th", "6th"];
   const ADVICE_CACHE_SIZE = 200;
   const TYPING_DELAY_MS = 250;
 
@@ -18,6 +20,10 @@
     app: $("#app"),
     rules: $("#rules"),
     rulesDescription: $("#rules-description"),
+    rulesFile: $("#rules-file"),
+    register: $("#register"),
+    registerStatus: $("#register-status"),
+    registerError: $("#register-error"),
     modeRadios: document.querySelectorAll('input[name="mode"]'),
     playBar: $("#play-bar"),
     playStatus: $("#play-status"),
@@ -25,8 +31,8 @@
     newGame: $("#new-game"),
     turn: $("#turn"),
     rollField: $("#roll-field"),
-    rollRadios: document.querySelectorAll('input[name="roll"]'),
     rollText: $("#roll-text"),
+    diceHint: $("#dice-hint"),
     dice: $("#dice"),
     quick: $("#quick"),
     doBest: $("#do-best"),
@@ -146,27 +152,26 @@
     const rules = ruleSets.get(name);
     if (!rules) return null;
     // Everything about the rules comes from GET /v1/rules: the page keeps no copy.
+    const yahtzeeBox = rules.yahtzee_box;
     return {
       ...rules,
       upperBonus: rules.upper_bonus,
       threshold: rules.upper_threshold,
       yahtzeeBonus: rules.yahtzee_bonus,
-      yahtzeeBox: rules.yahtzee_box,
+      yahtzeeBox,
+      // What the all-alike box holds once scored with a roll that fits it (Yahtzee's 50).
+      alikePoints: yahtzeeBox === null ? null : Math.max(...rules.possible_points[yahtzeeBox]),
       possiblePoints: rules.possible_points,
+      rolls: rules.rerolls + 1,
+      forced: rules.order === "forced",
+      label: (box) => rules.labels[box] ?? box,
+      isUpper: (box) => rules.upper_boxes.includes(box),
     };
   }
 
-  function label(name) {
-    return name
-      .split("_")
-      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-      .join(" ")
-      .replace(/ Of /g, " of ")
-      .replace(/ A /g, " a ");
-  }
-
-  function upperFace(name) {
-    return UPPER_NAMES.indexOf(name) + 1; // 0 when not an upper box
+  /** "die" or "six dice", after "the" or "your": a rule set rolls 1 to 6 dice. */
+  function diceWords(count) {
+    return count === 1 ? "die" : `${NUMBER_WORDS[count]} dice`;
   }
 
   /** Filled boxes with their points, whichever mode: [{name, points}] in scorecard order. */
@@ -213,10 +218,10 @@
    * put in it (GET /v1/rules); "" when nothing is. */
   function pointsProblem(name, points, info) {
     if (!Number.isInteger(points)) {
-      return `${label(name)}: enter the points as a whole number (or leave it empty for 0).`;
+      return `${info.label(name)}: enter the points as a whole number (or leave it empty for 0).`;
     }
     const allowed = info.possiblePoints[name];
-    return allowed.includes(points) ? "" : `${label(name)}: the points must be ${describePoints(allowed)}.`;
+    return allowed.includes(points) ? "" : `${info.label(name)}: the points must be ${describePoints(allowed)}.`;
   }
 
   /**
@@ -230,10 +235,22 @@
       const problem = pointsProblem(name, points, info);
       if (problem) problems.set(`box-${name}-points`, problem);
     }
-    const upper = filled.filter((b) => upperFace(b.name)).reduce((s, b) => s + b.points, 0);
+    const gap = info.forced ? filled.findIndex((b, i) => b.name !== info.boxes[i]) : -1;
+    if (gap >= 0) {
+      // Only a scorecard carried over from another rule set can get here: in forced order
+      // the page opens one box at a time (renderFillOrder).
+      const open = info.boxes[gap];
+      problems.set(
+        `box-${open}-points`,
+        `${info.label(open)} is open: this rule set fills its boxes in scorecard order, ` +
+          `so ${info.label(filled.at(-1).name)} cannot be filled before it.`,
+      );
+    }
+    const upper = filled.filter((b) => info.isUpper(b.name)).reduce((s, b) => s + b.points, 0);
     const boxPoints = filled.reduce((s, b) => s + b.points, 0);
     const yahtzeeBonus =
-      info.yahtzeeBox !== null && filled.some((b) => b.name === info.yahtzeeBox && b.points === 50);
+      info.yahtzeeBox !== null &&
+      filled.some((b) => b.name === info.yahtzeeBox && b.points === info.alikePoints);
     // Extra Yahtzees earn their bonus only after 50 in the Yahtzee box, and each one fills
     // another box: the page takes the count only then, and at most that many.
     const extrasCount = !!info.yahtzeeBonus && yahtzeeBonus && state.mode !== "play";
@@ -244,8 +261,8 @@
       if (!Number.isInteger(extras) || extras > most) {
         problems.set(
           "extra-bonuses",
-          `Extra ${label(info.yahtzeeBox)}s: enter a whole number, at most ${most} ` +
-            `(one for each box filled besides ${label(info.yahtzeeBox)}).`,
+          `Extra ${info.label(info.yahtzeeBox)}s: enter a whole number, at most ${most} ` +
+            `(one for each box filled besides ${info.label(info.yahtzeeBox)}).`,
         );
       }
     }
@@ -307,18 +324,40 @@
     return loss < 5e-10 ? "0" : `−${fmt(loss)}`;
   }
 
+  /** What a rule set is, in a line: its description, and for a registered one (which may
+   * have none) its shape too. */
+  function describeRules(info) {
+    if (info.built_in) return info.description;
+    const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+    const shape =
+      `Registered: ${count(info.dice, "die", "dice")}, ${count(info.boxes.length, "box", "boxes")}` +
+      `${info.forced ? " filled in scorecard order" : ""}, ${count(info.rolls, "roll", "rolls")} a turn.`;
+    return info.description ? `${shape} ${info.description}` : shape;
+  }
+
+  /** The built-in rule sets, then the registered ones in a group of their own. */
   function renderRulesSelect() {
     const view = current();
     el.rules.innerHTML = "";
-    for (const rules of ruleSets.values()) {
-      const option = document.createElement("option");
-      option.value = rules.name;
-      option.textContent = rules.name;
-      el.rules.append(option);
+    const groups = [
+      ["Built in", [...ruleSets.values()].filter((r) => r.built_in)],
+      ["Registered", [...ruleSets.values()].filter((r) => !r.built_in)],
+    ];
+    for (const [name, members] of groups) {
+      if (!members.length) continue;
+      const group = document.createElement("optgroup");
+      group.label = name;
+      for (const rules of members) {
+        const option = document.createElement("option");
+        option.value = rules.name;
+        option.textContent = rules.name;
+        group.append(option);
+      }
+      el.rules.append(group);
     }
     el.rules.value = view.rules;
     const info = rulesInfo(view.rules);
-    el.rulesDescription.textContent = info ? info.description : "";
+    el.rulesDescription.textContent = info ? describeRules(info) : "";
     const locked = state.mode === "play" && decisionsMade(state.play) > 0 && !state.play.over;
     el.rules.disabled = locked;
     if (locked) {
@@ -330,7 +369,6 @@
     for (const radio of el.modeRadios) radio.checked = radio.value === state.mode;
     const play = state.mode === "play";
     el.playBar.hidden = !play;
-    el.rollField.hidden = play;
     el.rollText.hidden = !play;
     el.app.dataset.mode = state.mode;
     el.scorecardHint.textContent = play
@@ -346,26 +384,30 @@
     if (!info) return;
     const list = document.createElement(state.mode === "play" ? "ul" : "div");
     list.className = "box-list";
+    const next = nextBox(view, info);
     for (const name of info.boxes) {
       const id = `box-${name}`;
+      const text = escapeHtml(info.label(name));
       const row = document.createElement(state.mode === "play" ? "li" : "div");
       row.className = "box-row";
       row.dataset.box = name;
-      if (upperFace(name)) row.classList.add("upper");
+      if (info.isUpper(name)) row.classList.add("upper");
       if (state.mode === "play") {
         const filled = name in view.boxes;
+        const open = name === next ? "next" : "open";
         row.classList.toggle("filled", filled);
+        row.classList.toggle("next", name === next);
         row.innerHTML =
-          `<span class="box-name">${escapeHtml(label(name))}</span>` +
-          `<span class="box-points">${filled ? view.boxes[name] : '<span class="open">open</span>'}</span>`;
+          `<span class="box-name">${text}</span>` +
+          `<span class="box-points">${filled ? view.boxes[name] : `<span class="open">${open}</span>`}</span>`;
       } else {
         const box = view.boxes[name] || { filled: false, points: "" };
         row.classList.toggle("filled", !!box.filled);
         row.innerHTML =
           `<input type="checkbox" id="${id}" class="box-check" ${box.filled ? "checked" : ""} ` +
           `aria-describedby="${id}-points-message">` +
-          `<label for="${id}" class="box-name">${escapeHtml(label(name))}</label>` +
-          `<label for="${id}-points" class="visually-hidden">Points in ${escapeHtml(label(name))}</label>` +
+          `<label for="${id}" class="box-name">${text}<span class="box-tag"></span></label>` +
+          `<label for="${id}-points" class="visually-hidden">Points in ${text}</label>` +
           `<input type="number" id="${id}-points" class="box-points-input" inputmode="numeric" ` +
           `${inputRange(info.possiblePoints[name])} placeholder="–" value="${escapeHtml(box.points ?? "")}" ` +
           `aria-describedby="${id}-points-message">` +
@@ -376,13 +418,37 @@
     el.boxes.append(list);
     if (info.yahtzeeBonus && state.mode !== "play") {
       el.extraField.hidden = false;
-      el.extraLabel.textContent = `Extra ${label(info.yahtzeeBox)}s so far (+${info.yahtzeeBonus} each)`;
+      el.extraLabel.textContent = `Extra ${info.label(info.yahtzeeBox)}s so far (+${info.yahtzeeBonus} each)`;
       el.extra.value = String(view.extraBonuses ?? 0);
       el.extra.disabled = false; // renderTotals closes it while the count does not count
     } else {
       el.extraField.hidden = true;
     }
     markAdvisedBox();
+  }
+
+  /** In forced order, the box a game scores next (the first open one); else null. */
+  function nextBox(view, info) {
+    if (!info.forced) return null;
+    const filled = new Set(filledBoxes(view, info).map((b) => b.name));
+    return info.boxes.find((name) => !filled.has(name)) ?? null;
+  }
+
+  /** In forced order only the next box can be ticked (and the last filled one unticked), so
+   * the filled boxes stay the first ones of the scorecard, as in every game of these rules;
+   * the next box is marked. Updated in place: the rows are not rebuilt while typing. */
+  function renderFillOrder(view, info) {
+    if (state.mode === "play" || !info.forced) return;
+    const filled = info.boxes.map((name) => !!(view.boxes[name] && view.boxes[name].filled));
+    const next = filled.indexOf(false);
+    const last = filled.lastIndexOf(true);
+    for (const row of el.boxes.querySelectorAll(".box-row")) {
+      const at = info.boxes.indexOf(row.dataset.box);
+      row.querySelector(".box-check").disabled = at !== next && at !== last;
+      row.querySelector(".box-points-input").disabled = !filled[at] && at !== next;
+      row.classList.toggle("next", at === next);
+      row.querySelector(".box-tag").textContent = at === next ? "next" : "";
+    }
   }
 
   /** min, max and step of a box's number input: the spinner steps through its possible
@@ -405,14 +471,17 @@
     }
   }
 
-  /** The extra-Yahtzee count is open only while it counts: after 50 in the Yahtzee box. While
-   * closed it shows 0 (what it adds) and keeps what was typed for when it opens again. */
+  /** The extra-Yahtzee count is open only while it counts: after 50 (the all-alike box's
+   * points) in the Yahtzee box. While closed it shows 0 (what it adds) and keeps what was
+   * typed for when it opens again. */
   function renderExtraBonuses(summary, info) {
     if (el.extraField.hidden) return;
     const open = summary.extrasCount;
     if (el.extra.disabled === open) el.extra.value = open ? String(current().extraBonuses ?? 0) : "0";
     el.extra.disabled = !open;
-    el.extraHint.textContent = open ? "" : `Counts once ${label(info.yahtzeeBox)} holds 50.`;
+    el.extraHint.textContent = open
+      ? ""
+      : `Counts once ${info.label(info.yahtzeeBox)} holds ${info.alikePoints}.`;
   }
 
   function renderTotals() {
@@ -422,8 +491,9 @@
     const summary = scorecardSummary(view, info);
     renderEntryMessages(summary);
     renderExtraBonuses(summary, info);
+    renderFillOrder(view, info);
     const rows = [];
-    if (info.boxes.some(upperFace)) {
+    if (info.upper_boxes.length) {
       let upperNote = "";
       if (info.upperBonus && !summary.error) {
         upperNote =
@@ -435,7 +505,7 @@
     }
     if (info.yahtzeeBonus) {
       rows.push([
-        `${label(info.yahtzeeBox)} bonus`,
+        `${info.label(info.yahtzeeBox)} bonus`,
         summary.yahtzeeBonus ? `on: another one earns +${info.yahtzeeBonus}` : "off",
       ]);
     }
@@ -447,17 +517,40 @@
     el.totals.innerHTML = rows.map(([k, v]) => `<div><dt>${k}</dt><dd>${v}</dd></div>`).join("");
   }
 
+  /** One radio per roll of the rule set's turn (rebuilt only when that count changes, so the
+   * keyboard's place in the group stays), or the turn's place in words when playing along. */
   function renderRoll() {
     const view = current();
-    for (const radio of el.rollRadios) radio.checked = Number(radio.value) === view.roll;
+    const info = rulesInfo(view.rules);
+    const rolls = info ? info.rolls : 0;
+    let radios = el.rollField.querySelectorAll('input[name="roll"]');
+    if (radios.length !== rolls) {
+      for (const option of el.rollField.querySelectorAll("label")) option.remove();
+      for (let roll = 1; roll <= rolls; roll += 1) {
+        const option = document.createElement("label");
+        option.innerHTML = `<input type="radio" name="roll" value="${roll}"> <span>${ORDINALS[roll - 1]} roll</span>`;
+        el.rollField.append(option);
+      }
+      radios = el.rollField.querySelectorAll('input[name="roll"]');
+    }
+    for (const radio of radios) radio.checked = Number(radio.value) === view.roll;
+    el.rollField.hidden = state.mode === "play" || rolls < 2;
     if (state.mode === "play") {
-      const info = rulesInfo(view.rules);
       const turns = info ? info.boxes.length : 0;
       const turn = Object.keys(view.boxes).length + 1;
       el.rollText.textContent = view.over
         ? "The game is over."
-        : `Turn ${Math.min(turn, turns)} of ${turns} · roll ${view.roll} of 3`;
+        : `Turn ${Math.min(turn, turns)} of ${turns} · roll ${view.roll} of ${rolls}`;
     }
+  }
+
+  /** A position kept from another rule set, made to fit this one: no more dice than it
+   * rolls (the highest go), no later roll than its turn has. */
+  function fitToRules(view) {
+    const info = rulesInfo(view.rules);
+    if (!info) return;
+    view.dice = view.dice.slice(0, info.dice);
+    view.roll = Math.min(view.roll, info.rolls);
   }
 
   function keptMask(dice, keep) {
@@ -476,6 +569,12 @@
 
   function renderDice() {
     const view = current();
+    const info = rulesInfo(view.rules);
+    const count = info ? info.dice : 0;
+    if (info) {
+      el.diceHint.textContent =
+        `Tap the ${diceWords(count)} you rolled (or type 1–6); tap a die above to take it back.`;
+    }
     const focused = el.dice.contains(document.activeElement) ? document.activeElement : null;
     const focusIndex = focused ? Number(focused.dataset.index) : null;
     const dice = view.dice;
@@ -483,7 +582,7 @@
     const best = shownBestAction();
     if (best && best.kind === "keep") kept = keptMask(dice, best.keep);
     const parts = [];
-    for (let i = 0; i < DICE; i += 1) {
+    for (let i = 0; i < count; i += 1) {
       if (i < dice.length) {
         const face = dice[i];
         const keep = kept[i];
@@ -503,7 +602,7 @@
       const buttons = el.dice.querySelectorAll("button.die");
       (buttons[Math.min(focusIndex, buttons.length - 1)] || el.pad[0]).focus();
     }
-    const full = dice.length >= DICE;
+    const full = dice.length >= count;
     for (const button of el.pad) button.setAttribute("aria-disabled", full ? "true" : "false");
   }
 
@@ -564,7 +663,7 @@
         yahtzee_bonus: summary.yahtzeeBonus,
       },
     };
-    const withDice = view.dice.length === DICE && !summary.allFilled;
+    const withDice = view.dice.length === info.dice && !summary.allFilled;
     if (withDice) {
       request.state.rerolls_left = info.rerolls - (view.roll - 1);
       request.state.dice = [...view.dice].sort((a, b) => a - b);
@@ -675,7 +774,7 @@
     }
     showError("");
     if (!built.withDice && !built.summary.allFilled) {
-      // Nothing to ask until the five dice are in: a half-entered scorecard is not worth a
+      // Nothing to ask until all the dice are in: a half-entered scorecard is not worth a
       // (possibly cold, long) computation on the service.
       computingSince = null;
       showStatus("");
@@ -813,17 +912,18 @@
     return JSON.stringify([request.rules, filled, upper, bonus]);
   }
 
-  /** Five dice are not in yet: say what to do, and what the scorecard is worth if known. */
+  /** The dice are not all in yet: say what to do, and what the scorecard is worth if known. */
   function renderWaiting(built) {
     lastAdvice = null;
     clearQuick();
     setPanelState("idle");
     const view = current();
-    const missing = DICE - view.dice.length;
+    const count = rulesInfo(view.rules).dice;
+    const missing = count - view.dice.length;
     const hint =
       state.mode === "play" && view.roll > 1
         ? `Roll the ${missing} ${missing === 1 ? "die" : "dice"} you did not keep and enter what they show.`
-        : `Enter your five dice to see the best move${missing < DICE ? ` (${missing} more)` : ""}.`;
+        : `Enter your ${diceWords(count)} to see the best move${missing < count ? ` (${missing} more)` : ""}.`;
     el.best.innerHTML = `<p class="best-move muted">${hint}</p>`;
     const start = turnStartValues.get(scorecardKey(built.request));
     const banked = built.summary.banked;
@@ -904,15 +1004,17 @@
     snapshot();
     play.turn.rolls.push([...play.dice]);
     play.lost += action.loss;
+    const info = rulesInfo(play.rules);
     let message;
     if (action.kind === "keep") {
       play.turn.keeps.push([...action.keep]);
       play.roll += 1;
       play.dice = [...action.keep];
+      const rerolled = info.dice - action.keep.length;
       message =
-        action.keep.length === DICE
-          ? `Kept all five dice: roll ${play.roll}.`
-          : `Kept ${action.keep.join(" ") || "nothing"}: roll ${DICE - action.keep.length} dice and enter them.`;
+        rerolled === 0
+          ? `Kept every die: roll ${play.roll}.`
+          : `Kept ${action.keep.join(" ") || "nothing"}: roll ${rerolled} ${rerolled === 1 ? "die" : "dice"} and enter ${rerolled === 1 ? "it" : "them"}.`;
     } else {
       play.turns.push({ ...play.turn, box: action.category });
       play.turn = { rolls: [], keeps: [] };
@@ -920,9 +1022,8 @@
       play.bonus = (play.bonus || 0) + (action.bonus || 0);
       play.roll = 1;
       play.dice = [];
-      const info = rulesInfo(play.rules);
       play.over = Object.keys(play.boxes).length === info.boxes.length;
-      message = `Scored ${action.points} in ${label(action.category)}${action.bonus ? ` (+${action.bonus} bonus)` : ""}.`;
+      message = `Scored ${action.points} in ${info.label(action.category)}${action.bonus ? ` (+${action.bonus} bonus)` : ""}.`;
     }
     saveState();
     renderAll();
@@ -965,7 +1066,7 @@
       clearReview();
       return;
     }
-    const rerolls = rulesInfo(review.rules).rerolls;
+    const rerolls = rulesInfo(state.play.rules).rerolls;
     const signed = (x) => `${x < 0 ? "−" : "+"}${fmt(Math.abs(x))}`;
     const decisions = review.decisions;
     const worst = review.worst_mistakes;
@@ -1006,7 +1107,8 @@
 
   function addDie(face) {
     const view = current();
-    if (view.dice.length >= DICE || (state.mode === "play" && view.over)) return;
+    const info = rulesInfo(view.rules);
+    if (!info || view.dice.length >= info.dice || (state.mode === "play" && view.over)) return;
     markInput();
     view.dice = [...view.dice, face].sort((a, b) => a - b);
     saveState();
@@ -1030,20 +1132,7 @@
   }
 
   function bind() {
-    el.rules.addEventListener("change", () => {
-      const name = el.rules.value;
-      if (state.mode === "play") {
-        state.play = freshPlay(name);
-        state.undo = [];
-      } else {
-        state.advise.rules = name;
-      }
-      markInput();
-      saveState();
-      lastAdvice = null;
-      renderAll();
-      updateAdvice();
-    });
+    el.rules.addEventListener("change", () => pickRules(el.rules.value));
     for (const radio of el.modeRadios) {
       radio.addEventListener("change", () => {
         if (!radio.checked) return;
@@ -1055,15 +1144,14 @@
         updateAdvice();
       });
     }
-    for (const radio of el.rollRadios) {
-      radio.addEventListener("change", () => {
-        if (!radio.checked || state.mode === "play") return;
-        markInput();
-        state.advise.roll = Number(radio.value);
-        saveState();
-        updateAdvice();
-      });
-    }
+    el.rollField.addEventListener("change", (event) => {
+      const radio = event.target;
+      if (radio.name !== "roll" || !radio.checked || state.mode === "play") return;
+      markInput();
+      state.advise.roll = Number(radio.value);
+      saveState();
+      updateAdvice();
+    });
     for (const button of el.pad) {
       button.addEventListener("click", () => addDie(Number(button.dataset.face)));
     }
@@ -1145,16 +1233,96 @@
     el.undo.addEventListener("click", undo);
     el.newGame.addEventListener("click", newGame);
     el.reviewNewGame.addEventListener("click", newGame);
+    el.register.addEventListener("click", registerRules);
+  }
+
+  /** Show the rule set `name`: a new game of it when playing along, else the same
+   * position under its rules. */
+  function pickRules(name) {
+    if (state.mode === "play") {
+      state.play = freshPlay(name);
+      state.undo = [];
+    } else {
+      state.advise.rules = name;
+      fitToRules(state.advise);
+    }
+    markInput();
+    saveState();
+    lastAdvice = null;
+    renderAll();
+    updateAdvice();
+  }
+
+  /** The URL of the next page that a Link header names (on this page's origin), or null. */
+  function nextPage(link) {
+    const match = /<([^>]*)>\s*;\s*rel="?next"?/.exec(link || "");
+    if (!match) return null;
+    const url = new URL(match[1], location.href);
+    return url.pathname + url.search;
+  }
+
+  /** Every rule set GET /v1/rules lists, built-ins first, following its pages to the end. */
+  async function fetchRuleSets() {
+    const found = new Map();
+    for (let url = "/v1/rules"; url; ) {
+      const response = await fetch(url, { headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      for (const rules of await response.json()) found.set(rules.name, rules);
+      url = nextPage(response.headers.get("Link"));
+    }
+    return found;
+  }
+
+  /** Register the pasted rule-set file (POST /v1/rules), then offer and pick it; a refusal
+   * shows the service's message and the field it names. */
+  async function registerRules() {
+    el.register.disabled = true;
+    el.registerError.textContent = "";
+    el.rulesFile.removeAttribute("aria-invalid");
+    el.registerStatus.textContent = "Adding the rule set…";
+    try {
+      const response = await fetch("/v1/rules", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: el.rulesFile.value,
+      });
+      let answer = null;
+      try {
+        answer = await response.json();
+      } catch (_) {
+        answer = null;
+      }
+      if (!response.ok) {
+        const detail = answer && answer.error;
+        el.registerStatus.textContent = "";
+        el.rulesFile.setAttribute("aria-invalid", "true");
+        el.registerError.textContent = detail
+          ? `The service refused this rule set: ${detail.message} (${detail.field}).`
+          : `The service answered ${response.status} ${response.statusText}.`;
+        return;
+      }
+      ruleSets = await fetchRuleSets();
+      const again = answer.created ? "" : " (registered before, with the same rules)";
+      if (state.mode === "play" && decisionsMade(state.play) > 0 && !state.play.over) {
+        renderRulesSelect();
+        el.registerStatus.textContent = `Added ${answer.name}${again}: start a new game to play it.`;
+      } else {
+        pickRules(answer.name);
+        el.registerStatus.textContent = `Added ${answer.name}${again}, and picked it.`;
+      }
+    } catch (error) {
+      el.registerStatus.textContent = "";
+      el.registerError.textContent = `Cannot reach the solver service (${error.message}).`;
+    } finally {
+      el.register.disabled = false;
+    }
   }
 
   async function loadRules() {
     showStatus("Loading the rule sets…");
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const response = await fetch("/v1/rules", { headers: { Accept: "application/json" } });
-        if (!response.ok) throw new Error(`HTTP ${response.status}`);
-        const list = await response.json();
-        ruleSets = new Map(list.map((r) => [r.name, r]));
+        ruleSets = await fetchRuleSets();
         showError("");
         showStatus("");
         return;
@@ -1172,6 +1340,7 @@
     const first = ruleSets.keys().next().value;
     if (!ruleSets.has(state.advise.rules)) state.advise = freshAdvise(first);
     if (!ruleSets.has(state.play.rules)) state.play = freshPlay(first);
+    fitToRules(state.advise);
     renderAll();
     el.app.dataset.ready = "yes";
     timings.ready = performance.now();
