@@ -31,6 +31,7 @@ from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser
 from memo_solver.cli.worker_options import build_parser as worker_parser
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rule_file import read_rule_file
 
 # ``python -m memo_solver.cli.main`` does nothing (cli.py has no ``__main__`` guard), so the
 # tests run the console script installed beside the interpreter.
@@ -104,7 +105,8 @@ def test_rules_lists_every_rule_set_with_its_description(tmp_path: Path) -> None
     for rules in RULE_SETS.values():
         (line,) = [line for line in lines if line.split()[0] == rules.name]
         assert rules.description in line
-        assert f"{rules.start_value:.10f}" in line
+        pinned = "(not pinned)" if rules.start_value is None else f"{rules.start_value:.10f}"
+        assert pinned in line
     assert not (tmp_path / "s.db").exists(), "listing rule sets must not create a store"
 
 
@@ -119,6 +121,57 @@ def test_rules_json_has_the_start_value_of_every_rule_set(tmp_path: Path) -> Non
         assert row["boxes"] == [c.name for c in rules.categories]
     for name, pin in PINS.items():
         assert next(r for r in rows if r["name"] == name)["start_value"] == pytest.approx(pin)
+
+
+def test_rules_show_prints_a_built_in_as_its_file(tmp_path: Path) -> None:
+    shown = memo_solver(tmp_path / "s.db", "rules", "show", "yazy")
+    assert shown.returncode == 0, shown.stderr
+    house = tmp_path / "house.json"
+    house.write_text(shown.stdout)
+    assert read_rule_file(house).fingerprint == RULE_SETS["yazy"].fingerprint
+    assert json.loads(shown.stdout)["boxes"][0] == {
+        "name": "ones",
+        "kind": "upper",
+        "face": 1,
+        "aliases": ["Count 1s"],
+    }
+    assert answer(memo_solver(tmp_path / "s.db", "rules", "show", "yazy", "--json")) == (
+        json.loads(shown.stdout)
+    )
+    for argv, words in [
+        (("rules", "show"), "name the built-in rule set"),
+        (("rules", "show", "kniffel"), "unknown rule set 'kniffel'"),
+        (("rules", "list", "yazy"), "did you mean 'rules show yazy'"),
+    ]:
+        refused = memo_solver(tmp_path / "s.db", *argv)
+        assert refused.returncode == 2
+        assert words in refused.stderr and refused.stderr.count("\n") == 1
+
+
+def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps(TINY_RULES))
+    value = answer(memo_solver(tmp_path / "s.db", "value", "--rules-file", str(tiny), "--json"))
+    assert value["rules"] == "tiny"
+    # One die, one chance box, one reroll: keep a 4, 5 or 6, else roll again: 4.25.
+    assert value["value"] == pytest.approx(4.25, abs=TOL)
+    done = answer(memo_solver(tmp_path / "s.db", "precompute", "--rules-file", str(tiny), "--json"))
+    assert done["blocks_total"] == 2
+    both = memo_solver(tmp_path / "s.db", "value", "--rules", "yazy", "--rules-file", str(tiny))
+    assert both.returncode == 2 and "not both" in both.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(TINY_RULES | {"dice": 0}))
+    refused = memo_solver(tmp_path / "s.db", "advise", "--rules-file", str(bad), "start")
+    assert refused.returncode == 2
+    assert refused.stderr == f"memo-solver: error: dice: expected an integer 1..6, got 0 (in {bad})\n"
+
+
+TINY_RULES = {
+    "name": "tiny",
+    "dice": 1,
+    "rerolls": 1,
+    "boxes": [{"name": "chance", "kind": "chance"}],
+}
 
 
 # --- advise -----------------------------------------------------------------------------------
