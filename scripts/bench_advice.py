@@ -158,7 +158,7 @@ async def time_cold(
 
 
 async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.games.yahtzee.catalog import get_rule_set
     from memo_solver.stores.memory import MemoryStore
     from memo_solver.stores.sqlite import SQLiteStore
 

@@ -241,7 +241,7 @@ def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
 def _namespace() -> str:
     from memo_solver.core.engine import namespace
     from memo_solver.games.yahtzee.game import YahtzeeGame
-    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.games.yahtzee.catalog import get_rule_set
 
     return namespace(YahtzeeGame(get_rule_set(RULES)))
 

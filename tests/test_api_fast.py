@@ -19,7 +19,7 @@ import pytest
 from api_support import api_client, as_json, late_states, random_state
 
 from memo_solver.games.yahtzee.advice import Action, Advice
-from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.fast import BatchOut, FastPost, advice_body
 

@@ -30,7 +30,7 @@ from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_fi
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser
 from memo_solver.cli.worker_options import build_parser as worker_parser
-from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.catalog import RULE_SETS
 
 # ``python -m memo_solver.cli.main`` does nothing (cli.py has no ``__main__`` guard), so the
 # tests run the console script installed beside the interpreter.

@@ -38,7 +38,7 @@ from memo_solver.games.dice_of_doom.tree import DoomLimitError
 from memo_solver.games.registry import UnknownGameError, names
 from memo_solver.games.yahtzee.distribution import MissingBlockError
 from memo_solver.games.yahtzee.review import GameError
-from memo_solver.games.yahtzee.rules import UnknownRuleSetError
+from memo_solver.games.yahtzee.catalog import UnknownRuleSetError
 from memo_solver.games.yahtzee.state import StateError
 from memo_solver.games.yahtzee.stats import StoppedError
 from memo_solver.jobs.queue import JobError

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.catalog import RULE_SETS
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {

@@ -32,7 +32,7 @@ from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Claim, StoreUnavailableError
 from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 

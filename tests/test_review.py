@@ -28,7 +28,8 @@ from portal_engines import PortalEngines
 
 from memo_solver.games.yahtzee.advice import Advice, advise
 from memo_solver.games.yahtzee.review import GameError, Review, read_game, review_game
-from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import parse_state
 
 DATA = Path(__file__).parent / "data"

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from memo_solver.games.yahtzee import dice
 from memo_solver.games.yahtzee.policy import tie
-from memo_solver.games.yahtzee.rules import RULE_SETS, Joker, RuleSet, get_rule_set
+from memo_solver.games.yahtzee.catalog import RULE_SETS, get_rule_set
+from memo_solver.games.yahtzee.rules import Joker, RuleSet
 from memo_solver.games.yahtzee.scoring import (
     Scored,
     after,

@@ -40,7 +40,8 @@ from memo_solver.games.yahtzee.policy import (
     choose_keeps,
     turn_policy,
 )
-from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.simulate import (
     _KEEP_OF_MASK,
     CHUNK_GAMES,

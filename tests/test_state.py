@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import (
     State,
     StateError,

@@ -41,7 +41,8 @@ from memo_solver.games.yahtzee.distribution import (
     score_distribution,
 )
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, parse_state, start_state
 from memo_solver.service.app import ApiSettings
 from memo_solver.stores.memory import MemoryStore

@@ -26,7 +26,8 @@ from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee import table as table_module
 from memo_solver.games.yahtzee.dice import KEEP_INDEX, KEEPS, ROLL_INDEX, ROLLS
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.rules import RULE_SETS, RuleSet
+from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.table import (
     Table,
     build_table,

@@ -7,7 +7,8 @@ import pytest
 from bottom_up import solve_all
 
 from memo_solver.games.yahtzee import dice
-from memo_solver.games.yahtzee.rules import RuleSet, get_rule_set
+from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.scoring import open_boxes, points
 from memo_solver.games.yahtzee.turn import Guideposts, solve_block, turn_tables
 

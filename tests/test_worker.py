@@ -62,7 +62,7 @@ from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.game import Block
 from memo_solver.core.store import Claim
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.jobs.queue import Job, enqueue, text
 from memo_solver.stores import redis_keys
 from memo_solver.stores.memory import MemoryStore

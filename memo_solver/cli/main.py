@@ -188,7 +188,7 @@ def _store_name(args: argparse.Namespace) -> str:
 
 
 def cmd_rules(out: Output) -> int:
-    from memo_solver.games.yahtzee.rules import RULE_SETS
+    from memo_solver.games.yahtzee.catalog import RULE_SETS
 
     rows = [
         {
@@ -290,7 +290,7 @@ async def _with_engine(rules_name: str, location: Location, work: EngineWork) ->
     from memo_solver.cli.progress import SolveProgress
     from memo_solver.core.engine import open_engine
     from memo_solver.games.yahtzee.game import YahtzeeGame
-    from memo_solver.games.yahtzee.rules import get_rule_set
+    from memo_solver.games.yahtzee.catalog import get_rule_set
     from memo_solver.jobs.storage import open_store_and_queue
 
     rules = get_rule_set(rules_name)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import UnknownGameError, get_game
-from memo_solver.games.yahtzee.rules import RuleSet, UnknownRuleSetError, get_rule_set
+from memo_solver.games.yahtzee.catalog import UnknownRuleSetError, get_rule_set
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, parse_state, state_from_json
 from memo_solver.service.errors import ApiError
 from memo_solver.service.models import StateInput

@@ -1,46 +1,43 @@
-"""The dice universe of five six-sided dice, built once at import (about 2 ms).
+"""The dice universe of one to six six-sided dice, built once per dice count and cached.
 
 Every array here is indexed the same way everywhere else in the package:
 
-- a *roll* is a sorted multiset of five faces; there are 252 of them, in lexicographic order;
-- a *keep* is a sorted multiset of zero to five faces; there are 462 of them, ordered by
-  size and then lexicographically, so the last 252 keeps are exactly the rolls in roll
-  order (keeping all five dice of roll ``r`` is keep ``KEEP_OF_ROLL + r``).
+- a *roll* is a sorted multiset of all the dice; with five dice there are 252 of them, with
+  six 462, in lexicographic order;
+- a *keep* is a sorted multiset of zero to all the dice (462 with five dice, 924 with six),
+  ordered by size and then lexicographically, so the last keeps are exactly the rolls in
+  roll order (keeping every die of roll ``r`` is keep ``keep_of_roll + r``).
 
 The turn math walks keeps size by size: a keep of ``s`` dice is worth the average of its six
 *children* (the keeps of ``s + 1`` dice made by adding one die of each face), and the best
 keep inside a roll is found from each keep's *parents* (one die fewer). Both tables are
 stored column-first and padded, so that a whole size level is one vectorized gather.
+
+A rule set names its dice count and reads its universe from :func:`dice_universe`; nothing
+in the package assumes five dice.
 """
 
 from __future__ import annotations
 
+from functools import cached_property, lru_cache
 from itertools import combinations_with_replacement
+from math import factorial
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 FACES: Final = 6
-DICE: Final = 5
+MAX_DICE: Final = 6
+"""Six dice make 924 keeps; a seventh would double the tables for no game anyone plays."""
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 def _multisets(size: int) -> list[tuple[int, ...]]:
     return list(combinations_with_replacement(range(1, FACES + 1), size))
-
-
-KEEPS: Final[tuple[tuple[int, ...], ...]] = tuple(
-    keep for size in range(DICE + 1) for keep in _multisets(size)
-)
-ROLLS: Final[tuple[tuple[int, ...], ...]] = KEEPS[-252:]
-N_KEEPS: Final = len(KEEPS)
-N_ROLLS: Final = len(ROLLS)
-KEEP_OF_ROLL: Final = N_KEEPS - N_ROLLS
-
-KEEP_INDEX: Final[dict[tuple[int, ...], int]] = {keep: i for i, keep in enumerate(KEEPS)}
-ROLL_INDEX: Final[dict[tuple[int, ...], int]] = {roll: i for i, roll in enumerate(ROLLS)}
 
 
 def _counts(multisets: tuple[tuple[int, ...], ...]) -> IntArray:
@@ -51,67 +48,98 @@ def _counts(multisets: tuple[tuple[int, ...], ...]) -> IntArray:
     return counts
 
 
-KEEP_COUNTS: Final = _counts(KEEPS)
-"""(462, 6): how many dice of each face a keep holds."""
+class Dice:
+    """Rolls, keeps and the lattices between them for ``count`` dice (a few ms to build)."""
 
-# --- the properties of each roll, the one table the score tables and the rules read -----------
+    def __init__(self, count: int) -> None:
+        if not 1 <= count <= MAX_DICE:
+            raise ValueError(f"dice: expected 1..{MAX_DICE}, got {count}")
+        self.count: Final = count
+        self.keeps: Final = tuple(keep for size in range(count + 1) for keep in _multisets(size))
+        self.n_keeps: Final = len(self.keeps)
+        self.keep_of_roll: Final = self.n_keeps - len(_multisets(count))
+        self.rolls: Final = self.keeps[self.keep_of_roll :]
+        self.n_rolls: Final = len(self.rolls)
+        self.keep_index: Final = {keep: i for i, keep in enumerate(self.keeps)}
+        self.roll_index: Final = {roll: i for i, roll in enumerate(self.rolls)}
+        self.keep_counts: Final = _counts(self.keeps)
+        """(n_keeps, 6): how many dice of each face a keep holds."""
+        self.keep_sizes: Final = self.keep_counts.sum(axis=1)
+        self.roll_counts: Final = self.keep_counts[self.keep_of_roll :]
+        """(n_rolls, 6): how many dice of each face a roll shows: the one table the score
+        tables and the rules read."""
+        self.roll_sums: Final = np.array([sum(roll) for roll in self.rolls], dtype=np.int64)
+        self.all_alike: Final = self.roll_counts.max(axis=1) == count
+        """(n_rolls,): every die shows one face, whichever box takes the roll: where the
+        all-alike (Yahtzee) box scores, and the Joker and the Yahtzee bonus come in."""
+        self.alike_rolls: Final = np.flatnonzero(self.all_alike)
+        """Index of the all-alike roll of each face 1..6."""
+        self.size_offsets: Final = tuple(
+            sum(len(_multisets(s)) for s in range(size)) for size in range(count + 2)
+        )
+        """Keeps of size ``s`` occupy ``size_offsets[s]:size_offsets[s + 1]``."""
+        self.children: Final = self._children()
+        self.parents: Final = self._parents()
 
-ROLL_COUNTS: Final = KEEP_COUNTS[KEEP_OF_ROLL:]
-"""(252, 6): how many dice of each face a roll shows."""
-ROLL_SUMS: Final = np.array([sum(roll) for roll in ROLLS], dtype=np.int64)
-ROLL_MAX_COUNT: Final = ROLL_COUNTS.max(axis=1)
-"""(252,): the most dice showing one face."""
-FIVE_OF_A_KIND: Final = ROLL_MAX_COUNT == DICE
-"""(252,): the roll is five of a kind, whichever box takes it: where the Yahtzee box scores,
-and the Joker and the +100 bonus come in."""
-YAHTZEE_ROLLS: Final = np.flatnonzero(FIVE_OF_A_KIND)
-"""Index of the five-of-a-kind roll of each face 1..6."""
+    def __repr__(self) -> str:
+        return f"Dice({self.count})"
 
-SIZE_OFFSETS: Final[tuple[int, ...]] = tuple(
-    sum(len(_multisets(s)) for s in range(size)) for size in range(DICE + 2)
-)
-"""Keeps of size ``s`` occupy ``SIZE_OFFSETS[s]:SIZE_OFFSETS[s + 1]``."""
+    def _level(self, size: int) -> tuple[tuple[int, ...], ...]:
+        return self.keeps[self.size_offsets[size] : self.size_offsets[size + 1]]
 
-
-def _children() -> tuple[IntArray, ...]:
-    """For each size 0..4, (6, n_s): the keep made by adding one die of each face."""
-    levels = []
-    for size in range(DICE):
-        keeps = KEEPS[SIZE_OFFSETS[size] : SIZE_OFFSETS[size + 1]]
-        rows = [[KEEP_INDEX[tuple(sorted((*keep, f)))] for f in range(1, 7)] for keep in keeps]
-        levels.append(np.array(rows, dtype=np.int64).T.copy())
-    return tuple(levels)
-
-
-def _parents() -> tuple[IntArray, ...]:
-    """For each size 1..5 (index 0 unused), (min(s, 6), n_s): the keeps with one die fewer.
-
-    A keep has as many parents as distinct faces, at most ``s``; shorter rows are padded by
-    repeating the first parent, which leaves a max over the column unchanged. Columns first,
-    so that a max over parents is an elementwise max of contiguous slabs.
-    """
-    levels = [np.zeros((0, 1), dtype=np.int64)]
-    for size in range(1, DICE + 1):
-        keeps = KEEPS[SIZE_OFFSETS[size] : SIZE_OFFSETS[size + 1]]
-        width = min(size, FACES)
-        rows = []
-        for keep in keeps:
-            parents = [
-                KEEP_INDEX[keep[:i] + keep[i + 1 :]]
-                for i in range(len(keep))
-                if i == 0 or keep[i] != keep[i - 1]
+    def _children(self) -> tuple[IntArray, ...]:
+        """For each size 0..count-1, (6, n_s): the keep made by adding one die of each face."""
+        levels = []
+        for size in range(self.count):
+            rows = [
+                [self.keep_index[tuple(sorted((*keep, f)))] for f in range(1, FACES + 1)]
+                for keep in self._level(size)
             ]
-            rows.append(parents + [parents[0]] * (width - len(parents)))
-        levels.append(np.array(rows, dtype=np.int64).T.copy())
-    return tuple(levels)
+            levels.append(np.array(rows, dtype=np.int64).T.copy())
+        return tuple(levels)
+
+    def _parents(self) -> tuple[IntArray, ...]:
+        """For each size 1..count (index 0 unused), (min(s, 6), n_s): the keeps with one die
+        fewer.
+
+        A keep has as many parents as distinct faces, at most ``s``; shorter rows are padded
+        by repeating the first parent, which leaves a max over the column unchanged. Columns
+        first, so that a max over parents is an elementwise max of contiguous slabs.
+        """
+        levels = [np.zeros((0, 1), dtype=np.int64)]
+        for size in range(1, self.count + 1):
+            width = min(size, FACES)
+            rows = []
+            for keep in self._level(size):
+                parents = [
+                    self.keep_index[keep[:i] + keep[i + 1 :]]
+                    for i in range(len(keep))
+                    if i == 0 or keep[i] != keep[i - 1]
+                ]
+                rows.append(parents + [parents[0]] * (width - len(parents)))
+            levels.append(np.array(rows, dtype=np.int64).T.copy())
+        return tuple(levels)
+
+    @cached_property
+    def transition(self) -> FloatArray:
+        """(n_keeps, n_rolls): the chance of each roll after keeping each keep and rolling
+        the rest; row 0 (keep nothing) is the first roll's."""
+        rest = self.roll_counts[None, :, :] - self.keep_counts[:, None, :]  # dice to roll
+        possible = np.all(rest >= 0, axis=2)
+        rolled = self.count - self.keep_sizes
+        fact = np.array([factorial(n) for n in range(self.count + 1)], dtype=np.float64)
+        ways = fact[rolled][:, None] / np.prod(fact[np.clip(rest, 0, self.count)], axis=2)
+        chance: FloatArray = np.where(possible, ways / float(FACES) ** rolled[:, None], 0.0)
+        return chance
+
+    def sub_keeps(self, roll: tuple[int, ...]) -> list[int]:
+        """Every distinct keep inside ``roll`` (keeping nothing and keeping all included)."""
+        counts = self.keep_counts[self.roll_index[roll] + self.keep_of_roll]
+        inside = np.all(self.keep_counts <= counts, axis=1)
+        return [int(k) for k in np.flatnonzero(inside)]
 
 
-CHILDREN: Final = _children()
-PARENTS: Final = _parents()
-
-
-def sub_keeps(roll: tuple[int, ...]) -> list[int]:
-    """Every distinct keep inside ``roll`` (keeping nothing and keeping all five included)."""
-    counts = KEEP_COUNTS[ROLL_INDEX[roll] + KEEP_OF_ROLL]
-    inside = np.all(KEEP_COUNTS <= counts, axis=1)
-    return [int(k) for k in np.flatnonzero(inside)]
+@lru_cache(maxsize=MAX_DICE)
+def dice_universe(count: int) -> Dice:
+    """The universe of ``count`` dice, built on first use."""
+    return Dice(count)

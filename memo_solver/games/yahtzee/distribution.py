@@ -30,7 +30,7 @@ from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee import dice
 from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.policy import FIRST_ROLL, outcomes, turn_policy
+from memo_solver.games.yahtzee.policy import outcomes, turn_policy
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
 from memo_solver.games.yahtzee.scoring import land
 from memo_solver.games.yahtzee.state import State, guidepost
@@ -185,7 +185,7 @@ def _first_rolls(rules: RuleSet, state: State | None, width: int) -> tuple[Float
         rolls = np.zeros((dice.N_ROLLS, width))
         rolls[dice.ROLL_INDEX[state.dice], :] = 1.0
         return rolls, state.rerolls_left
-    return np.repeat(FIRST_ROLL[:, None], width, axis=1), rules.rerolls
+    return np.repeat(rules.universe.transition[0][:, None], width, axis=1), rules.rerolls
 
 
 def _turn(

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def entries() -> list[GameEntry]:
     """The rule sets in their own order."""
-    from memo_solver.games.yahtzee.rules import RULE_SETS
+    from memo_solver.games.yahtzee.catalog import RULE_SETS
 
     return [_entry(rules) for rules in RULE_SETS.values()]
 

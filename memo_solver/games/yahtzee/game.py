@@ -53,27 +53,24 @@ class YahtzeeGame:
 
     @property
     def block_count(self) -> int:
-        return 1 << len(self.rules.categories)
+        return self.rules.block_count
 
     def root(self) -> str:
         return block_key(0)
 
     def is_key(self, key: str) -> bool:
         try:
-            return 0 <= filled_of(key) <= self.rules.all_filled and block_key(filled_of(key)) == key
+            filled = filled_of(key)
         except ValueError:
             return False
+        return self.rules.is_reachable(filled) and block_key(filled) == key
 
     def block_shape(self, key: str) -> tuple[int, ...]:
         return self.rules.block_shape
 
     def successors(self, key: str) -> Sequence[str]:
         filled = filled_of(key)
-        return [
-            block_key(filled | 1 << box)
-            for box in range(len(self.rules.categories))
-            if not filled >> box & 1
-        ]
+        return [block_key(filled | 1 << box) for box in self.rules.open_boxes(filled)]
 
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         return solve_block(self.rules, filled_of(key), _ByMask(successors))

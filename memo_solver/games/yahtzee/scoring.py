@@ -21,7 +21,7 @@ The rule comes in two forms, because its callers see the scorecard two ways:
 They are written next to each other so that a rule changes in both at once, and
 ``tests/test_scoring.py`` checks that they agree on every roll, box and scorecard of small
 rule sets. Which rolls are five of a kind comes from one table,
-:data:`memo_solver.games.yahtzee.dice.FIVE_OF_A_KIND`.
+:attr:`memo_solver.games.yahtzee.dice.Dice.all_alike`.
 """
 
 from __future__ import annotations
@@ -32,17 +32,13 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.dice import FACES, FIVE_OF_A_KIND, ROLL_INDEX, ROLLS, YAHTZEE_ROLLS
+from memo_solver.games.yahtzee.dice import FACES
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
 from memo_solver.games.yahtzee.state import State
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 _FACE_RANGE = np.arange(1, FACES + 1)
-
-
-def open_boxes(rules: RuleSet, filled: int) -> list[int]:
-    return [c for c in range(len(rules.categories)) if not filled >> c & 1]
 
 
 # --- the scalar form --------------------------------------------------------------------------
@@ -67,7 +63,7 @@ def score(rules: RuleSet, state: State, box: int) -> Scored | None:
     """Score the state's dice in the open ``box``; None where the Joker rule forbids it."""
     if state.dice is None:
         raise ValueError("no dice to score: the turn has not started")
-    roll = ROLL_INDEX[state.dice]
+    roll = rules.universe.roll_index[state.dice]
     points = roll_points(rules, state.filled, box, roll)
     if points is None:
         return None
@@ -77,7 +73,7 @@ def score(rules: RuleSet, state: State, box: int) -> Scored | None:
     if category.upper_face and rules.upper_bonus and reached:
         upper_bonus = rules.upper_bonus
     extra = 0
-    if rules.yahtzee_bonus and state.yahtzee_bonus and FIVE_OF_A_KIND[roll]:
+    if rules.yahtzee_bonus and state.yahtzee_bonus and rules.universe.all_alike[roll]:
         extra = rules.yahtzee_bonus
     return Scored(points, upper_bonus, extra)
 
@@ -99,10 +95,10 @@ def roll_points(rules: RuleSet, filled: int, box: int, roll: int) -> int | None:
     yahtzee = rules.yahtzee_box
     if rules.joker == "none" or yahtzee is None or not filled >> yahtzee & 1:
         return plain
-    if not FIVE_OF_A_KIND[roll]:
+    if not rules.universe.all_alike[roll]:
         return plain
-    face = ROLLS[roll][0]
-    opened = [rules.categories[c] for c in open_boxes(rules, filled)]
+    face = rules.universe.rolls[roll][0]
+    opened = [rules.categories[c] for c in rules.open_boxes(filled)]
     upper_open = any(c.upper_face == face for c in opened)
     joker = category.joker_points or plain
     if rules.joker == "free":
@@ -118,9 +114,10 @@ def roll_points(rules: RuleSet, filled: int, box: int, roll: int) -> int | None:
 
 
 def points(rules: RuleSet, filled: int, boxes: list[int]) -> FloatArray:
-    """(len(boxes), 252): what scoring each roll in each open box gives, -inf where illegal.
+    """(len(boxes), n_rolls): what scoring each roll in each open box gives, -inf where
+    illegal.
 
-    Only the six five-of-a-kind rolls differ from the plain score tables, and only when the
+    Only the six all-alike rolls differ from the plain score tables, and only when the
     Yahtzee box is filled and the rule set has a Joker.
     """
     table = rules.scores[boxes]
@@ -132,7 +129,8 @@ def points(rules: RuleSet, filled: int, boxes: list[int]) -> FloatArray:
     upper_open = np.zeros(FACES + 1, dtype=bool)  # [g]: is the upper box of face g open?
     upper_open[faces] = True
     upper_open = upper_open[1:]
-    plain = table[:, YAHTZEE_ROLLS]  # (C, 6): ordinary scores of the Yahtzee of face g
+    alike = rules.universe.alike_rolls
+    plain = table[:, alike]  # (C, 6): ordinary scores of the Yahtzee of face g
     with_joker = np.where(joker[:, None] > 0, joker[:, None], plain)
     if rules.joker == "forced":
         is_upper = faces > 0
@@ -140,9 +138,9 @@ def points(rules: RuleSet, filled: int, boxes: list[int]) -> FloatArray:
         legal = np.where(
             upper_open[None, :], faces[:, None] == _FACE_RANGE[None, :], fallback[:, None]
         )
-        table[:, YAHTZEE_ROLLS] = np.where(legal, with_joker, -np.inf)
+        table[:, alike] = np.where(legal, with_joker, -np.inf)
     else:
-        table[:, YAHTZEE_ROLLS] = np.where(~upper_open[None, :], with_joker, plain)
+        table[:, alike] = np.where(~upper_open[None, :], with_joker, plain)
     return table
 
 

@@ -12,7 +12,7 @@ The form is told by how the text starts:
 - JSON, ``{"filled": ["twos"], "upper": 8, "dice": [1, 2, 2, 2, 6], "rerolls_left": 2}``,
   what the HTTP API speaks;
 - the line of Glenn's reference Haskell program, one ``-``/``x`` mark per box, then the upper
-  total, the bonus flag, and optionally rerolls left and five dice
+  total, the bonus flag, and optionally rerolls left and the dice
   (``- x x x x x x x x x x - x 62 False 2 1 2 2 2 6``), so its states can be pasted in to
   compare answers;
 - the short form for typing, ``filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2``,
@@ -32,7 +32,7 @@ from typing import Final, TypeGuard
 import numpy as np
 
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.dice import DICE, FACES
+from memo_solver.games.yahtzee.dice import FACES
 from memo_solver.games.yahtzee.rules import RuleSet
 
 
@@ -117,7 +117,9 @@ def state_from_json(obj: object, rules: RuleSet) -> State:
         raise StateError("yahtzee_bonus", f"expected true or false, got {_show(bonus)}")
     dice = obj.get("dice")
     if dice is not None and not (isinstance(dice, list) and all(_is_int(d) for d in dice)):
-        raise StateError("dice", f"expected a list of {DICE} faces or null, got {_show(dice)}")
+        raise StateError(
+            "dice", f"expected a list of {rules.dice} faces or null, got {_show(dice)}"
+        )
     upper = _json_int(obj, "upper")
     return _build(
         rules,
@@ -342,6 +344,7 @@ def _build(
     dice: list[int] | None,
 ) -> State:
     """Check the parts against the rules and each other, then assemble the state."""
+    _check_order(filled, rules)
     _check_upper(upper, filled, rules)
     _check_bonus(bonus, filled, rules)
     if dice is None:
@@ -354,8 +357,8 @@ def _build(
         return State(filled, upper, bonus, None, None)
     if filled == rules.all_filled:
         raise StateError("dice", "the game is over: every box is filled")
-    if len(dice) != DICE:
-        raise StateError("dice", f"expected {DICE} dice, got {len(dice)}")
+    if len(dice) != rules.dice:
+        raise StateError("dice", f"expected {rules.dice} dice, got {len(dice)}")
     for face in dice:
         if not 1 <= face <= FACES:
             raise StateError("dice", f"face {face} is outside 1..{FACES}")
@@ -366,6 +369,17 @@ def _build(
             "rerolls_left", f"must be 0..{rules.rerolls} for rule set {rules.name}, got {rerolls}"
         )
     return State(filled, upper, bonus, rerolls, tuple(sorted(dice)))
+
+
+def _check_order(filled: int, rules: RuleSet) -> None:
+    if rules.is_reachable(filled):
+        return
+    first_open = next(c for c in range(len(rules.categories)) if not filled >> c & 1)
+    raise StateError(
+        "filled",
+        f"rule set {rules.name} fills its boxes in scorecard order, so every box before "
+        f"the last filled one is filled; {rules.categories[first_open].name} is open",
+    )
 
 
 def _check_upper(upper: int, filled: int, rules: RuleSet) -> None:

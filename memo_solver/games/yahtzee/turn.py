@@ -20,19 +20,9 @@ from functools import cached_property, lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.dice import (
-    CHILDREN,
-    DICE,
-    FACES,
-    KEEP_OF_ROLL,
-    N_KEEPS,
-    N_ROLLS,
-    PARENTS,
-    SIZE_OFFSETS,
-    YAHTZEE_ROLLS,
-)
+from memo_solver.games.yahtzee.dice import FACES, Dice
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.scoring import extra_bonus, land, open_boxes, points
+from memo_solver.games.yahtzee.scoring import extra_bonus, land, points
 
 IntArray = npt.NDArray[np.int64]
 
@@ -75,7 +65,7 @@ class Guideposts:
 
     def landing(self, box: int) -> tuple[IntArray, IntArray, FloatArray]:
         """Scoring ``box``, by classes of rolls with equal points: the class of each roll
-        (252,), and per class where each guidepost lands in the successor block and what
+        (n_rolls,), and per class where each guidepost lands in the successor block and what
         it banks (the points and the upper bonus; the Joker and the +100 come after, on the
         five-of-a-kind rolls alone), each (K, B) or, where it is the same for all, (1, B)
         or (K, 1)."""
@@ -103,7 +93,7 @@ class Guideposts:
 def _box_landing(rules: RuleSet, box: int) -> tuple[IntArray, IntArray, FloatArray]:
     """:meth:`Guideposts.landing` for every guidepost of a block, reachable or not: the
     rolls of a box fall into a few classes of equal points (six for an upper box: the
-    count of its face), so a turn moves a few rows of successor values, not 252. Outside
+    count of its face), so a turn moves a few rows of successor values, not every roll. Outside
     the upper section every class lands on one row (the Yahtzee box: two, for the flag)
     and banks its points wherever it starts, so the rows are kept once."""
     scores, classes = np.unique(rules.scores[box].astype(np.int64), return_inverse=True)
@@ -142,76 +132,78 @@ def score_choices(
     """The value of scoring each roll in each open box: points, bonuses and what follows.
 
     ``successor(c)`` is the block (n_upper, n_bonus) reached by filling box ``c``. Returns
-    the open boxes, their points (C_open, 252) and the values (C_open, 252, B), -inf where
+    the open boxes, their points (C_open, n_rolls) and the values (C_open, n_rolls, B), -inf where
     the Joker forbids the box.
     """
-    boxes = open_boxes(rules, filled)
+    boxes = rules.open_boxes(filled)
     table = points(rules, filled, boxes)
-    out = np.empty((len(boxes), N_ROLLS, guideposts.upper.size))
+    out = np.empty((len(boxes), rules.universe.n_rolls, guideposts.upper.size))
     for i, box in enumerate(boxes):
         # Each class of rolls (equal points) banks its points and any upper bonus and moves
         # each guidepost as much: a few rows of the successor, then one gather by class.
         classes, index, banked = guideposts.landing(box)
         landed = successor(box).ravel().take(index) + banked
         landed.take(classes, axis=0, out=out[i])
-    # The Joker and the +100 bonus touch only the six five-of-a-kind rolls.
-    adjust = table[:, YAHTZEE_ROLLS] - rules.scores[boxes][:, YAHTZEE_ROLLS]
+    # The Joker and the +100 bonus touch only the six all-alike rolls.
+    alike = rules.universe.alike_rolls
+    adjust = table[:, alike] - rules.scores[boxes][:, alike]
     extra = guideposts.extra
     if extra.any():
-        out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None] + extra[None, None, :]
+        out[:, alike, :] += adjust[:, :, None] + extra[None, None, :]
     elif rules.joker != "none":
-        out[:, YAHTZEE_ROLLS, :] += adjust[:, :, None]
+        out[:, alike, :] += adjust[:, :, None]
     return boxes, table, out
 
 
-def keep_values(rolls: FloatArray) -> FloatArray:
-    """(462, B) the value of each keep, given the value (252, B) of each roll after it.
+def keep_values(dice: Dice, rolls: FloatArray) -> FloatArray:
+    """(n_keeps, B) the value of each keep, given the value (n_rolls, B) of each roll after it.
 
     A keep of s dice is the average of its six children with one more die, so the whole
     lattice costs 6 row-gathers per keep instead of a 252-wide expectation.
     """
-    values = np.empty((N_KEEPS, rolls.shape[1]))
-    values[KEEP_OF_ROLL:] = rolls
-    for size in range(DICE - 1, -1, -1):
-        lo, hi = SIZE_OFFSETS[size], SIZE_OFFSETS[size + 1]
-        children = values.take(CHILDREN[size], axis=0)  # take: 2x faster than fancy indexing
+    values = np.empty((dice.n_keeps, rolls.shape[1]))
+    values[dice.keep_of_roll :] = rolls
+    for size in range(dice.count - 1, -1, -1):
+        lo, hi = dice.size_offsets[size], dice.size_offsets[size + 1]
+        children = values.take(dice.children[size], axis=0)  # take: 2x faster than indexing
         np.multiply(np.add.reduce(children, axis=0), 1.0 / FACES, out=values[lo:hi])
     return values
 
 
-def best_keep(keeps: FloatArray) -> FloatArray:
-    """(252, B) each roll's value with the best keep inside it.
+def best_keep(dice: Dice, keeps: FloatArray) -> FloatArray:
+    """(n_rolls, B) each roll's value with the best keep inside it.
 
     The best sub-multiset of a keep is itself or the best of one of its parents, so a max
-    over at most five parents per keep, size by size, replaces a 32-way max per roll.
+    over at most six parents per keep, size by size, replaces a 32-way max per roll.
     """
     best = keeps.copy()
-    for size in range(1, DICE + 1):
-        lo, hi = SIZE_OFFSETS[size], SIZE_OFFSETS[size + 1]
-        parents = best.take(PARENTS[size], axis=0)
+    for size in range(1, dice.count + 1):
+        lo, hi = dice.size_offsets[size], dice.size_offsets[size + 1]
+        parents = best.take(dice.parents[size], axis=0)
         np.maximum(best[lo:hi], np.maximum.reduce(parents, axis=0), out=best[lo:hi])
-    return best[KEEP_OF_ROLL:]
+    return best[dice.keep_of_roll :]
 
 
 @dataclass(frozen=True)
 class TurnTables:
     """Every value inside one turn for B guideposts: the per-turn local memo."""
 
+    dice: Dice
     boxes: list[int]
     points: FloatArray
-    """(C_open, 252): the points of each roll in each open box, -inf where illegal."""
+    """(C_open, n_rolls): the points of each roll in each open box, -inf where illegal."""
     scores: FloatArray
-    """(C_open, 252, B): the value of scoring each roll in each open box."""
+    """(C_open, n_rolls, B): the value of scoring each roll in each open box."""
     rolls: list[FloatArray]
-    """rolls[n] (252, B): a roll's value with n rerolls left."""
+    """rolls[n] (n_rolls, B): a roll's value with n rerolls left."""
     keeps: list[FloatArray]
-    """keeps[n] (462, B): a keep's value when it is rerolled with n - 1 rerolls left after;
-    keeps[0] is unused (no keep decision without a reroll)."""
+    """keeps[n] (n_keeps, B): a keep's value when it is rerolled with n - 1 rerolls left
+    after; keeps[0] is unused (no keep decision without a reroll)."""
 
     @property
     def start(self) -> FloatArray:
         """(B,) the value before the first roll."""
-        start: FloatArray = keep_values(self.rolls[-1])[0]
+        start: FloatArray = keep_values(self.dice, self.rolls[-1])[0]
         return start
 
 
@@ -222,13 +214,14 @@ def turn_tables(
     guideposts: Guideposts,
     rerolls: int,
 ) -> TurnTables:
+    dice = rules.universe
     boxes, table, scores = score_choices(rules, filled, successor, guideposts)
     rolls = [scores.max(axis=0)]
     keeps: list[FloatArray] = [np.empty((0, 0))]
     for _ in range(rerolls):
-        keeps.append(keep_values(rolls[-1]))
-        rolls.append(best_keep(keeps[-1]))
-    return TurnTables(boxes, table, scores, rolls, keeps)
+        keeps.append(keep_values(dice, rolls[-1]))
+        rolls.append(best_keep(dice, keeps[-1]))
+    return TurnTables(dice, boxes, table, scores, rolls, keeps)
 
 
 def solve_block(rules: RuleSet, filled: int, successors: Mapping[int, FloatArray]) -> FloatArray:

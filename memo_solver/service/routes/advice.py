@@ -16,7 +16,8 @@ from fastapi import Request, Response
 from starlette.types import Scope
 
 from memo_solver.games.yahtzee.advice import advise, blocks_needed
-from memo_solver.games.yahtzee.rules import RuleSet, get_rule_set
+from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, state_to_json
 from memo_solver.jobs.queue import Job
 from memo_solver.service.fast import (

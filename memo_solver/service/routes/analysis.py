@@ -10,7 +10,7 @@ from fastapi import Request
 
 from memo_solver.games.yahtzee.distribution import Distribution
 from memo_solver.games.yahtzee.review import read_game, review_game
-from memo_solver.games.yahtzee.rules import UnknownRuleSetError, get_rule_set
+from memo_solver.games.yahtzee.catalog import UnknownRuleSetError, get_rule_set
 from memo_solver.games.yahtzee.stats import distribution_in_thread, stats_json
 from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import rules_named, state_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import Request
 
 from memo_solver.core.engine import namespace
-from memo_solver.games.yahtzee.rules import RULE_SETS
+from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.service.inputs import game_named
 from memo_solver.service.models import CoverageOut, RuleSetOut
 from memo_solver.service.routes import Routes
