@@ -9,7 +9,8 @@ score, so with the tiny dice counts they are left out (the fixed variants of the
 them with more dice); :func:`tiny_rule_sets` takes larger counts where a test can afford them.
 
 Each draw is valid by the format's rules: distinct box names, parameters fitting the dice
-count, at most one ``all_alike`` box, upper boxes of distinct faces (so that "the upper box
+count, fixed points above 0 (a box that never scores is refused), at most one ``all_alike``
+box, Joker points on lower boxes only, upper boxes of distinct faces (so that "the upper box
 of face f" of the Joker rule is one box), an upper bonus only with upper boxes and with a
 threshold they can reach, a Yahtzee bonus and a Joker only with an ``all_alike`` box, and a
 Joker only in free order. Keys at their default values are sometimes left out.
@@ -36,7 +37,8 @@ MIN_DICE = {
 }
 """The fewest dice with which a box of the kind can score at all."""
 
-_POINTS = st.integers(0, 40)
+_POINTS = st.integers(1, 40)
+"""Fixed points: a box worth 0 could never score, and the format refuses a box that never does."""
 
 
 def _optional(draw: st.DrawFn, rules: RuleDict, key: str, value: object, default: object) -> None:
@@ -72,8 +74,8 @@ def _box(draw: st.DrawFn, kind: str, dice: int, free_faces: list[int]) -> RuleDi
         box["points"] = draw(st.just("sum") | _POINTS)
     elif kind == "all_alike":
         box["points"] = draw(_POINTS)
-    if draw(st.integers(0, 3)) == 0:
-        box["joker_points"] = draw(_POINTS)
+    if kind != "upper" and draw(st.integers(0, 3)) == 0:  # an upper box scores its own face
+        box["joker_points"] = draw(st.integers(0, 40))
     return box
 
 
@@ -115,7 +117,7 @@ class TinyState(NamedTuple):
     upper: int
     """The raw total of the filled upper boxes."""
     fifty: bool
-    """The ``all_alike`` box holds its non-zero points (drawn only where a bonus follows)."""
+    """The ``all_alike`` box holds its points (drawn only where a bonus follows)."""
     rerolls_left: int | None
     dice: tuple[int, ...] | None
     """Sorted; None (with ``rerolls_left``) before the turn's first roll."""
@@ -145,7 +147,6 @@ def tiny_states(draw: st.DrawFn, rules: RuleDict) -> TinyState:
     fifty = (
         alike is not None
         and alike in filled
-        and boxes[alike]["points"] > 0
         and rules.get("yahtzee_bonus", 0) > 0
         and draw(st.booleans())
     )

@@ -172,21 +172,19 @@ def test_the_upper_bonus_comes_once_with_the_score_that_reaches_the_threshold() 
 
 def test_the_yahtzee_bonus_follows_points_in_the_all_alike_box() -> None:
     """One die is always all alike. Scoring the all-alike box first banks 10 and puts the
-    flag up, so chance then banks its 3.5 and 100: 113.5. Two dice in chance after the flag:
-    7 + 100 x 1/6. An all-alike box worth 0 puts no flag up: with one die and no reroll the
-    best is then E[max(die, 3.5)] = (3 x 3.5 + 4 + 5 + 6) / 6 = 4.25."""
+    flag up, so chance then banks its 3.5 and 100: 113.5. Two dice 1 2: scratching the
+    all-alike box puts no flag up (0 + chance's 7 to come), chance banks 3 and leaves the
+    all-alike box (10 x 1/6); with the flag up, chance to come is worth 7 + 100 x 1/6."""
     alike = {"name": "alike", "kind": "all_alike", "points": 10}
-    nothing = {**alike, "points": 0}
+    two_dice = rules(2, 0, alike, CHANCE, yahtzee_bonus=100)
 
     assert value(rules(1, 0, alike, CHANCE, yahtzee_bonus=100), [], 0, False) == pytest.approx(
         113.5, abs=TOL
     )
-    assert value(rules(2, 0, alike, CHANCE, yahtzee_bonus=100), [0], 0, True) == pytest.approx(
-        7 + 100 / 6, abs=TOL
+    assert actions(two_dice, [], 0, False, (1, 2), 0) == pytest.approx(
+        {"score alike": 7.0, "score chance": 3 + 10 / 6}, abs=TOL
     )
-    assert value(rules(1, 0, nothing, CHANCE, yahtzee_bonus=100), [], 0, False) == pytest.approx(
-        4.25, abs=TOL
-    )
+    assert value(two_dice, [0], 0, True) == pytest.approx(7 + 100 / 6, abs=TOL)
 
 
 # Two dice, no reroll; the all-alike box is filled (the Joker's condition), twos and a
@@ -231,18 +229,6 @@ def test_the_forced_joker_takes_the_upper_box_else_a_lower_box() -> None:
     )
     assert actions(game, [0], 0, False, (3, 3), 0) == pytest.approx(
         {"score straight": 20 + TWOS_LEFT}, abs=TOL
-    )
-    assert actions(game, [0, 2], 0, False, (3, 3), 0) == pytest.approx({"score twos": 0}, abs=TOL)
-
-
-def test_the_forced_joker_scores_plain_points_in_upper_boxes() -> None:
-    """Twos carrying Joker points of 7 still score plain points under the forced Joker: 2 2
-    in twos banks 4 (+ 20 x 8/36 to come); 3 3 in twos, no lower box open, banks 0."""
-    twos = {**TWOS, "joker_points": 7}
-    game = rules(2, 0, ALIKE, twos, STRAIGHT, joker="forced")
-
-    assert actions(game, [0], 0, False, (2, 2), 0) == pytest.approx(
-        {"score twos": 4 + STRAIGHT_LEFT}, abs=TOL
     )
     assert actions(game, [0, 2], 0, False, (3, 3), 0) == pytest.approx({"score twos": 0}, abs=TOL)
 
