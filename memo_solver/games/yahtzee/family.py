@@ -24,10 +24,11 @@ def entries() -> list[GameEntry]:
     """The rule sets in their own order."""
     from memo_solver.games.yahtzee.catalog import RULE_SETS
 
-    return [_entry(rules) for rules in RULE_SETS.values()]
+    return [entry_for(rules) for rules in RULE_SETS.values()]
 
 
-def _entry(rules: RuleSet) -> GameEntry:
+def entry_for(rules: RuleSet) -> GameEntry:
+    """The registry's view of any rule set: a built-in's, or one read from a file."""
     from memo_solver.games.yahtzee.game import YahtzeeGame
     from memo_solver.games.yahtzee.state import parse_state, state_to_json
 

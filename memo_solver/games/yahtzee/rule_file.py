@@ -147,6 +147,7 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
     aliases: dict[str, str] = {}
     taken: dict[str, str] = {}  # every spelling a player may type, to what it is
     faces: dict[int, str] = {}
+    spellings: list[tuple[str, str, list[str]]] = []
     for i, raw in enumerate(raw_boxes):
         where = f"boxes[{i}]"
         box = _object(raw, where)
@@ -181,9 +182,7 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
             raise RuleFileError(
                 f"{where}.joker_points", "an upper box scores its own face under a Joker"
             )
-        for alias in _aliases(box, where):
-            _claim(taken, normalize_name(alias), f"box {name}'s alias", f"{where}.aliases")
-            aliases[alias] = name
+        spellings.append((where, name, _aliases(box, where)))
         label = _string(box, "label", where=where) or default_label(name)
         categories.append(
             Category(
@@ -196,6 +195,11 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
                 is_yahtzee=kind == "all_alike",
             )
         )
+    # Aliases after every name: an alias that is another box's name is the alias's fault.
+    for where, name, box_aliases in spellings:
+        for alias in box_aliases:
+            _claim(taken, normalize_name(alias), f"box {name}'s alias", f"{where}.aliases")
+            aliases[alias] = name
     return tuple(categories), aliases
 
 
@@ -276,9 +280,7 @@ def _path(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-def _string(
-    obj: Mapping[str, object], key: str, *, required: bool = False, where: str = ""
-) -> str:
+def _string(obj: Mapping[str, object], key: str, *, required: bool = False, where: str = "") -> str:
     value = obj.get(key)
     if value is None and not required:
         return ""
@@ -309,7 +311,6 @@ def _word(obj: Mapping[str, object], key: str, words: tuple[str, ...], default: 
     if value not in words:
         raise RuleFileError(key, f"expected one of {', '.join(words)}, got {describe(value)}")
     return cast(str, value)
-
 
 
 def format_rule_document(document: Mapping[str, object]) -> str:
