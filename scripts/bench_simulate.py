@@ -47,8 +47,8 @@ def peak_rss_mib() -> float:
 
 async def precompute(rules_name: str, path: Path) -> dict[str, Any]:
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.game import YahtzeeGame
     from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.game import YahtzeeGame
     from memo_solver.stores.sqlite import SQLiteStore
 
     rules = get_rule_set(rules_name)
@@ -88,8 +88,8 @@ async def run(engine: Engine, cache: PolicyCache, games: int, seed: int) -> dict
 
 async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.game import YahtzeeGame
     from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.game import YahtzeeGame
     from memo_solver.games.yahtzee.simulate import PolicyCache
     from memo_solver.stores.sqlite import SQLiteStore
 

@@ -240,8 +240,8 @@ def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
 
 def _namespace() -> str:
     from memo_solver.core.engine import namespace
-    from memo_solver.games.yahtzee.game import YahtzeeGame
     from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.game import YahtzeeGame
 
     return namespace(YahtzeeGame(get_rule_set(RULES)))
 

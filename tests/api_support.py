@@ -123,6 +123,11 @@ def as_json(state: State, rules: RuleSet) -> dict[str, object]:
     return state_to_json(state, rules)
 
 
+def bearer(token: str) -> dict[str, str]:
+    """The header of the operator endpoints."""
+    return {"Authorization": f"Bearer {token}"}
+
+
 # --- checks -----------------------------------------------------------------------------------
 
 

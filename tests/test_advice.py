@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from memo_solver.core.engine import Engine, open_engine
 from memo_solver.games.yahtzee.advice import Action, Advice, advise
-from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, parse_state
 from memo_solver.stores.memory import MemoryStore

@@ -36,6 +36,7 @@ from api_support import (
     api_client,
     as_json,
     assert_same_advice,
+    bearer,
     build_app,
     child_env,
     error_of,
@@ -117,10 +118,6 @@ def cli_error(raw: Any, rules_name: str = "yahtzee") -> dict[str, str]:
     except StateError as exc:
         return {"field": exc.field, "message": exc.message}
     raise AssertionError(f"{raw!r} is a valid state")
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 # --- the rule sets ---------------------------------------------------------------------------

@@ -151,7 +151,7 @@ def test_advice_body_refuses_what_the_encoder_refuses() -> None:
         advice = Advice(value=bad, turn_start_value=1.0, actions=())
         with pytest.raises(ValueError, match="JSON compliant"):
             advice_body(advice)
-    keep = Action("keep", 2.0, 0.5, keep=(1, 2))
+    keep = Action("keep", 2.0, 0.5, keep=(1, 2), rerolled=3)
     score = Action("score", 2.5, 0.0, category="x", label='odd "label"', points=3, bonus=35)
     advice = Advice(value=2.5, turn_start_value=-0.0, actions=(score, keep))
     assert json.loads(advice_body(advice)) == {

@@ -526,6 +526,7 @@ COMMANDS: dict[str, list[str]] = {
     "precompute": [],
     "play": [],
     "status": [],
+    "prune": [],
     "export": ["--to", "x.msgpack"],
     "import": ["--from", "x.msgpack"],
     "stats": [],

@@ -24,8 +24,8 @@ from memo_solver.core.engine import namespace as namespace_of
 from memo_solver.core.game import Block, Game
 from memo_solver.core.store import Claim, Store
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.sqlite import SQLiteStore
 

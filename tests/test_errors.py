@@ -36,9 +36,9 @@ from memo_solver.core.store import (
 from memo_solver.games.dice_of_doom.board import DoomError
 from memo_solver.games.dice_of_doom.tree import DoomLimitError
 from memo_solver.games.registry import UnknownGameError, names
+from memo_solver.games.yahtzee.catalog import UnknownRuleSetError
 from memo_solver.games.yahtzee.distribution import MissingBlockError
 from memo_solver.games.yahtzee.review import GameError
-from memo_solver.games.yahtzee.catalog import UnknownRuleSetError
 from memo_solver.games.yahtzee.state import StateError
 from memo_solver.games.yahtzee.stats import StoppedError
 from memo_solver.jobs.queue import JobError

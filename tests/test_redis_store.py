@@ -8,7 +8,10 @@
 - a waiter whose holder died (a claim never committed) returns once the lease lapses;
 - an unreachable Redis is a :class:`StoreUnavailableError` naming the URL (never its
   password), and one line from the CLI with exit status 2;
-- the CLI finds the Redis URL in ``$MEMO_SOLVER_REDIS_URL`` when ``--redis`` is not given.
+- the CLI finds the Redis URL in ``$MEMO_SOLVER_REDIS_URL`` when ``--redis`` is not given;
+- a namespace is found by its keys (never by a job's, a worker's, a registration's or
+  another program's) and deleted with every one of them, in one slot;
+- the registrations of named rule sets are keys of one slot, apart from every namespace.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ from redis_server import RedisServer, free_port
 from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Claim, StoreUnavailableError
-from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 
@@ -94,7 +97,7 @@ def _slot(port: int, name: str) -> int:
 
 
 def test_namespace_keys_share_one_cluster_slot(cluster_node: int) -> None:
-    names = [redis_keys.blocks(NS), redis_keys.claims(NS), *redis_keys.block_groups(NS)]
+    names = [redis_keys.blocks(NS), redis_keys.claims(NS), *redis_keys.namespace_keys(NS)]
     for key in [LOWER.root(), *LOWER.successors(LOWER.root()), "7f"]:
         names += [redis_keys.claim(NS, key), redis_keys.done_channel(NS, key)]
     slot = _slot(cluster_node, redis_keys.blocks(NS))
@@ -151,6 +154,113 @@ async def test_a_claim_is_a_key_with_the_lease_as_its_ttl(redis_url: str) -> Non
         await store.commit(NS, {"a": b"x"}, A)
         assert await store.redis.exists(redis_keys.claim(NS, "a")) == 0
         assert await store.redis.hget(redis_keys.blocks(NS), "a") == b"x"
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        (redis_keys.blocks(NS), NS),
+        (redis_keys.claims(NS), NS),
+        (redis_keys.claim(NS, "7f"), NS),
+        (redis_keys.definition(NS), NS),
+        (redis_keys.JOB_STREAM, None),
+        (redis_keys.RECENT_JOBS, None),
+        (redis_keys.LIVE_WORKERS, None),
+        (redis_keys.job("b951bdf6d2969e31"), None),
+        (redis_keys.worker("w1"), None),
+        (redis_keys.probe("0123abcd"), None),
+        *((key, None) for key in redis_keys.REGISTRATIONS),
+        (f"ms:{TAG}:something-else", None),
+        ("ms:jobs", None),
+        ("other-app:{x}:blocks", None),
+    ],
+)
+def test_a_key_names_its_namespace_only_when_it_is_one_of_a_namespaces(
+    key: str, expected: str | None
+) -> None:
+    assert redis_keys.namespace_of(key) == expected
+
+
+async def test_a_namespace_is_deleted_with_every_key_a_solve_wrote_and_nothing_else(
+    redis_url: str, r: redis.Redis
+) -> None:
+    from memo_solver.jobs import queue as jobs
+
+    other = "1:other"
+    async with opened(redis_url) as store:
+        async with open_engine(LOWER, store) as engine:
+            await engine.block(LOWER.root())
+        assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
+        await store.put_definition(NS, b"rules")
+        await store.commit(other, {"a": b"x"}, None)
+        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
+        await jobs.beat(store.redis, "w1", {"id": "w1"}, 60)
+        r.set("other-app:key", "kept")
+        before = {name.decode() for name in r.scan_iter(match="*")}
+        assert {n for n in before if TAG in n} == {
+            *redis_keys.namespace_keys(NS),
+            redis_keys.claim(NS, "held"),
+        }
+        assert await store.namespaces() == sorted([NS, other])
+
+        assert await store.delete_namespace(NS) == LOWER.block_count
+        after = {name.decode() for name in r.scan_iter(match="*")}
+        assert after == {n for n in before if TAG not in n}
+        assert await store.namespaces() == [other]
+
+
+async def test_the_namespace_calls_run_on_a_one_node_cluster(cluster_redis: RedisServer) -> None:
+    """A cluster refuses a script whose keys are in two slots, or that touches a key it was
+    not given (CROSSSLOT): deleting a namespace declares every key it deletes."""
+    with cluster_redis.client() as client:
+        client.flushall()
+    async with opened(cluster_redis.url) as store:
+        await store.commit(NS, {"a": b"1", "b": b"2"}, None)
+        await store.try_claim(NS, ["c", "d"], A, LONG_LEASE)
+        await store.put_definition(NS, b"rules")
+        assert await store.definition(NS) == b"rules"
+        assert await store.namespaces() == [NS]
+        assert await store.delete_namespace(NS) == 2
+        assert await store.namespaces() == []
+
+
+def test_the_registrations_share_one_cluster_slot_of_their_own(cluster_node: int) -> None:
+    slot = _slot(cluster_node, redis_keys.REGISTERED_NAMES)
+    for name in redis_keys.REGISTRATIONS:
+        assert "{rules}" in name, name
+        assert _slot(cluster_node, name) == slot, name
+    assert _slot(cluster_node, redis_keys.blocks(NS)) != slot
+
+
+async def test_registrations_are_never_taken_for_a_namespace(redis_url: str) -> None:
+    """``prune`` walks every tagged key: a registered name, even one spelled like a
+    namespace, is no namespace, and deleting a namespace leaves every registration."""
+    async with opened(redis_url) as store:
+        await store.register(NS, "a1a1a1a1a1a1a1a1", b"rules named like a namespace")
+        await store.register("house", "a1a1a1a1a1a1a1a1", b"house rules")
+        await store.commit(NS, {"a": b"x"}, None)
+        assert await store.namespaces() == [NS]
+        assert await store.delete_namespace(NS) == 1
+        assert await store.namespaces() == []
+        assert [name for name, _ in await store.registrations("", 10)] == sorted([NS, "house"])
+
+
+async def test_the_registration_calls_run_on_a_one_node_cluster(
+    cluster_redis: RedisServer,
+) -> None:
+    """A cluster refuses a script whose keys are in two slots, or that touches a key it was
+    not given (CROSSSLOT): each registration script declares every key it touches."""
+    with cluster_redis.client() as client:
+        client.flushall()
+    async with opened(cluster_redis.url) as store:
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one") == b"one"
+        assert await store.register("house", "b2b2b2b2b2b2b2b2", b"two") == b"one"
+        await store.register("copy", "a1a1a1a1a1a1a1a1", b"one")
+        assert await store.registration("house") == b"one"
+        assert await store.registrations("", 1) == [("copy", b"one")]
+        assert await store.registrations("copy", 1) == [("house", b"one")]
+        assert await store.unregister("house") == 1
+        assert await store.unregister("house") is None
 
 
 # --- waiting across connections ------------------------------------------------------------

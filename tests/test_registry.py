@@ -25,8 +25,8 @@ from memo_solver.core.game import Block
 from memo_solver.games import registry
 from memo_solver.games.dice_of_doom.family import FAMILY as DICE_OF_DOOM
 from memo_solver.games.entry import GameEntry, GameFamily, Parameter
-from memo_solver.games.yahtzee.family import FAMILY as YAHTZEE
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.family import FAMILY as YAHTZEE
 
 
 class Staircase:

@@ -17,15 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver.games.yahtzee import dice
-from memo_solver.games.yahtzee.policy import tie
 from memo_solver.games.yahtzee.catalog import RULE_SETS, get_rule_set
+from memo_solver.games.yahtzee.policy import tie
 from memo_solver.games.yahtzee.rules import Joker, RuleSet
 from memo_solver.games.yahtzee.scoring import (
     Scored,
     after,
     land,
-    open_boxes,
     points,
     roll_points,
     score,
@@ -77,13 +75,13 @@ def scorecards(rules: RuleSet) -> Iterator[State]:
                 yield State(filled, upper, flag, None, None)
 
 
-def rolled(state: State, roll: int) -> State:
-    return State(state.filled, state.upper, state.yahtzee_bonus, 0, dice.ROLLS[roll])
+def rolled(rules: RuleSet, state: State, roll: int) -> State:
+    return State(state.filled, state.upper, state.yahtzee_bonus, 0, rules.universe.rolls[roll])
 
 
 def assert_forms_agree(rules: RuleSet, state: State, box: int) -> None:
     """The scalar form of every roll in ``box`` against the vectorized form of all 252."""
-    boxes = open_boxes(rules, state.filled)
+    boxes = rules.open_boxes(state.filled)
     table = points(rules, state.filled, boxes)[boxes.index(box)]
     upper, flag = guidepost(state, rules)
     legal = np.isfinite(table)
@@ -91,7 +89,7 @@ def assert_forms_agree(rules: RuleSet, state: State, box: int) -> None:
         rules,
         box,
         np.where(legal, table, 0).astype(np.int64),
-        dice.FIVE_OF_A_KIND,
+        rules.universe.all_alike,
         np.array(upper),
         np.array(flag),
     )
@@ -99,8 +97,8 @@ def assert_forms_agree(rules: RuleSet, state: State, box: int) -> None:
     fields = ("upper", "flag", "upper_bonus", "extra", "fifty")
     arrays = np.broadcast_arrays(table, *(getattr(landing, f) for f in fields))[1:]
     by_roll = dict(zip(fields, arrays, strict=True))
-    for roll in range(dice.N_ROLLS):
-        here = rolled(state, roll)
+    for roll in range(rules.universe.n_rolls):
+        here = rolled(rules, state, roll)
         scored = score(rules, here, box)
         assert roll_points(rules, state.filled, box, roll) == (
             None if scored is None else scored.points
@@ -120,7 +118,7 @@ def assert_forms_agree(rules: RuleSet, state: State, box: int) -> None:
 def test_the_two_forms_agree_on_every_roll_box_and_scorecard(name: str) -> None:
     rules = SMALL[name]
     for state in scorecards(rules):
-        for box in open_boxes(rules, state.filled):
+        for box in rules.open_boxes(state.filled):
             assert_forms_agree(rules, state, box)
 
 
@@ -132,15 +130,15 @@ def assert_turn_agrees(rules: RuleSet, state: State, seed: int) -> None:
     rng = np.random.default_rng(seed)
     successors = {
         box: rng.integers(0, 1000, rules.block_shape).astype(np.float64)
-        for box in open_boxes(rules, state.filled)
+        for box in rules.open_boxes(state.filled)
     }
     upper, flag = guidepost(state, rules)
     boxes, _, values = score_choices(
         rules, state.filled, successors.__getitem__, Guideposts.one(rules, upper, flag)
     )
     for i, box in enumerate(boxes):
-        for roll in range(dice.N_ROLLS):
-            here = rolled(state, roll)
+        for roll in range(rules.universe.n_rolls):
+            here = rolled(rules, state, roll)
             scored = score(rules, here, box)
             if scored is None:
                 assert values[i, roll, 0] == -np.inf
@@ -163,15 +161,16 @@ def test_the_turn_math_scores_as_the_scalar_form_on_small_rule_sets(name: str) -
 
 @st.composite
 def _cases(draw: st.DrawFn) -> tuple[RuleSet, State, int]:
-    """A built-in rule set, a reachable scorecard with five of a kind often, an open box."""
+    """A built-in rule set, a reachable scorecard with all dice alike often, an open box."""
     rules = RULE_SETS[draw(st.sampled_from(sorted(RULE_SETS)))]
     filled = draw(st.integers(0, rules.all_filled - 1))
     upper = draw(st.sampled_from(np.flatnonzero(rules.upper_totals(filled)).tolist()))
     yahtzee = rules.yahtzee_box
     flag = yahtzee is not None and filled >> yahtzee & 1 == 1 and draw(st.booleans())
-    five = st.integers(1, 6).map(lambda face: (face,) * 5)
-    faces = draw(st.one_of(five, st.lists(st.integers(1, 6), min_size=5, max_size=5)))
-    box = draw(st.sampled_from(open_boxes(rules, filled)))
+    alike = st.integers(1, 6).map(lambda face: (face,) * rules.dice)
+    dice = st.lists(st.integers(1, 6), min_size=rules.dice, max_size=rules.dice)
+    faces = draw(st.one_of(alike, dice))
+    box = draw(st.sampled_from(rules.open_boxes(filled)))
     return rules, State(filled, upper, flag, 0, tuple(sorted(faces))), box
 
 
@@ -256,7 +255,7 @@ def _five_fours(text: str, rules: RuleSet = YAHTZEE) -> dict[str, Scored | None]
     state = parse_state(f"{text} dice=44444 rerolls=0", rules)
     return {
         rules.categories[box].name: score(rules, state, box)
-        for box in open_boxes(rules, state.filled)
+        for box in rules.open_boxes(state.filled)
     }
 
 
@@ -334,13 +333,3 @@ def test_without_a_bonus_rule_a_second_yahtzee_banks_nothing_more() -> None:
 def test_values_equal_to_1e_9_tie() -> None:
     keys = tie(np.array([10.0, 10.0 + 1e-12, 10.0 - 1e-12, 10.0 + 3e-9]))
     assert keys[0] == keys[1] == keys[2] < keys[3]
-
-
-def test_the_five_of_a_kind_rolls_are_the_six_yahtzees_in_face_order() -> None:
-    fives = [dice.ROLLS[r] for r in np.flatnonzero(dice.FIVE_OF_A_KIND)]
-    assert fives == [(face,) * 5 for face in range(1, 7)]
-    assert [dice.ROLLS[r] for r in dice.YAHTZEE_ROLLS] == fives
-    assert all(
-        dice.ROLL_MAX_COUNT[r] == max(roll.count(face) for face in roll)
-        for r, roll in enumerate(dice.ROLLS)
-    )

@@ -276,7 +276,9 @@ def valid_states(draw: st.DrawFn) -> tuple[RuleSet, State]:
     box = rules.yahtzee_box
     bonus = box is not None and filled >> box & 1 == 1 and draw(st.booleans())
     rolled = filled != rules.all_filled and draw(st.booleans())
-    dice = tuple(sorted(draw(st.lists(st.integers(1, 6), min_size=5, max_size=5))))
+    dice = tuple(
+        sorted(draw(st.lists(st.integers(1, 6), min_size=rules.dice, max_size=rules.dice)))
+    )
     rerolls = draw(st.integers(0, rules.rerolls))
     state = State(filled, upper, bonus, rerolls if rolled else None, dice if rolled else None)
     return rules, state

@@ -35,13 +35,13 @@ from memo_solver.core.engine import Engine, open_engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee import stats
 from memo_solver.games.yahtzee.advice import advise
+from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.distribution import (
     Distribution,
     MissingBlockError,
     score_distribution,
 )
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, parse_state, start_state
 from memo_solver.service.app import ApiSettings
@@ -202,6 +202,7 @@ LATE = {
     "yahtzee-upper": (1, 3),
     "yahtzee-upper-no-bonus": (1, 3),
     "yahtzee-lower": (1, 3),
+    "maxi-yatzy": (1, 3),
 }
 
 
@@ -221,7 +222,8 @@ def late_states(draw: st.DrawFn, rules: RuleSet) -> State:
     state = State(filled, upper, bonus, None, None)
     if draw(st.booleans()):
         face = st.integers(1, 6)
-        dice = draw(st.one_of(face.map(lambda f: [f] * 5), st.lists(face, min_size=5, max_size=5)))
+        n = rules.dice
+        dice = draw(st.one_of(face.map(lambda f: [f] * n), st.lists(face, min_size=n, max_size=n)))
         state = replace(state, dice=tuple(sorted(dice)), rerolls_left=draw(st.integers(0, 2)))
     return state
 
@@ -240,7 +242,7 @@ def test_the_mean_of_a_late_state_is_its_value(
     assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
     for p in (dist.p_upper_bonus, dist.p_yahtzee, dist.p_extra_bonus, dist.p_any_yahtzee):
         assert -SUM_TOL <= p <= 1 + SUM_TOL
-    # A 50 in the box, or a +100, each needs a turn that ended with five of a kind.
+    # A 50 in the box, or a +100, each needs a turn that ended with all dice alike.
     assert dist.p_any_yahtzee >= max(dist.p_yahtzee, dist.p_extra_bonus) - SUM_TOL
     for q in (0.01, 0.5, 0.99):
         assert dist.probabilities[: dist.percentile(q) + 1].sum() >= q - SUM_TOL

@@ -271,6 +271,158 @@ async def test_namespaces_are_isolated(store: Store) -> None:
     assert (await store.coverage(NS)).claims == 1
 
 
+# --- definitions, and the namespaces as a whole (prune) ----------------------------------------
+
+DEFINED_NS = "1:defined"
+
+
+async def test_a_definition_is_kept_beside_the_blocks_and_set_once(store: Store) -> None:
+    """The namespace is the rules' fingerprint: a second definition says the same rules."""
+    assert await store.definition(NS) is None
+    await store.put_definition(NS, b'{"name": "first"}')
+    await store.put_definition(NS, b'{"name": "second"}')
+    assert await store.definition(NS) == b'{"name": "first"}'
+    assert await store.definition(OTHER_NS) is None
+    assert await store.keys(NS) == []  # a definition is no block
+    assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+
+
+async def test_namespaces_are_those_holding_blocks_claims_or_a_definition(store: Store) -> None:
+    assert await store.namespaces() == []
+    await store.commit(NS, {"a": b"x"}, None)
+    await store.try_claim(OTHER_NS, ["b"], A, LONG_LEASE)
+    await store.put_definition(DEFINED_NS, b"{}")
+    # Reads hold nothing: a namespace only looked at is none.
+    await store.get_many("1:looked-at", ["a"])
+    await store.coverage("1:looked-at")
+    await store.keys("1:looked-at")
+    await store.definition("1:looked-at")
+    assert await store.namespaces() == sorted([NS, OTHER_NS, DEFINED_NS])
+    await store.release(OTHER_NS, ["b"], A)  # its only claim let go: it holds nothing
+    assert await store.namespaces() == sorted([NS, DEFINED_NS])
+
+
+async def test_deleting_a_namespace_deletes_all_it_holds_and_counts_its_blocks(
+    store: Store,
+) -> None:
+    await store.commit(NS, {"a": b"1", "b": b"2"}, None)
+    await store.try_claim(NS, ["c"], A, LONG_LEASE)
+    await store.put_definition(NS, b"old rules")
+    await store.commit(OTHER_NS, {"a": b"other"}, None)
+    await store.put_definition(OTHER_NS, b"other rules")
+
+    assert await store.delete_namespace(NS) == 2
+    assert await store.get_many(NS, ["a", "b"]) == {}
+    assert await store.keys(NS) == []
+    assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+    assert await store.definition(NS) is None
+    assert await store.namespaces() == [OTHER_NS]
+    assert await store.try_claim(NS, ["c"], B, LONG_LEASE) == {"c": Claim.CLAIMED}  # free now
+    await store.put_definition(NS, b"new rules")  # set once per life of the namespace
+    assert await store.definition(NS) == b"new rules"
+    # Nothing of another namespace goes.
+    assert await store.get_many(OTHER_NS, ["a"]) == {"a": b"other"}
+    assert await store.definition(OTHER_NS) == b"other rules"
+    assert await store.delete_namespace("1:never-used") == 0
+
+
+# --- registrations: names given to rule sets, shared by every process on the store -------------
+
+YAHTZEE_PRINT, YATZY_PRINT = "a1a1a1a1a1a1a1a1", "b2b2b2b2b2b2b2b2"
+
+
+async def test_a_name_is_registered_once_and_keeps_its_first_document(store: Store) -> None:
+    assert await store.registration("house") is None
+    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') == b'{"v": 1}'
+    assert await store.register("house", YATZY_PRINT, b'{"v": 2}') == b'{"v": 1}'
+    assert await store.registration("house") == b'{"v": 1}'
+    assert await store.registrations("", 10) == [("house", b'{"v": 1}')]
+    # A registration is no namespace: nothing for prune to find or delete.
+    assert await store.namespaces() == []
+
+
+async def test_registrations_are_paged_in_name_order_strictly_after_the_last_name(
+    store: Store,
+) -> None:
+    names = ["echo", "alpha", "delta", "bravo", "charlie"]
+    for name in names:
+        await store.register(name, YAHTZEE_PRINT, f"rules of {name}".encode())
+    pages: list[list[tuple[str, bytes]]] = []
+    after = ""
+    while page := await store.registrations(after, 2):
+        pages.append(page)
+        after = page[-1][0]
+    assert [[name for name, _ in page] for page in pages] == [
+        ["alpha", "bravo"],
+        ["charlie", "delta"],
+        ["echo"],
+    ]
+    assert dict(pair for page in pages for pair in page) == {
+        name: f"rules of {name}".encode() for name in names
+    }
+    assert await store.registrations("charlie", 10) == [
+        ("delta", b"rules of delta"),
+        ("echo", b"rules of echo"),
+    ]
+    assert await store.registrations("bz", 1) == [("charlie", b"rules of charlie")]
+
+
+async def test_names_are_ordered_bytewise(store: Store) -> None:
+    """Upper case before lower case, and a name before its extensions, as bytes compare."""
+    for name in ["yatzy", "Yatzy", "yatzy-2", "yätzy", "yatzy2"]:
+        await store.register(name, YATZY_PRINT, name.encode())
+    assert [name for name, _ in await store.registrations("", 10)] == sorted(
+        ["yatzy", "Yatzy", "yatzy-2", "yätzy", "yatzy2"], key=str.encode
+    )
+
+
+async def test_unregistering_counts_the_other_names_that_share_the_fingerprint(
+    store: Store,
+) -> None:
+    """What the caller needs to know whether the blocks of those rules are still named."""
+    await store.register("copy-1", YAHTZEE_PRINT, b"yahtzee as copy-1")
+    await store.register("copy-2", YAHTZEE_PRINT, b"yahtzee as copy-2")
+    await store.register("copy-3", YAHTZEE_PRINT, b"yahtzee as copy-3")
+    await store.register("scandinavian", YATZY_PRINT, b"yatzy")
+
+    assert await store.unregister("copy-1") == 2
+    assert await store.registration("copy-1") is None
+    assert await store.unregister("copy-2") == 1
+    assert await store.unregister("scandinavian") == 0
+    assert await store.unregister("copy-3") == 0
+    assert await store.registrations("", 10) == []
+    assert await store.unregister("copy-1") is None  # gone already
+    # A freed name takes new rules, and is counted afresh.
+    assert await store.register("copy-1", YATZY_PRINT, b"yatzy now") == b"yatzy now"
+    assert await store.registrations("", 10) == [("copy-1", b"yatzy now")]
+    assert await store.unregister("copy-1") == 0
+
+
+async def test_unregistering_a_name_never_registered_is_none(store: Store) -> None:
+    assert await store.unregister("nobody") is None
+    await store.register("somebody", YAHTZEE_PRINT, b"rules")
+    assert await store.unregister("nobody") is None
+    assert await store.registration("somebody") == b"rules"
+
+
+async def test_of_concurrent_registrations_of_one_name_exactly_one_wins_for_all(
+    store: Store,
+) -> None:
+    answers: dict[int, bytes] = {}
+
+    async def register(i: int) -> None:
+        answers[i] = await store.register("contested", f"{i:016x}", f"rules {i}".encode())
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(register, i)
+    winners = [i for i, answer in answers.items() if answer == f"rules {i}".encode()]
+    assert len(winners) == 1
+    assert set(answers.values()) == {f"rules {winners[0]}".encode()}
+    assert await store.registration("contested") == f"rules {winners[0]}".encode()
+    assert await store.unregister("contested") == 0  # the losers' fingerprints were not counted
+
+
 # --- SQLite only: one file shared by several store objects (as by several processes) --------
 
 
@@ -303,6 +455,30 @@ async def test_sqlite_stores_on_one_file_share_blocks_and_claims(tmp_path: Path)
     finally:
         await first.aclose()
         await second.aclose()
+
+
+async def test_sqlite_stores_on_one_file_register_a_name_once(tmp_path: Path) -> None:
+    """Two store objects on one file, as two API processes: each registration is one write
+    transaction, so of two racing for a name one wins, and both are told its document."""
+    stores = [SQLiteStore(tmp_path / "shared.sqlite") for _ in range(4)]
+    answers: dict[int, bytes] = {}
+
+    async def register(i: int) -> None:
+        store = stores[i % len(stores)]
+        answers[i] = await store.register("contested", f"{i:016x}", f"rules {i}".encode())
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for i in range(20):
+                tg.start_soon(register, i)
+        winners = [i for i, answer in answers.items() if answer == f"rules {i}".encode()]
+        assert len(winners) == 1
+        assert set(answers.values()) == {f"rules {winners[0]}".encode()}
+        for store in stores:
+            assert await store.registration("contested") == f"rules {winners[0]}".encode()
+    finally:
+        for store in stores:
+            await store.aclose()
 
 
 async def test_sqlite_blocks_survive_reopening(tmp_path: Path) -> None:
@@ -436,6 +612,47 @@ async def test_sqlite_a_read_only_file_is_read_and_refuses_writes(
             await store.probe()
 
 
+async def test_sqlite_a_file_from_before_definitions_is_read_and_gets_them_once_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file is orphaned: one written before definitions and registrations were kept (no
+    tables for them) opens as it did, read-only too, and holds none; the first definition
+    makes its table, the first registration its own."""
+    path = tmp_path / "memo.sqlite"
+    with sqlite3.connect(path) as old:  # the schema of a file from before definitions
+        old.executescript(
+            """
+            CREATE TABLE blocks (namespace TEXT NOT NULL, key TEXT NOT NULL,
+                data BLOB NOT NULL, PRIMARY KEY (namespace, key));
+            CREATE TABLE claims (namespace TEXT NOT NULL, key TEXT NOT NULL,
+                token TEXT NOT NULL, expires REAL NOT NULL,
+                PRIMARY KEY (namespace, key)) WITHOUT ROWID;
+            INSERT INTO blocks VALUES ('1:contract', 'a', x'6b657074');
+            """
+        )
+    old.close()
+    with monkeypatch.context() as read_only:
+        on_every_connection(read_only, READ_ONLY)
+        async with SQLiteStore(path) as store:
+            assert await store.get_many(NS, ["a"]) == {"a": b"kept"}
+            assert await store.definition(NS) is None
+            assert await store.namespaces() == [NS]
+            assert await store.registration("house") is None
+            assert await store.registrations("", 10) == []
+            assert await store.unregister("house") is None
+            with pytest.raises(StoreRefusedError, match="refused the write"):
+                await store.put_definition(NS, b"rules")
+            with pytest.raises(StoreRefusedError, match="refused the write"):
+                await store.register("house", "a1a1a1a1a1a1a1a1", b"rules")
+    async with SQLiteStore(path) as store:
+        await store.put_definition(NS, b"rules")
+        assert await store.definition(NS) == b"rules"
+        assert await store.delete_namespace(NS) == 1
+        assert await store.namespaces() == []
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"rules") == b"rules"
+        assert await store.registrations("", 10) == [("house", b"rules")]
+
+
 async def test_sqlite_a_write_lock_held_elsewhere_is_busy(tmp_path: Path) -> None:
     """Another process's write transaction (a precompute committing): the probe answers
     BUSY at once; a write waits for the lock, and past the timeout says who to wait for."""
@@ -517,6 +734,40 @@ async def test_redis_at_maxmemory_refuses_a_growing_script_at_once_and_runs_the_
             await store.renew(NS, ["held"], A, LONG_LEASE)
             await store.release(NS, ["held"], A)
             assert (await store.coverage(NS)).claims == 0
+
+
+async def test_redis_at_maxmemory_refuses_a_definition_and_still_deletes_a_namespace(
+    fresh_redis: RedisServer,
+) -> None:
+    """Deleting frees memory: ``prune`` works on a full Redis, which is when it is wanted."""
+    async with RedisStore(fresh_redis.url) as store:
+        await store.commit(NS, {"a": b"x", "b": b"y"}, None)
+        await store.try_claim(NS, ["c"], A, LONG_LEASE)
+        with fresh_redis.client() as client, redis_at_maxmemory(client):
+            with pytest.raises(StoreFullError):
+                await store.put_definition(NS, b"rules")
+            assert await store.namespaces() == [NS]
+            assert await store.delete_namespace(NS) == 2
+            assert await store.namespaces() == []
+
+
+async def test_redis_at_maxmemory_refuses_a_registration_and_still_unregisters(
+    fresh_redis: RedisServer,
+) -> None:
+    """Removing a registration frees memory, and the registered are still read: a full Redis
+    refuses only new names."""
+    async with RedisStore(fresh_redis.url) as store:
+        await store.register("house", YAHTZEE_PRINT, b"house rules")
+        with fresh_redis.client() as client, redis_at_maxmemory(client):
+            with pytest.raises(StoreFullError):
+                await store.register("other", YATZY_PRINT, b"other rules")
+            assert await store.registration("other") is None
+            assert await store.registration("house") == b"house rules"
+            assert await store.registrations("", 10) == [("house", b"house rules")]
+            assert await store.unregister("house") == 0
+            assert await store.registrations("", 10) == []
+        # Nothing left behind, not even a fingerprint's count.
+        assert await store.redis.exists(*redis_keys.REGISTRATIONS) == 0
 
 
 async def test_redis_error_replies_are_refusals_and_only_lost_connections_unreachable(

@@ -24,9 +24,9 @@ from cli_support import one_error_line
 from memo_solver.cli import analysis
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee import table as table_module
-from memo_solver.games.yahtzee.dice import KEEP_INDEX, KEEPS, ROLL_INDEX, ROLLS
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.dice import dice_universe
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.table import (
     Table,
@@ -38,6 +38,7 @@ from memo_solver.games.yahtzee.table import (
 from memo_solver.stores.memory import MemoryStore
 
 LOWER = RULE_SETS["yahtzee-lower"]
+FIVE = dice_universe(5)
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")},
@@ -93,13 +94,13 @@ def test_npz_round_trip(lower: tuple[Table, dict[str, Any]], tmp_path: Path) -> 
     assert box.shape == (128, 252)
     assert (box[127] == -1).all()
     assert (keep[127] == -1).all()
-    assert data["rolls"].tolist() == [list(r) for r in ROLLS]
+    assert data["rolls"].tolist() == [list(r) for r in FIVE.rolls]
     assert [tuple(k[:n]) for k, n in zip(data["keeps"], data["keep_size"], strict=True)] == list(
-        KEEPS
+        FIVE.keeps
     )
 
     def chosen_keep(mask: int, rerolls: int, dice: tuple[int, ...]) -> tuple[int, ...]:
-        k = keep[mask, rerolls - 1, ROLL_INDEX[dice]]
+        k = keep[mask, rerolls - 1, FIVE.roll_index[dice]]
         return tuple(int(f) for f in data["keeps"][k][: data["keep_size"][k]])
 
     chance = only(LOWER, "chance")
@@ -116,10 +117,10 @@ def test_npz_round_trip(lower: tuple[Table, dict[str, Any]], tmp_path: Path) -> 
     # Both open, no rerolls, no Yahtzee: a 0 in Yahtzee keeps Chance (23.33 next turn),
     # worth more than 16 now and a Yahtzee chance (2.30) next turn; 29 in Chance is not.
     both = only(LOWER, "chance", "yahtzee")
-    assert data["boxes"][box[both, ROLL_INDEX[(1, 2, 3, 4, 6)]]] == "yahtzee"
-    assert data["boxes"][box[both, ROLL_INDEX[(5, 6, 6, 6, 6)]]] == "chance"
+    assert data["boxes"][box[both, FIVE.roll_index[(1, 2, 3, 4, 6)]]] == "yahtzee"
+    assert data["boxes"][box[both, FIVE.roll_index[(5, 6, 6, 6, 6)]]] == "chance"
     # At the start, a large straight rolled with no rerolls left is scored as one.
-    assert data["boxes"][box[0, ROLL_INDEX[(2, 3, 4, 5, 6)]]] == "large_straight"
+    assert data["boxes"][box[0, FIVE.roll_index[(2, 3, 4, 5, 6)]]] == "large_straight"
 
 
 def test_the_readme_describes_every_npz_array(
@@ -226,9 +227,9 @@ def test_parquet_round_trip_matches_the_npz(
     assert table.decisions is not None
     for row in decisions[::997]:  # a sample spread over the table
         i = int(np.flatnonzero(table.filled == row["filled"])[0])
-        r = ROLL_INDEX[tuple(row["dice"])]
+        r = FIVE.roll_index[tuple(row["dice"])]
         if row["rerolls_left"]:
-            expected = KEEPS[table.decisions.keep[i, row["rerolls_left"] - 1, r]]
+            expected = FIVE.keeps[table.decisions.keep[i, row["rerolls_left"] - 1, r]]
             assert tuple(row["keep"]) == expected
             assert row["box"] is None
         else:
@@ -290,9 +291,9 @@ def test_yahtzee_upper_has_every_reachable_upper_total(tmp_path: Path) -> None:
     assert table.decisions is not None
     # Only Sixes open, 63 already reached: every roll keeps its sixes, the bonus is banked.
     row = int(np.flatnonzero((table.filled == rules.all_filled & ~sixes) & (table.upper == 63))[0])
-    keep = table.decisions.keep[row, 1, ROLL_INDEX[(1, 2, 6, 6, 6)]]
-    assert KEEPS[keep] == (6, 6, 6)
-    assert KEEP_INDEX[(6, 6, 6)] == keep
+    keep = table.decisions.keep[row, 1, FIVE.roll_index[(1, 2, 6, 6, 6)]]
+    assert FIVE.keeps[keep] == (6, 6, 6)
+    assert FIVE.keep_index[(6, 6, 6)] == keep
 
 
 # --- the command -------------------------------------------------------------------------------

@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 from bottom_up import solve_all
 
-from memo_solver.games.yahtzee import dice
 from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.games.yahtzee.dice import dice_universe
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.scoring import open_boxes, points
+from memo_solver.games.yahtzee.scoring import points
 from memo_solver.games.yahtzee.turn import Guideposts, solve_block, turn_tables
 
 INF = float("inf")
-FOURS_YAHTZEE = dice.ROLL_INDEX[(4, 4, 4, 4, 4)]
+FIVE = dice_universe(5)
+FOURS_YAHTZEE = FIVE.roll_index[(4, 4, 4, 4, 4)]
 
 
 def box(rules: RuleSet, name: str) -> int:
@@ -34,19 +35,19 @@ def only_open(rules: RuleSet, *names: str) -> int:
 
 def joker_points(rules: RuleSet, filled: int, roll: tuple[int, ...]) -> dict[str, float]:
     """What scoring ``roll`` in each open box gives, by box name."""
-    boxes = open_boxes(rules, filled)
+    boxes = rules.open_boxes(filled)
     table = points(rules, filled, boxes)
-    assert table.shape == (len(boxes), dice.N_ROLLS)
-    column = table[:, dice.ROLL_INDEX[roll]]
+    assert table.shape == (len(boxes), FIVE.n_rolls)
+    column = table[:, FIVE.roll_index[roll]]
     return {rules.categories[c].name: float(v) for c, v in zip(boxes, column, strict=True)}
 
 
 def assert_only_yahtzee_rolls_change(rules: RuleSet, filled: int) -> None:
-    boxes = open_boxes(rules, filled)
+    boxes = rules.open_boxes(filled)
     table = points(rules, filled, boxes)
     plain = rules.scores[boxes]
-    other = np.ones(dice.N_ROLLS, dtype=bool)
-    other[dice.YAHTZEE_ROLLS] = False
+    other = np.ones(FIVE.n_rolls, dtype=bool)
+    other[FIVE.alike_rolls] = False
     assert np.array_equal(table[:, other], plain[:, other])
     # points() must not write into the rule set's own tables.
     assert np.array_equal(rules.scores, np.stack([c.scores for c in rules.categories]))
@@ -105,7 +106,7 @@ def test_no_joker_while_the_yahtzee_box_is_open() -> None:
     for name in ("yahtzee", "yahtzee-free-joker"):
         rules = get_rule_set(name)
         filled = mask(rules, "fours")
-        boxes = open_boxes(rules, filled)
+        boxes = rules.open_boxes(filled)
         assert np.array_equal(points(rules, filled, boxes), rules.scores[boxes])
         got = joker_points(rules, filled, (4, 4, 4, 4, 4))
         assert (got["full_house"], got["yahtzee"], got["chance"]) == (0, 50, 20)
@@ -154,7 +155,7 @@ def test_free_joker_any_open_box() -> None:
 def test_no_joker_rule_set_uses_plain_tables() -> None:
     rules = get_rule_set("yahtzee-no-joker")
     for filled in (mask(rules, "yahtzee"), mask(rules, "yahtzee", "fours"), 0):
-        boxes = open_boxes(rules, filled)
+        boxes = rules.open_boxes(filled)
         assert np.array_equal(points(rules, filled, boxes), rules.scores[boxes])
     got = joker_points(rules, mask(rules, "yahtzee", "fours"), (4, 4, 4, 4, 4))
     assert (got["full_house"], got["small_straight"], got["large_straight"]) == (0, 0, 0)
@@ -173,7 +174,7 @@ def test_all_filled_block_is_zero_at_reachable_guideposts() -> None:
     assert np.all(block == 0.0)  # every upper level and both flags are reachable
     partial = mask(rules, "threes", "fives", "yahtzee")
     # Zero successors are enough to see which guideposts the block pass fills in.
-    zeros = {partial | 1 << c: np.zeros(rules.block_shape) for c in open_boxes(rules, partial)}
+    zeros = {partial | 1 << c: np.zeros(rules.block_shape) for c in rules.open_boxes(partial)}
     block = solve_block(rules, partial, zeros)
     reachable = set(rules.reachable_upper(partial).tolist())
     for level in range(64):
@@ -241,7 +242,7 @@ def test_only_sixes_open_bonus_within_reach() -> None:
 
 # --- the reference Haskell program's example -----------------------------------------------
 
-EXAMPLE_ROLL = dice.ROLL_INDEX[(1, 2, 2, 2, 6)]
+EXAMPLE_ROLL = FIVE.roll_index[(1, 2, 2, 2, 6)]
 
 
 Example = tuple[RuleSet, int, dict[int, np.ndarray]]
@@ -280,13 +281,13 @@ def test_example_per_action_values(example: Example) -> None:
     )
     assert len(tables.keeps) == len(tables.rolls) == 3
     keeps = tables.keeps[2]
-    assert keeps.shape == (dice.N_KEEPS, 1)
-    assert keeps[dice.KEEP_INDEX[(2, 2, 2)], 0] == pytest.approx(40.998025624, abs=1e-9)
-    assert keeps[dice.KEEP_INDEX[(1, 2, 2, 2)], 0] == pytest.approx(40.001351082, abs=1e-9)
-    assert keeps[dice.KEEP_INDEX[(1,)], 0] == pytest.approx(39.926679721, abs=1e-9)
+    assert keeps.shape == (FIVE.n_keeps, 1)
+    assert keeps[FIVE.keep_index[(2, 2, 2)], 0] == pytest.approx(40.998025624, abs=1e-9)
+    assert keeps[FIVE.keep_index[(1, 2, 2, 2)], 0] == pytest.approx(40.001351082, abs=1e-9)
+    assert keeps[FIVE.keep_index[(1,)], 0] == pytest.approx(39.926679721, abs=1e-9)
     # Keep 2 2 2 is the best keep inside this roll.
-    inside = dice.sub_keeps((1, 2, 2, 2, 6))
-    assert max(inside, key=lambda k: keeps[k, 0]) == dice.KEEP_INDEX[(2, 2, 2)]
+    inside = FIVE.sub_keeps((1, 2, 2, 2, 6))
+    assert max(inside, key=lambda k: keeps[k, 0]) == FIVE.keep_index[(2, 2, 2)]
     assert tables.rolls[2][EXAMPLE_ROLL, 0] == pytest.approx(40.998025624, abs=1e-9)
 
     assert tables.boxes == [box(rules, "ones"), box(rules, "yahtzee")]
@@ -311,7 +312,7 @@ def test_example_scoring_ones_banks_the_upper_bonus(example: Example) -> None:
     assert after_ones[63, 0] == pytest.approx(50 * P_YAHTZEE, abs=1e-9)
     assert ones == pytest.approx(1 + 35 + after_ones[63, 0], abs=1e-12)
     # No one in the roll: 0 points, no bonus, upper total stays at 62.
-    no_ones = dice.ROLL_INDEX[(2, 2, 2, 3, 6)]
+    no_ones = FIVE.roll_index[(2, 2, 2, 3, 6)]
     assert tables.scores[0, no_ones, 0] == pytest.approx(after_ones[62, 0], abs=1e-12)
     # Scoring the Yahtzee box leaves Ones to play for at 62, where any one banks the bonus.
     after_yahtzee = blocks[filled | 1 << box(rules, "yahtzee")]

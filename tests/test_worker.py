@@ -61,8 +61,9 @@ from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.game import Block
 from memo_solver.core.store import Claim
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rule_file import read_rule_file
 from memo_solver.jobs.queue import Job, enqueue, text
 from memo_solver.stores import redis_keys
 from memo_solver.stores.memory import MemoryStore
@@ -308,6 +309,30 @@ def test_malformed_jobs_are_acknowledged_logged_and_survived(
     result = cli_json(redis_url, "precompute", "--rules", "yahtzee-upper", "--wait", timeout=60)
     assert result["value"] == pytest.approx(UPPER_PIN, abs=TOL)
     assert pending(r) == 0
+
+
+def test_a_rule_set_file_is_solved_by_workers_from_its_stored_definition(
+    redis_url: str, r: redis.Redis, children: Children, tmp_path: Path
+) -> None:
+    """The workers know nothing of the file: the job names the fingerprint, and the worker
+    reads the definition the command stored beside the blocks."""
+    start_workers(children, r, redis_url, ["w1"])
+    forced = Path(__file__).parent.parent / "examples" / "rules" / "yatzy-forced.json"
+    result = cli_json(redis_url, "precompute", "--rules-file", str(forced), "--wait", timeout=60)
+    assert result["value"] == pytest.approx(122.5585273964, abs=TOL)
+    fingerprint = read_rule_file(forced).fingerprint
+    record = job_record(r, result["job"])
+    assert (record["status"], record["rules"]) == ("done", fingerprint)
+    # A fingerprint with no definition stored fails the job, and the worker goes on.
+    job = Job.precompute("0123456789abcdef")
+    with_store(redis_url, lambda store: enqueue(store.redis, job))
+    failed = wait_for("the job failed", lambda: _failed(r, job.id), 30)
+    assert "keeps no definition" in failed["error"]
+
+
+def _failed(r: redis.Redis, job_id: str) -> dict[str, str] | None:
+    record = job_record(r, job_id)
+    return record if record.get("status") == "failed" else None
 
 
 # --- stopping ------------------------------------------------------------------------------

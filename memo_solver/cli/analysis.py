@@ -120,9 +120,9 @@ def _progress_bar(rules: RuleSet, state: State) -> Iterator[Progress]:
     """
     from tqdm import tqdm
 
-    open_boxes = (rules.all_filled & ~state.filled).bit_count()
+    blocks = len(rules.reachable_masks(state.filled))
     with tqdm(
-        total=1 << open_boxes, desc="distribution", unit="block", file=sys.stderr, disable=None
+        total=blocks, desc="distribution", unit="block", file=sys.stderr, disable=None
     ) as bar:
 
         def progress(done: int, total: int) -> None:
@@ -271,8 +271,7 @@ async def export_table_command(
         raise UsageError(f"--out: the folder {path.parent} does not exist")
     if fmt == "parquet":
         check_pyarrow()  # fail before the work, not after
-    n_blocks = 1 << len(rules.categories)
-    with tqdm(total=n_blocks, desc="table", unit="block", disable=None) as bar:
+    with tqdm(total=rules.block_count, desc="table", unit="block", disable=None) as bar:
         table = await build_table(engine, rules, lambda done: bar.update(done - bar.n))
     files = WRITERS[fmt](table, path)
     decisions = None if table.decisions is None else table.decisions.count

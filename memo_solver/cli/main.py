@@ -104,7 +104,7 @@ def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
 def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "rules":
-            return cmd_rules(Output(args.json))
+            return cmd_rules(args.action, args.name, Output(args.json))
         if args.command == "serve":
             return cmd_serve(args)
         return _run_async(args)
@@ -129,7 +129,7 @@ def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:
 
 
 DOOM_COMMANDS = ("advise", "stats", "play")
-OPERATIONS = ("precompute", "status", "export", "import")
+OPERATIONS = ("precompute", "status", "prune", "export", "import")
 
 
 def _run_async(args: argparse.Namespace) -> int:
@@ -141,7 +141,7 @@ def _run_async(args: argparse.Namespace) -> int:
         return anyio.run(_operate, args, location, out)
     if args.command in DOOM_COMMANDS and args.game == DOOM:
         return _doom(args, location, out)
-    return anyio.run(_with_engine, args.rules, location, _engine_work(args, out))
+    return anyio.run(_with_engine, _rule_set(args), location, _engine_work(args, out))
 
 
 def _doom(args: argparse.Namespace, location: Location, out: Output) -> int:
@@ -187,8 +187,19 @@ def _store_name(args: argparse.Namespace) -> str:
     return redacted(location) if isinstance(location, str) else str(location)
 
 
-def cmd_rules(out: Output) -> int:
-    from memo_solver.games.yahtzee.catalog import RULE_SETS
+def cmd_rules(action: str, name: str | None, out: Output) -> int:
+    from memo_solver.games.yahtzee.catalog import RULE_SETS, get_rule_set
+
+    if action == "show":
+        from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
+
+        if name is None:
+            raise UsageError("rules show: name the built-in rule set to print, e.g. yatzy")
+        document = rule_set_document(get_rule_set(name))
+        out.emit(document, format_rule_document(document).rstrip("\n"))
+        return 0
+    if name is not None:
+        raise UsageError(f"rules list takes no name (did you mean 'rules show {name}'?)")
 
     rows = [
         {
@@ -202,10 +213,14 @@ def cmd_rules(out: Output) -> int:
     ]
     width = max(len(r["name"]) for r in rows)  # type: ignore[arg-type]
     text = "\n".join(
-        f"{r['name']:<{width}}  {r['start_value']:>14.10f}  {r['description']}" for r in rows
+        f"{r['name']:<{width}}  {_start(r['start_value'])}  {r['description']}" for r in rows
     )
     out.emit(rows, text)
     return 0
+
+
+def _start(value: object) -> str:
+    return f"{value:>14.10f}" if isinstance(value, float) else f"{'(not pinned)':>14}"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -265,6 +280,10 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
     async with store:
         if args.command == "status":
             return await ops.status(args.verify, store, queue, location, out)
+        if args.command == "prune":
+            from memo_solver.cli.prune import prune
+
+            return await prune(args.dry_run, store, out)
         entry = _game(args)
         if args.command == "precompute":
             options = ops.PrecomputeOptions(args.wait, args.wait_for_workers, args.here)
@@ -278,27 +297,44 @@ def _game(args: argparse.Namespace) -> GameEntry:
     """``--rules R``, or ``--game dice-of-doom --size N``: one game of the registry."""
     from memo_solver.games.registry import family, get_game
 
+    if getattr(args, "rules_file", None) is not None and args.game == "yahtzee":
+        from memo_solver.games.yahtzee.family import entry_for
+
+        return entry_for(_rule_set(args))
     parameter = family(args.game).parameter
     return get_game(parameter.game_name(getattr(args, parameter.dest)))
+
+
+def _rule_set(args: argparse.Namespace) -> RuleSet:
+    """``--rules NAME``, or the rule set of ``--rules-file FILE``."""
+    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rule_file import read_rule_file
+
+    if args.rules_file is None:
+        return get_rule_set(args.rules)
+    if args.rules != "yahtzee":
+        raise UsageError("give --rules or --rules-file, not both")
+    return read_rule_file(args.rules_file)
 
 
 # --- the commands on a Yahtzee-family rule set ------------------------------------------------
 
 
-async def _with_engine(rules_name: str, location: Location, work: EngineWork) -> int:
+async def _with_engine(rules: RuleSet, location: Location, work: EngineWork) -> int:
     """Every solving command runs here: on an engine whose solves show their progress."""
     from memo_solver.cli.progress import SolveProgress
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.game import YahtzeeGame
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.family import entry_for
     from memo_solver.jobs.storage import open_store_and_queue
 
-    rules = get_rule_set(rules_name)
+    entry = entry_for(rules)
     with SolveProgress(rules.name) as progress:
         store, queue = open_store_and_queue(location)
         async with (
             store,
-            open_engine(YahtzeeGame(rules), store, on_progress=progress) as engine,
+            open_engine(
+                entry.game, store, on_progress=progress, definition=entry.definition
+            ) as engine,
         ):
             return await work(engine, rules, queue)
 

@@ -53,7 +53,7 @@ async def precompute(
 async def precompute_here(entry: GameEntry, store: Store, out: Output) -> int:
     """Solve the whole game in this process, cooperating with anyone else on the store."""
     game = entry.game
-    async with open_engine(game, store) as engine:
+    async with open_engine(game, store, definition=entry.definition) as engine:
         total = game.block_count
         before = (await store.coverage(engine.namespace)).blocks
         started = time.monotonic()
@@ -250,6 +250,9 @@ async def transfer(
     async with AsyncExitStack() as stack:
         if not isinstance(other, Path):
             await stack.enter_async_context(other)
+        target = other if command == "export" else store
+        if entry.definition is not None and not isinstance(target, Path):
+            await target.put_definition(namespace(game), entry.definition)
         if command == "export":
             copied = await export_blocks(store, game, other)
             direction = f"from {store.description} to {spec}"

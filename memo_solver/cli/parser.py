@@ -26,6 +26,8 @@ from memo_solver.games.entry import Parameter
 
 EXAMPLES = """examples:
   memo-solver rules
+  memo-solver rules show yatzy > house.json       # then edit house.json
+  memo-solver advise --rules-file house.json start
   memo-solver advise --rules yahtzee '- x x x x x x x x x x - x 62 False 2 1 2 2 2 6'
   memo-solver advise --rules yahtzee 'open=ones,yahtzee upper=62 dice=12226 rerolls=2' --json
   echo '{"filled": ["chance"], "dice": [6,6,6,6,6]}' | memo-solver advise --rules yahtzee -
@@ -104,7 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--json", action="store_true", help="print JSON instead of words")
         return sub
 
-    command("rules", "list the built-in rule sets")
+    rules = command("rules", "list the built-in rule sets, or print one as its file")
+    rules.add_argument(
+        "action", nargs="?", choices=("list", "show"), default="list", help="(default: list)"
+    )
+    rules.add_argument("name", nargs="?", help="with show: the built-in rule set to print")
     advise = command("advise", "the best move and what every other move costs")
     _rules_option(advise, YAHTZEE)
     advise.add_argument("state", help="the state, or - to read JSON states line by line")
@@ -157,6 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also decode every stored block and count the damaged ones (reads them all)",
     )
+    prune = command(
+        "prune",
+        "delete the store's namespaces that no built-in game and no stored rule-set "
+        "definition names (blocks nobody can ask for, or of an older store format)",
+    )
+    prune.add_argument(
+        "--dry-run", action="store_true", help="list what would go, with its blocks; delete nothing"
+    )
+    prune.epilog = PRUNE_EXAMPLES
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)
     export.add_argument(
@@ -249,6 +264,11 @@ WORKER_EXAMPLES = """examples:
   memo-solver worker --redis redis://127.0.0.1:6379/0
   memo-solver --redis redis://127.0.0.1:6379/0 worker --concurrency 2
   memo-solver worker --redis redis://127.0.0.1:6379/0 --check   # exit 0 if one is alive
+"""
+PRUNE_EXAMPLES = """examples:
+  memo-solver prune --dry-run
+  memo-solver --redis redis://127.0.0.1:6379/0 prune --dry-run --json
+  memo-solver --redis redis://127.0.0.1:6379/0 prune
 """
 YAHTZEE = "yahtzee"
 DOOM = "dice-of-doom"
@@ -353,6 +373,19 @@ def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs:
 
 def _rules_option(sub: argparse.ArgumentParser, game: str | None) -> None:
     _option(sub, game, "--rules", default="yahtzee", help="rule set")
+    _rules_file_option(sub, game)
+
+
+def _rules_file_option(sub: argparse.ArgumentParser, game: str | None) -> None:
+    _option(
+        sub,
+        game,
+        "--rules-file",
+        type=Path,
+        metavar="FILE",
+        help="a rule-set file (JSON; 'rules show yatzy' prints one to start from) instead of "
+        "--rules",
+    )
 
 
 def _threshold_option(sub: argparse.ArgumentParser, help_text: str, game: str | None) -> None:
@@ -406,6 +439,7 @@ def _game_options(sub: argparse.ArgumentParser) -> None:
     families = registry.FAMILIES
     default, *others = families
     _family_option(sub, default.name, default.parameter)
+    _rules_file_option(sub, default.name)
     takes = [f"{default.name} takes {default.parameter.flag}"]
     takes += [f"{family.name} {family.parameter.flag}" for family in others]
     _game_option(sub, ", ".join(takes), [family.name for family in families])

@@ -19,8 +19,7 @@ from anyio.from_thread import BlockingPortal
 
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import scoring
-from memo_solver.games.yahtzee.advice import Action, Advice, advise
-from memo_solver.games.yahtzee.dice import DICE
+from memo_solver.games.yahtzee.advice import Action, Advice, advise, every_die, number_word
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, start_state
 
@@ -30,7 +29,7 @@ QUIT, HELP, UNDO, ALL = ("quit", "q"), ("help", "?"), ("undo",), ("all",)
 HELP_TEXT = """\
   Type the dice you rolled, like 12226. Then choose a move:
     Enter        the best move
-    keep 222     keep those dice and reroll the others ('keep none' rerolls all five)
+    keep 222     keep those dice and reroll the others ('keep none' rerolls them all)
     a box name   score the dice there, e.g. 'full house' or 'chance'
   and at any question:
     all          every move with what it is worth, not only the best few
@@ -143,18 +142,29 @@ class _Table:
             if answer.lower() in ALL:
                 self.reject("dice", "type the dice first: the moves depend on them")
                 continue
+            count = self.rules.dice
             try:
-                faces = parse_faces(answer, DICE)
+                faces = parse_faces(answer, count)
             except StateError as exc:
-                self.reject("dice", f"{exc.message}; type five faces like 12226")
+                self.reject("dice", f"{exc.message}; type {_faces(count)} like {_example(count)}")
                 continue
             if not _contains(faces, kept):
                 self.reject(
                     "dice",
-                    f"you kept {' '.join(map(str, kept))}: those dice must be among the five",
+                    f"you kept {' '.join(map(str, kept))}: those dice must be among the "
+                    f"{number_word(count)}",
                 )
                 continue
             return faces
+
+
+def _faces(count: int) -> str:
+    return f"{number_word(count)} {'face' if count == 1 else 'faces'}"
+
+
+def _example(count: int) -> str:
+    """Dice to show in a prompt: ``12226`` for five."""
+    return "122266"[:count]
 
 
 def parse_faces(text: str, count: int | None) -> tuple[int, ...]:
@@ -237,11 +247,13 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
         table.say(f"{gap}Turn {point.turn}: score {point.total}, upper total {state.upper}")
         start = await advise(engine, rules, state)
         table.say(f"  expected final score {point.total + start.value:.2f}")
-        faces = await table.ask_dice("Roll five dice and type them (e.g. 12226): ")
+        count = rules.dice
+        dice = "one die and type it" if count == 1 else f"{number_word(count)} dice and type them"
+        faces = await table.ask_dice(f"Roll {dice} (e.g. {_example(count)}): ")
         return replace(point, state=replace(state, rerolls_left=rules.rerolls, dice=faces))
     if point.kept is not None:
         faces = await table.ask_dice(
-            f"Reroll {DICE - len(point.kept)} and type all five dice: ", point.kept
+            f"Reroll {rules.dice - len(point.kept)} and type {every_die(rules.dice)}: ", point.kept
         )
         return replace(point, state=replace(state, dice=faces), kept=None)
     advice = await advise(engine, rules, state)
@@ -259,7 +271,7 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     assert state.rerolls_left is not None
     if action.kind == "keep":
         after = replace(state, rerolls_left=state.rerolls_left - 1)
-        kept = action.keep if len(action.keep) < DICE else None
+        kept = action.keep if len(action.keep) < rules.dice else None
         return replace(point, state=after, kept=kept)
     box = rules.category_index(action.category)
     total = point.total + action.points + action.bonus

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 
-from memo_solver.games.yahtzee.dice import DICE
 from memo_solver.games.yahtzee.distribution import Distribution
 from memo_solver.games.yahtzee.review import Review
 from memo_solver.games.yahtzee.rules import RuleSet
@@ -58,7 +57,7 @@ def describe_distribution(
         lines.append(f"P(upper bonus {rules.upper_bonus}) = {_chance(dist.p_upper_bonus)}")
     if rules.yahtzee_box is not None:
         name = rules.categories[rules.yahtzee_box].label
-        lines.append(f"P({name} 50) = {_chance(dist.p_yahtzee)}")
+        lines.append(f"P({name} {_alike_points(rules)}) = {_chance(dist.p_yahtzee)}")
         lines.append(f"P(any {name} rolled) = {_chance(dist.p_any_yahtzee)}")
     if rules.yahtzee_bonus:
         lines.append(f"P(any +{rules.yahtzee_bonus}) = {_chance(dist.p_extra_bonus)}")
@@ -70,6 +69,12 @@ def describe_distribution(
     if plot is not None:
         lines += ["", f"plot written to {plot}"]
     return "\n".join(lines)
+
+
+def _alike_points(rules: RuleSet) -> int:
+    """What the all-alike box scores (50 in Yahtzee, 100 in Maxi Yatzy)."""
+    assert rules.yahtzee_box is not None
+    return int(rules.scores[rules.yahtzee_box].max())
 
 
 def _chance(p: float) -> str:
@@ -148,12 +153,12 @@ def _mark_percentiles(axes: Axes, dist: Distribution) -> None:
 
 def describe_simulation(summary: Summary, thresholds: tuple[int, ...] = ()) -> str:
     """The figures in words, each ± its standard error; the chances are labelled as in
-    ``memo-solver stats`` (``P(Yahtzee 50)``: 50 scored in the box), so the two read
+    ``memo-solver stats`` (``P(Yahtzee 50)``: the box's points scored in it), so the two read
     side by side."""
     rules = summary.rules
     score = f"{summary.mean:8.2f} ± {summary.se:.2f} (standard error)"
-    if summary.strategy == "optimal":
-        score += f"   exact mean {rules.start_value:.4f} (z = {summary.z:+.2f})"
+    if summary.exact_mean is not None and summary.z is not None:
+        score += f"   exact mean {summary.exact_mean:.4f} (z = {summary.z:+.2f})"
     spread = "  ".join(
         f"{q}%: {summary.percentile(q / 100)} ± {summary.percentile_se(q / 100):.1f}"
         for q in SIMULATED_PERCENTILES
@@ -172,7 +177,8 @@ def describe_simulation(summary: Summary, thresholds: tuple[int, ...] = ()) -> s
         )
     if rules.yahtzee_box is not None:
         name = rules.categories[rules.yahtzee_box].label
-        shares.append((f"P({name} 50)", summary.share(summary.yahtzee_games)))
+        points = _alike_points(rules)
+        shares.append((f"P({name} {points})", summary.share(summary.yahtzee_games)))
         shares.append((f"P(any {name} rolled)", summary.share(summary.any_yahtzee_games)))
     if rules.yahtzee_bonus:
         shares.append((f"P(any +{rules.yahtzee_bonus})", summary.share(summary.extra_games)))
@@ -211,7 +217,8 @@ def narrate(rules: RuleSet, log: Mapping[str, object]) -> str:
         keeps = cast(list[list[int]], turn["keeps"])
         parts = [f"rolled {faces(rolls[0])}"]
         for kept, after in zip(keeps, rolls[1:], strict=True):
-            what = f"keep {faces(kept)}, reroll {DICE - len(kept)}" if kept else "reroll all 5"
+            rerolled = rules.dice - len(kept)
+            what = f"keep {faces(kept)}, reroll {rerolled}" if kept else f"reroll all {rerolled}"
             parts += [what, f"rolled {faces(after)}"]
         box = rules.categories[rules.category_index(str(turn["box"]))]
         gained = cast(int, turn["points"])

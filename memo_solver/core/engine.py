@@ -400,7 +400,17 @@ class Engine:
 
 def namespace(game: Game) -> str:
     """The store namespace of a game's blocks: format version and rules fingerprint."""
-    return f"{FORMAT_VERSION}:{game.fingerprint}"
+    return namespace_of(game.fingerprint)
+
+
+def namespace_of(fingerprint: str) -> str:
+    """The namespace of the game with this fingerprint (known before the game is built)."""
+    return f"{FORMAT_VERSION}:{fingerprint}"
+
+
+def of_this_format(name: str) -> bool:
+    """Whether a namespace holds blocks of this format version: another's are unreadable."""
+    return name.partition(":")[0] == str(FORMAT_VERSION)
 
 
 @asynccontextmanager
@@ -414,6 +424,7 @@ async def open_engine(
     token: str | None = None,
     keep_freed_memory: bool = True,
     on_progress: Callable[[Counters], None] | None = None,
+    definition: bytes | None = None,
 ) -> AsyncIterator[Engine]:
     """An engine whose claim renewal runs for as long as the context is open.
 
@@ -424,9 +435,15 @@ async def open_engine(
 
     ``on_progress(counters)`` is told, on the event loop, when a query has found blocks to
     compute, before it computes any (``needed`` grew; see :meth:`Engine._plan`), and when a
-    batch of them is computed: what a command needs to show its progress."""
+    batch of them is computed: what a command needs to show its progress.
+
+    ``definition``, for a game outside the registry (a rule-set file), is kept in the store
+    beside the game's blocks before any is solved: what lets a worker solve it by its
+    fingerprint alone, and ``prune`` tell it from debris."""
     if keep_freed_memory:
         runtime.keep_freed_memory()
+    if definition is not None:
+        await store.put_definition(namespace(game), definition)
     engine = Engine(
         game,
         store,

@@ -1,7 +1,11 @@
 """The store interface: a shared memo of encoded blocks with leased claims.
 
 Every store keeps, per namespace (format version and game fingerprint), blocks as opaque
-bytes and claims as ``(token, expiry)``. A claim is only a courtesy that keeps two workers
+bytes and claims as ``(token, expiry)``, and may keep the game's definition (opaque bytes
+too: a rule-set file) beside them, so that a process that meets a namespace by its
+fingerprint alone can rebuild the game. Apart from the namespaces, a store keeps the
+registrations: names given to rule sets (opaque documents, each with its fingerprint), shared
+by every process on the store. A claim is only a courtesy that keeps two workers
 from computing the same block: values are deterministic, so a block computed twice after a
 lost lease is harmless, and correctness never depends on the claim.
 """
@@ -122,6 +126,49 @@ class Store(Protocol):
         ...
 
     async def coverage(self, namespace: str) -> Coverage: ...
+
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        """Keep the definition of the namespace's game beside its blocks. Set once: the
+        namespace is named by the game's fingerprint, so a definition already there says
+        the same game, and stays."""
+        ...
+
+    async def definition(self, namespace: str) -> bytes | None:
+        """The definition kept for the namespace, or None."""
+        ...
+
+    async def namespaces(self) -> list[str]:
+        """Every namespace holding anything (blocks, claims, live or lapsed, a definition),
+        sorted. A walk of everything the store holds (Redis: SCAN), for the operator's
+        ``prune``: never on a request's path, nor in ``status``."""
+        ...
+
+    async def delete_namespace(self, namespace: str) -> int:
+        """Delete everything the namespace holds, at once; the number of blocks deleted."""
+        ...
+
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+        """Register ``document`` (whose rules have ``fingerprint``) as ``name`` if the name is
+        free, atomically; the document registered as ``name`` now: ``document`` when it was
+        free, else the one that held it, left unchanged. The first of concurrent callers
+        wins, and every one of them is told the winner's document."""
+        ...
+
+    async def registration(self, name: str) -> bytes | None:
+        """The document registered as ``name``, or None."""
+        ...
+
+    async def registrations(self, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """A page of registrations: at most ``limit`` (at least 1) names with their
+        documents, in ascending bytewise order of the names' UTF-8, strictly after ``after``
+        (``""``: from the first). The next page starts after the last name of this one."""
+        ...
+
+    async def unregister(self, name: str) -> int | None:
+        """Remove the registration of ``name``: None when there was none, else how many
+        other names are still registered with its fingerprint (0: no other name shares its
+        blocks)."""
+        ...
 
     async def probe(self) -> Write:
         """Claim and release a probe key, in one round trip or one short transaction: proof

@@ -39,10 +39,18 @@ class GameEntry:
     """Solve what advice for the state needs, leaving it in the memo."""
     stats: Stats | None = None
     """The statistics a ``stats`` job stores in its record, where the game has them."""
+    definition: bytes | None = None
+    """For a game outside the registry (a rule-set file): its definition, which the store
+    keeps beside its blocks so that workers and ``prune`` know the game by fingerprint."""
 
     @property
     def name(self) -> str:
         return self.game.name
+
+    @property
+    def job_name(self) -> str:
+        """How jobs name the game: a registry name, or the fingerprint of one outside it."""
+        return self.name if self.definition is None else self.game.fingerprint
 
 
 @dataclass(frozen=True)
@@ -72,3 +80,6 @@ class GameFamily:
     parameter: Parameter
     entries: Callable[[], list[GameEntry]]
     """Every game of the family, built when the registry is first asked for one."""
+    from_definition: Callable[[bytes], GameEntry] | None = None
+    """A game outside the registry from the definition its store keeps beside its blocks
+    (a rule-set file), for families whose games can be defined so."""

@@ -55,6 +55,14 @@ def get_game(name: str) -> GameEntry:
         raise UnknownGameError(name) from None
 
 
+def game_from_definition(document: bytes) -> GameEntry:
+    """The game a stored definition defines (raises the family's error when it is bad)."""
+    for f in FAMILIES:
+        if f.from_definition is not None:
+            return f.from_definition(document)
+    raise UnknownGameError("(a stored definition)")
+
+
 def game_of(family_name: str, value: object) -> GameEntry:
     """The game a family's parameter picks: ``("yahtzee", "yazy")``, ``("dice-of-doom", 2)``."""
     return get_game(family(family_name).parameter.game_name(value))

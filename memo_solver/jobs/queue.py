@@ -23,11 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
@@ -57,6 +58,10 @@ class JobError(UserError):
     """A job message that cannot be run (malformed, unknown rule set, bad state)."""
 
     field = "job"
+
+
+FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}")
+"""A job's game named by fingerprint: one outside the registry (a rule-set file)."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +103,14 @@ class Job:
         kind = fields.get("kind", "")
         if kind not in KINDS:
             raise JobError(f"unknown job kind {kind!r} (kinds: {', '.join(KINDS)})")
+        name = fields.get("rules", "")
+        if FINGERPRINT.fullmatch(name):
+            # A game outside the registry: the worker reads its definition from the store
+            # and checks the state there (producers send it written the game's one way).
+            state = fields.get("state", "")
+            return cls(cast(JobKind, kind), name, "" if kind == "precompute" else state)
         try:
-            entry = get_game(fields.get("rules", ""))
+            entry = get_game(name)
         except ValueError as exc:
             raise JobError(str(exc)) from None
         if kind == "precompute":
@@ -174,9 +185,11 @@ async def enqueue_precompute(store: RedisStore, entry: GameEntry) -> tuple[str, 
     of its blocks (deleted since, or lost with a Redis that had not written them yet), so
     that "done" never stands for blocks that are gone."""
     game = entry.game
+    if entry.definition is not None:  # what the workers solve it from
+        await store.put_definition(namespace(game), entry.definition)
     covered = await store.coverage(namespace(game))
     return await enqueue(
-        store.redis, Job.precompute(entry.name), again_if_done=covered.blocks < game.block_count
+        store.redis, Job.precompute(entry.job_name), again_if_done=covered.blocks < game.block_count
     )
 
 

@@ -20,14 +20,17 @@ import signal
 import socket
 import time
 import uuid
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from redis.exceptions import RedisError
 
-from memo_solver.core.engine import Engine, first_failure, open_engine
+from memo_solver.core.engine import Engine, first_failure, namespace_of, open_engine
+from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import StoreUnavailableError
-from memo_solver.games.registry import get_game, registry
+from memo_solver.games.entry import GameEntry
+from memo_solver.games.registry import game_from_definition, get_game, registry
 from memo_solver.jobs.queue import Entry, Fields, Job, JobError, JobQueue
 from memo_solver.jobs.settings import WorkerSettings
 
@@ -37,6 +40,10 @@ _PROCESS_TOKEN = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
 worker that lost Redis take back their predecessors' claims instead of waiting a lease."""
 _READ_BLOCK_MS = 1000
 _PROGRESS_S = 0.5
+POOLED_ENGINES = 8
+"""Engines kept open at once for games outside the registry (rule-set files)."""
+POOLED_CACHE_BYTES = 1 << 30
+"""The memo budget those engines share."""
 
 
 class Worker:
@@ -50,6 +57,8 @@ class Worker:
         # would look like a hung Redis.
         self._read_block_ms = min(_READ_BLOCK_MS, round(self.store.socket_timeout_s * 500))
         self.engines: dict[str, Engine] = {}
+        self.pool: EnginePool | None = None
+        """Engines for games named by fingerprint, opened while :meth:`run` runs."""
         self.jobs_done = 0
         self.running: dict[str, str] = {}
         """Stream entry id -> job id, for the jobs being served now."""
@@ -82,6 +91,14 @@ class Worker:
                     )
                 )
             async with anyio.create_task_group() as tg:
+                self.pool = EnginePool(
+                    self.store,
+                    self._limiter,
+                    tg,
+                    capacity=POOLED_ENGINES,
+                    cache_bytes=POOLED_CACHE_BYTES,
+                    lease_s=self.settings.lease_s,
+                )
                 tg.start_soon(self._heartbeat_forever)
                 async with anyio.create_task_group() as serving:
                     tg.start_soon(self._stop_on_signal, serving.cancel_scope)
@@ -201,10 +218,34 @@ class Worker:
     async def _finish(self, job_id: str, **fields: str) -> None:
         await self.queue.finish(job_id, self.settings.job_ttl_s, **fields)
 
+    @asynccontextmanager
+    async def _engine(self, job: Job) -> AsyncIterator[tuple[Engine, GameEntry]]:
+        """The job's game and engine: a registry game's, or one a fingerprint names, from
+        the definition the store keeps beside its blocks."""
+        if job.rules in self.engines:
+            yield self.engines[job.rules], get_game(job.rules)
+            return
+        for name, engine in self.engines.items():
+            if engine.game.fingerprint == job.rules:  # a copy of a built-in, by fingerprint
+                yield engine, get_game(name)
+                return
+        definition = await self.store.definition(namespace_of(job.rules))
+        if definition is None:
+            raise JobError(f"the store keeps no definition of the game {job.rules}")
+        entry = game_from_definition(definition)
+        if entry.game.fingerprint != job.rules:
+            raise JobError(f"the definition stored for {job.rules} is of another game")
+        assert self.pool is not None, "the worker is not running"
+        async with self.pool.use(entry.game, None) as engine:
+            yield engine, entry
+
     async def _run(self, job: Job) -> None:
-        engine, entry = self.engines[job.rules], get_game(job.rules)
+        async with self._engine(job) as (engine, entry):
+            await self._run_on(job, engine, entry)
+
+    async def _run_on(self, job: Job, engine: Engine, entry: GameEntry) -> None:
         if job.kind == "warm":
-            await entry.warm(engine, job.state)
+            await entry.warm(engine, entry.canonical_state(job.state))
             return
         if job.kind == "block":
             await engine.block(job.state)

@@ -3,20 +3,24 @@ naming the field (in the CLI's words)."""
 
 from __future__ import annotations
 
+import hmac
+import os
+
+from fastapi import Request
+
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import UnknownGameError, get_game
-from memo_solver.games.yahtzee.catalog import UnknownRuleSetError, get_rule_set
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, parse_state, state_from_json
 from memo_solver.service.errors import ApiError
-from memo_solver.service.models import StateInput
+from memo_solver.service.models import RulesInput, StateInput
+from memo_solver.service.service import Service
+from memo_solver.service.settings import ADMIN_TOKEN_ENV
 
 
-def rules_named(name: str) -> RuleSet:
-    try:
-        return get_rule_set(name)
-    except UnknownRuleSetError as exc:
-        raise ApiError(422, "rules", str(exc)) from None
+async def rules_of(service: Service, value: RulesInput) -> RuleSet:
+    """The rule set a request names or defines inline (422 naming ``rules`` if none)."""
+    return await service.rulebook.resolve(value)
 
 
 def game_named(name: str) -> GameEntry:
@@ -29,3 +33,18 @@ def game_named(name: str) -> GameEntry:
 def state_of(raw: StateInput, rules: RuleSet) -> State:
     """A state sent as text or as JSON (a :class:`StateError` says what is wrong)."""
     return parse_state(raw, rules) if isinstance(raw, str) else state_from_json(raw, rules)
+
+
+def authorize(request: Request) -> None:
+    """The operator token, or 401/403: for the endpoints that change what others see."""
+    expected = os.environ.get(ADMIN_TOKEN_ENV)
+    if not expected:
+        raise ApiError(
+            403, "authorization", f"operator endpoints are disabled: set ${ADMIN_TOKEN_ENV}"
+        )
+    given = request.headers.get("authorization", "")
+    scheme, _, token = given.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(401, "authorization", "send 'Authorization: Bearer <operator token>'")
+    if not hmac.compare_digest(token.encode(), expected.encode()):
+        raise ApiError(403, "authorization", "wrong operator token")

@@ -41,12 +41,20 @@ _STATE_EXAMPLE: dict[str, JsonValue] = {
 }
 
 
+RulesInput = str | dict[str, Any]
+"""A built-in rule set, a registered name or a fingerprint, or a rule-set file inline."""
+_RULES_HELP = (
+    "a built-in rule set, a registered name or a fingerprint (GET /v1/rules), or a rule-set "
+    "definition inline (README: Rule-set files)"
+)
+
+
 class StateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={"examples": [{"rules": "yahtzee", "state": _STATE_EXAMPLE}]},
     )
-    rules: str = Field("yahtzee", description="a built-in rule set (GET /v1/rules)")
+    rules: RulesInput = Field("yahtzee", description=_RULES_HELP)
     state: StateInput = Field(
         description="JSON state {filled, upper, yahtzee_bonus, rerolls_left, dice}, or the "
         "short text form, or the reference Haskell line"
@@ -55,7 +63,7 @@ class StateRequest(BaseModel):
 
 class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    rules: str = "yahtzee"
+    rules: RulesInput = Field("yahtzee", description=_RULES_HELP)
     states: list[StateInput] = Field(max_length=MAX_BATCH)
 
 
@@ -66,7 +74,7 @@ class StatsRequest(BaseModel):
             "examples": [{"rules": "yahtzee-upper", "state": "start", "thresholds": [60, 80]}]
         },
     )
-    rules: str = Field("yahtzee", description="a built-in rule set (GET /v1/rules)")
+    rules: RulesInput = Field("yahtzee", description=_RULES_HELP)
     state: StateInput = Field(
         "start", description="as for /v1/advice; the points counted are those still to come"
     )
@@ -80,8 +88,8 @@ class StatsRequest(BaseModel):
 
 class ReviewRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    rules: str | None = Field(
-        None, description="a built-in rule set; default: the game's own rules, else yahtzee"
+    rules: RulesInput | None = Field(
+        None, description=f"{_RULES_HELP}; default: the game's own rules, else yahtzee"
     )
     game: dict[str, Any] = Field(
         description='{"rules"?, "turns": [{"rolls": [[5 faces], ...], "keeps": [[faces '
@@ -91,7 +99,9 @@ class ReviewRequest(BaseModel):
 
 class PrecomputeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    rules: str = "yahtzee"
+    rules: RulesInput = Field(
+        "yahtzee", description=f"{_RULES_HELP}, or another game such as dice-of-doom-3x3"
+    )
 
 
 class ErrorOut(BaseModel):
@@ -179,7 +189,11 @@ class ReviewOut(BaseModel):
 class RuleSetOut(BaseModel):
     name: str
     description: str
+    built_in: bool = Field(description="false: registered with POST /v1/rules")
+    dice: int
+    order: Literal["free", "forced"]
     boxes: list[str]
+    labels: dict[str, str] = Field(description="what the scorecard prints, per box")
     upper_boxes: list[str]
     yahtzee_box: str | None
     rerolls: int
@@ -187,12 +201,26 @@ class RuleSetOut(BaseModel):
     upper_bonus: int
     yahtzee_bonus: int
     joker: Literal["forced", "free", "none"]
-    start_value: float
+    start_value: float | None = Field(description="pinned for the built-ins, else null")
     fingerprint: str
     possible_points: dict[str, list[int]] = Field(
         description="per box, every score a game can put in it, ascending (what some roll "
         "scores there, the Joker's fixed points included): what a scorecard entered by hand "
         "is checked against"
+    )
+
+
+class RegisteredOut(BaseModel):
+    name: str
+    fingerprint: str
+    created: bool = Field(description="false: these rules were registered under it already")
+
+
+class UnregisteredOut(BaseModel):
+    name: str
+    fingerprint: str
+    blocks_deleted: bool = Field(
+        description="false: a built-in or another registration shares the blocks"
     )
 
 

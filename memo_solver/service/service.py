@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -20,13 +20,16 @@ import anyio
 from fastapi import Request
 from redis.exceptions import RedisError
 
-from memo_solver.core.engine import Engine, open_engine
+from memo_solver.core.engine import Engine, namespace, open_engine
+from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import Store
 from memo_solver.games.registry import registry
+from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.jobs.queue import Job, JobError, JobQueue
 from memo_solver.service import metrics
 from memo_solver.service.errors import ApiError
+from memo_solver.service.rulebook import RuleBook
 from memo_solver.service.settings import ApiSettings
 
 log = logging.getLogger(__name__)
@@ -55,14 +58,89 @@ class Service:
         """The store's job queue (on Redis; None on SQLite or in memory)."""
         self.settings = settings
         self.engines: dict[str, Engine] = {}
+        """The registry's games' engines, by name."""
+        self.pool: EnginePool | None = None
+        """Engines of the other rule sets (registered, inline, by fingerprint)."""
+        self.rulebook = RuleBook(store)
         self.task_group: anyio.abc.TaskGroup | None = None
         self.stats_limiter = anyio.CapacityLimiter(1)
         """One distribution computed at a time: a whole game keeps a core busy for tens of
         seconds (``yahtzee`` about 35 CPU s, the 15-box ``yatzy`` about 100)."""
         self._shared: OrderedDict[Hashable, _Work] = OrderedDict()
 
-    def engine(self, rules: RuleSet) -> Engine:
-        return self.engines[rules.name]
+    def _registry_engine(self, rules: RuleSet) -> Engine | None:
+        engine = self.engines.get(rules.name)
+        if engine is not None and engine.game.fingerprint == rules.fingerprint:
+            return engine
+        for engine in self.engines.values():  # a copy of a built-in shares its blocks
+            if engine.game.fingerprint == rules.fingerprint:
+                return engine
+        return None
+
+    def peek(self, rules: RuleSet) -> Engine | None:
+        """The open engine of a rule set, if there is one now (the warm fast path)."""
+        engine = self._registry_engine(rules)
+        if engine is None and self.pool is not None:
+            engine = self.pool.peek(rules.fingerprint)
+        return engine
+
+    @asynccontextmanager
+    async def engine(self, rules: RuleSet) -> AsyncIterator[Engine]:
+        """The rule set's engine, opened now if it is not built in, kept open while in use."""
+        engine = self._registry_engine(rules)
+        if engine is not None:
+            yield engine
+            return
+        assert self.pool is not None, "the app's lifespan is not running"
+        entry = entry_for(rules)
+        async with self.pool.use(entry.game, entry.definition) as engine:
+            yield engine
+
+    async def run_on(
+        self,
+        rules: RuleSet,
+        work: Callable[[Engine], Awaitable[T]],
+        warm: Callable[[], Job] | None = None,
+    ) -> T:
+        """:meth:`run` of ``work`` on the rule set's engine."""
+
+        async def on_engine() -> T:
+            async with self.engine(rules) as engine:
+                return await work(engine)
+
+        return await self.run(on_engine, warm)
+
+    async def check_budget(
+        self, rules: RuleSet, filled: int, keys: Sequence[str], warm: Callable[[], Job]
+    ) -> None:
+        """Refuse a cold question whose cone is past the budget: the workers take it (503)
+        when any are alive, else 422 naming the budget. Warm (in a memo or the store): fine."""
+        cone = rules.cone_turn_starts(filled)
+        budget = self.settings.cold_budget
+        if cone <= budget:
+            return
+        engine = self.peek(rules)
+        if engine is not None and engine.memo.holds(keys):
+            return
+        ns = namespace(entry_for(rules).game)
+        if len(await self.store.get_many(ns, keys)) == len(keys):
+            return
+        if self.queue is not None and await self.queue.live_worker_count():
+            await self._hand_to_workers(warm)
+            metrics.DEADLINES.inc()
+            raise ApiError(
+                503,
+                "state",
+                f"a cold question of {cone:,} turn starts (past this service's budget of "
+                f"{budget:,}) went to the workers; retry later",
+            )
+        raise ApiError(
+            422,
+            "state",
+            f"this cold question needs up to {cone:,} turn starts solved, past this service's "
+            f"budget of {budget:,}; precompute the rule set ('memo-solver precompute'), start "
+            "workers on a Redis store, or ask about a later position",
+        )
 
     async def run(
         self, work: Callable[[], Awaitable[T]], warm: Callable[[], Job] | None = None
@@ -171,6 +249,13 @@ async def open_service(
             )
         service.task_group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(service.task_group.cancel_scope.cancel)
+        service.pool = EnginePool(
+            store,
+            limiter,
+            service.task_group,
+            capacity=settings.rule_engines,
+            cache_bytes=settings.cache_bytes,
+        )
         metrics.watch_engines(service.engines)
         yield service
 

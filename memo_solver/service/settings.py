@@ -16,6 +16,14 @@ class ApiSettings:
     """In-process block cache per rule set (the whole ``yahtzee`` game is 8 MiB)."""
     max_body_bytes: int = 1 << 20
     retry_after_s: int = 2
+    cold_budget: int = 2_500_000
+    """Turn starts a cold Yahtzee-family request may compute here (the whole 15-box
+    ``yatzy`` is 2.1 million): past it the state goes to the workers (503) or is refused
+    (422 naming the budget), so one early ``maxi-yatzy`` question (89 million) cannot
+    stall everyone else's cold requests."""
+    rule_engines: int = 16
+    """Engines kept open at once for rule sets outside the built-ins (least recently used
+    closed first); their memos share ``cache_bytes``."""
     doom_limit: int = 1_000_000
     """Positions one Dice of Doom request may solve (about 0.3 GB): every 2 x 2 and 3 x 3
     board fits; a larger board past it gets a 422 naming the limit."""

@@ -17,6 +17,7 @@ class _Namespace:
     blocks: dict[str, bytes] = field(default_factory=dict)
     claims: dict[str, tuple[str, float]] = field(default_factory=dict)
     events: dict[str, anyio.Event] = field(default_factory=dict)
+    definition: bytes | None = None
 
 
 class MemoryStore:
@@ -26,6 +27,8 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._spaces: dict[str, _Namespace] = {}
+        self._registered: dict[str, tuple[str, bytes]] = {}
+        """Name -> (fingerprint, document)."""
 
     def _space(self, namespace: str) -> _Namespace:
         return self._spaces.setdefault(namespace, _Namespace())
@@ -104,6 +107,48 @@ class MemoryStore:
             claims=live,
             bytes=sum(len(v) for v in space.blocks.values()),
         )
+
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        space = self._space(namespace)
+        if space.definition is None:
+            space.definition = definition
+
+    async def definition(self, namespace: str) -> bytes | None:
+        space = self._spaces.get(namespace)
+        return None if space is None else space.definition
+
+    async def namespaces(self) -> list[str]:
+        return sorted(
+            name
+            for name, space in self._spaces.items()
+            if space.blocks or space.claims or space.definition is not None
+        )
+
+    async def delete_namespace(self, namespace: str) -> int:
+        """Waiters on its claims wake, as at a release: the claims are gone."""
+        space = self._spaces.pop(namespace, None)
+        if space is None:
+            return 0
+        self._wake(space, list(space.events))
+        return len(space.blocks)
+
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+        return self._registered.setdefault(name, (fingerprint, document))[1]
+
+    async def registration(self, name: str) -> bytes | None:
+        found = self._registered.get(name)
+        return None if found is None else found[1]
+
+    async def registrations(self, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Python orders text by code point, which is the bytewise order of its UTF-8."""
+        names = sorted(name for name in self._registered if name > after)[:limit]
+        return [(name, self._registered[name][1]) for name in names]
+
+    async def unregister(self, name: str) -> int | None:
+        found = self._registered.pop(name, None)
+        if found is None:
+            return None
+        return sum(1 for fingerprint, _ in self._registered.values() if fingerprint == found[0])
 
     async def probe(self) -> Write:
         """Memory always has room (a process out of memory fails long before a probe)."""

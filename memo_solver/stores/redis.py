@@ -166,6 +166,76 @@ return {blocks, redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), size}
 )
 _MEMORY_SAMPLES: Final = 5
 
+# KEYS: the namespace's block group hashes (ARGV[1] of them), then its other keys. Counts the
+# blocks and deletes every key at once; UNLINK frees a large hash in the background instead
+# of blocking Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is
+# when an operator prunes.
+_DELETE_NAMESPACE = (
+    LUA_FREES
+    + """
+local blocks = 0
+for i = 1, tonumber(ARGV[1]) do
+  blocks = blocks + redis.call('HLEN', KEYS[i])
+end
+for i = 1, #KEYS do
+  redis.call('UNLINK', KEYS[i])
+end
+return blocks
+"""
+)
+_SCAN_COUNT: Final = 1000
+
+# KEYS: the registrations' (redis_keys.REGISTRATIONS). ARGV: name, fingerprint, document.
+# Registers the name if it is free (nil), else answers the document that holds it.
+_REGISTER = (
+    LUA_WRITES
+    + """
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held then
+  return held
+end
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[4], ARGV[2], 1)
+return false
+"""
+)
+
+# KEYS: the registered names, their documents. ARGV: the ZRANGEBYLEX lower bound, the limit.
+# Names and documents, alternately.
+_REGISTRATIONS_PAGE = (
+    LUA_READS
+    + """
+local out = {}
+for _, name in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], '+', 'LIMIT', 0, ARGV[2])) do
+  out[#out + 1] = name
+  out[#out + 1] = redis.call('HGET', KEYS[2], name)
+end
+return out
+"""
+)
+
+# KEYS: the registrations'. ARGV: name. Nil when the name is not registered, else how many
+# names its fingerprint still has. It only deletes and counts down, so it runs at maxmemory.
+_UNREGISTER = (
+    LUA_FREES
+    + """
+local fingerprint = redis.call('HGET', KEYS[3], ARGV[1])
+if not fingerprint then
+  return false
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+local others = redis.call('HINCRBY', KEYS[4], fingerprint, -1)
+if others <= 0 then
+  redis.call('HDEL', KEYS[4], fingerprint)
+end
+return others
+"""
+)
+
 
 def redacted(url: str) -> str:
     """The URL without its password, for messages and logs. One that cannot be parsed (a
@@ -213,6 +283,10 @@ class RedisStore:
         self._release = self.redis.register_script(_RELEASE)
         self._commit = self.redis.register_script(_COMMIT)
         self._coverage = self.redis.register_script(_COVERAGE)
+        self._delete_namespace = self.redis.register_script(_DELETE_NAMESPACE)
+        self._register = self.redis.register_script(_REGISTER)
+        self._registrations_page = self.redis.register_script(_REGISTRATIONS_PAGE)
+        self._unregister = self.redis.register_script(_UNREGISTER)
         self._waiters: dict[str, set[anyio.Event]] = {}
         self._stack = AsyncExitStack()
 
@@ -360,7 +434,7 @@ class RedisStore:
         async with self._reachable():
             for group in redis_keys.block_groups(namespace):
                 fields += await self.redis.hkeys(group)
-        return sorted(f.decode() if isinstance(f, bytes) else f for f in fields)
+        return sorted(_text(f) for f in fields)
 
     async def coverage(self, namespace: str) -> Coverage:
         """One round trip of O(1) commands: ``bytes`` is Redis's own (sampled) measure of
@@ -369,6 +443,64 @@ class RedisStore:
         async with self._reachable():
             blocks, claims, size = await self._coverage(keys=keys, args=[_MEMORY_SAMPLES])
         return Coverage(blocks=int(blocks), claims=int(claims), bytes=int(size))
+
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        async with self._reachable():
+            await self.redis.set(redis_keys.definition(namespace), definition, nx=True)
+
+    async def definition(self, namespace: str) -> bytes | None:
+        async with self._reachable():
+            found = await self.redis.get(redis_keys.definition(namespace))
+        return found if isinstance(found, bytes) else None
+
+    async def namespaces(self) -> list[str]:
+        """A SCAN of the whole database. On a Redis Cluster a SCAN walks one node: the
+        namespaces of the others would need a walk of each (this store talks to one)."""
+        found: set[str] = set()
+        async with self._reachable():
+            async for key in self.redis.scan_iter(
+                match=redis_keys.TAGGED_PATTERN, count=_SCAN_COUNT
+            ):
+                name = redis_keys.namespace_of(key.decode(errors="replace"))
+                if name is not None:
+                    found.add(name)
+        return sorted(found)
+
+    async def delete_namespace(self, namespace: str) -> int:
+        """Its claim keys are the members of its claims set: a claim taken between the two
+        round trips keeps its key until its lease lapses, which does no harm."""
+        groups = redis_keys.block_groups(namespace)
+        async with self._reachable():
+            claimed = await self.redis.zrange(redis_keys.claims(namespace), 0, -1)
+            keys = redis_keys.namespace_keys(namespace)
+            keys += [redis_keys.claim(namespace, _text(k)) for k in claimed]
+            blocks = await self._delete_namespace(keys=keys, args=[len(groups)])
+        return int(blocks)
+
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+        async with self._reachable():
+            held = await self._register(
+                keys=list(redis_keys.REGISTRATIONS), args=[name, fingerprint, document]
+            )
+        return document if held is None else bytes(held)
+
+    async def registration(self, name: str) -> bytes | None:
+        async with self._reachable():
+            found = await self.redis.hget(redis_keys.REGISTERED_DOCUMENTS, name)
+        return found if isinstance(found, bytes) else None
+
+    async def registrations(self, after: str, limit: int) -> list[tuple[str, bytes]]:
+        """Redis orders members of equal score bytewise (``ZRANGEBYLEX``)."""
+        keys = [redis_keys.REGISTERED_NAMES, redis_keys.REGISTERED_DOCUMENTS]
+        lowest = f"({after}" if after else "-"
+        async with self._reachable():
+            flat = await self._registrations_page(keys=keys, args=[lowest, limit])
+        return [(_text(name), bytes(doc)) for name, doc in zip(flat[::2], flat[1::2], strict=True)]
+
+    async def unregister(self, name: str) -> int | None:
+        async with self._reachable():
+            others = await self._unregister(keys=list(redis_keys.REGISTRATIONS), args=[name])
+        return None if others is None else int(others)
 
     async def probe(self) -> Write:
         """Claim and release a probe key of its own (SET NX PX, then DEL) in one pipelined
@@ -404,6 +536,11 @@ def store_error(exc: RedisError | OSError, where: str) -> StoreUnavailableError:
         f"cannot reach Redis at {where}: {exc} "
         "(is redis-server running? check --redis or $MEMO_SOLVER_REDIS_URL)"
     )
+
+
+def _text(name: object) -> str:
+    """A hash field or set member as text (redis-py answers bytes)."""
+    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 def milliseconds(seconds: float) -> int:

@@ -48,6 +48,22 @@ CREATE TABLE IF NOT EXISTS claims (
     PRIMARY KEY (namespace, key)) WITHOUT ROWID;
 """
 _TABLES = ("blocks", "claims")
+_DEFINITIONS = """
+CREATE TABLE IF NOT EXISTS definitions (
+    namespace TEXT NOT NULL PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID
+"""
+"""Made by the first definition stored, not at open: a file from before definitions were
+kept opens as it did (read-only too), and reads as holding none."""
+_REGISTRATIONS = (
+    """
+CREATE TABLE IF NOT EXISTS registrations (
+    name TEXT NOT NULL PRIMARY KEY, fingerprint TEXT NOT NULL, document BLOB NOT NULL)
+    WITHOUT ROWID
+""",
+    "CREATE INDEX IF NOT EXISTS registrations_by_fingerprint ON registrations (fingerprint)",
+)
+"""Made by the first registration, as the definitions table by the first definition. Names
+compare as SQLite's TEXT does by default (BINARY: bytewise UTF-8), the order of a page."""
 _PAGE_BYTES = 8192
 _POLL_START_S = 0.002
 _POLL_MAX_S = 0.05
@@ -279,6 +295,104 @@ class SQLiteStore:
 
         return await self._run(count)
 
+    async def put_definition(self, namespace: str, definition: bytes) -> None:
+        def put(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute(_DEFINITIONS)
+                db.execute(
+                    "INSERT OR IGNORE INTO definitions VALUES (?, ?)", (namespace, definition)
+                )
+
+        await self._run(put)
+
+    async def definition(self, namespace: str) -> bytes | None:
+        def read(db: sqlite3.Connection) -> bytes | None:
+            if not _has_table(db, "definitions"):
+                return None
+            row = db.execute(
+                "SELECT data FROM definitions WHERE namespace = ?", (namespace,)
+            ).fetchone()
+            return None if row is None else bytes(row[0])
+
+        return await self._run(read)
+
+    async def namespaces(self) -> list[str]:
+        def walk(db: sqlite3.Connection) -> list[str]:
+            tables = ["blocks", "claims"]
+            tables += ["definitions"] if _has_table(db, "definitions") else []
+            union = " UNION ".join(f"SELECT namespace FROM {table}" for table in tables)
+            return [name for (name,) in db.execute(f"{union} ORDER BY 1")]
+
+        return await self._run(walk)
+
+    async def delete_namespace(self, namespace: str) -> int:
+        def delete(db: sqlite3.Connection) -> int:
+            with _transaction(db):
+                deleted = db.execute("DELETE FROM blocks WHERE namespace = ?", (namespace,))
+                db.execute("DELETE FROM claims WHERE namespace = ?", (namespace,))
+                if _has_table(db, "definitions"):
+                    db.execute("DELETE FROM definitions WHERE namespace = ?", (namespace,))
+            return deleted.rowcount
+
+        return await self._run(delete)
+
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+        def register(db: sqlite3.Connection) -> bytes:
+            with _transaction(db):
+                for statement in _REGISTRATIONS:
+                    db.execute(statement)
+                db.execute(
+                    "INSERT OR IGNORE INTO registrations VALUES (?, ?, ?)",
+                    (name, fingerprint, document),
+                )
+                (held,) = db.execute(
+                    "SELECT document FROM registrations WHERE name = ?", (name,)
+                ).fetchone()
+            return bytes(held)
+
+        return await self._run(register)
+
+    async def registration(self, name: str) -> bytes | None:
+        def read(db: sqlite3.Connection) -> bytes | None:
+            if not _has_table(db, "registrations"):
+                return None
+            row = db.execute(
+                "SELECT document FROM registrations WHERE name = ?", (name,)
+            ).fetchone()
+            return None if row is None else bytes(row[0])
+
+        return await self._run(read)
+
+    async def registrations(self, after: str, limit: int) -> list[tuple[str, bytes]]:
+        def page(db: sqlite3.Connection) -> list[tuple[str, bytes]]:
+            if not _has_table(db, "registrations"):
+                return []
+            rows = db.execute(
+                "SELECT name, document FROM registrations WHERE name > ? ORDER BY name LIMIT ?",
+                (after, limit),
+            )
+            return [(name, bytes(document)) for name, document in rows]
+
+        return await self._run(page)
+
+    async def unregister(self, name: str) -> int | None:
+        def unregister(db: sqlite3.Connection) -> int | None:
+            if not _has_table(db, "registrations"):
+                return None
+            with _transaction(db):
+                row = db.execute(
+                    "SELECT fingerprint FROM registrations WHERE name = ?", (name,)
+                ).fetchone()
+                if row is None:
+                    return None
+                db.execute("DELETE FROM registrations WHERE name = ?", (name,))
+                (others,) = db.execute(
+                    "SELECT COUNT(*) FROM registrations WHERE fingerprint = ?", row
+                ).fetchone()
+            return int(others)
+
+        return await self._run(unregister)
+
     async def __aenter__(self) -> SQLiteStore:
         return self
 
@@ -317,6 +431,15 @@ class SQLiteStore:
         await self._run(lambda db: db.close())
         if self._prober is not None:
             await anyio.to_thread.run_sync(self._prober.close, limiter=self._probe_limiter)
+
+
+def _has_table(db: sqlite3.Connection, table: str) -> bool:
+    """Whether the file holds a table made on first use (:data:`_DEFINITIONS`,
+    :data:`_REGISTRATIONS`)."""
+    found = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    return found is not None
 
 
 @contextlib.contextmanager

@@ -3,7 +3,7 @@
 Ties are broken the same way everywhere (advice, play, the distribution and the
 simulation), on the key of :func:`memo_solver.games.yahtzee.policy.tie`: among actions of
 equal value (to 1e-9), scoring now comes first, then keeps holding more dice, then the
-scorecard order. Keeping all five dice is worth exactly the best score one reroll later, so
+scorecard order. Keeping every die is worth exactly the best score one reroll later, so
 a player is never told to reroll for nothing. What a score banks comes from
 :func:`memo_solver.games.yahtzee.scoring.score`.
 """
@@ -12,19 +12,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee import dice
+from memo_solver.games.yahtzee.dice import Dice
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.policy import tie
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.scoring import Scored, score
 from memo_solver.games.yahtzee.state import State, guidepost
 from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
+
+_NUMBERS: Final = ("no", "one", "two", "three", "four", "five", "six")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Action:
     loss: float
     """How much less than the best action this is worth (0 for the best)."""
     keep: tuple[int, ...] = ()
+    rerolled: int = 0
+    """How many dice a keep rerolls: the rule set's dice not in ``keep``."""
     category: str = ""
     label: str = ""
     points: int = 0
@@ -47,11 +51,11 @@ class Action:
         """The action as a player would say it."""
         if self.kind == "keep":
             if not self.keep:
-                return "reroll all five dice"
-            if len(self.keep) == dice.DICE:
-                return "keep all five dice"
-            rerolled = dice.DICE - len(self.keep)
+                return f"reroll {every_die(self.rerolled)}"
+            if not self.rerolled:
+                return f"keep {every_die(len(self.keep))}"
             shown = " ".join(map(str, self.keep))
+            rerolled = self.rerolled
             return f"keep {shown} and reroll {rerolled} {'die' if rerolled == 1 else 'dice'}"
         extra = f" (+{self.bonus} bonus)" if self.bonus else ""
         return f"score {self.points} in {self.label}{extra}"
@@ -95,16 +99,23 @@ class Advice:
         }
 
 
+def number_word(count: int) -> str:
+    """A count of dice in words (``five``), as players say it."""
+    return _NUMBERS[count]
+
+
+def every_die(count: int) -> str:
+    """All the dice of a rule set, in words: ``the die``, ``all five dice``."""
+    return "the die" if count == 1 else f"all {number_word(count)} dice"
+
+
 def blocks_needed(rules: RuleSet, state: State) -> list[str]:
     """The blocks :func:`advise` reads: the state's own, and once the dice are rolled, the
-    one after each open box. With all of them in the engine's memo it never waits."""
+    one after each box the score may go in. With all of them in the engine's memo it never
+    waits."""
     keys = [block_key(state.filled)]
     if state.dice is not None and state.rerolls_left is not None:
-        keys += (
-            block_key(state.filled | 1 << box)
-            for box in range(len(rules.categories))
-            if not state.filled >> box & 1
-        )
+        keys += (block_key(state.filled | 1 << box) for box in rules.open_boxes(state.filled))
     return keys
 
 
@@ -116,8 +127,8 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
     if state.dice is None or state.rerolls_left is None:
         over = state.filled == rules.all_filled
         return Advice(value=start, turn_start_value=start, actions=(), game_over=over)
-    keys = {box: block_key(state.filled | 1 << box) for box in range(len(rules.categories))}
-    successors = await engine.blocks([k for box, k in keys.items() if not state.filled >> box & 1])
+    keys = {box: block_key(state.filled | 1 << box) for box in rules.open_boxes(state.filled)}
+    successors = await engine.blocks(list(keys.values()))
     tables = turn_tables(
         rules,
         state.filled,
@@ -125,7 +136,8 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
         Guideposts.one(rules, upper, bonus),
         state.rerolls_left,
     )
-    roll = dice.ROLL_INDEX[state.dice]
+    dice = rules.universe
+    roll = dice.roll_index[state.dice]
     # Plain floats first (one conversion per array, not one per element), ranked as flat
     # tuples (tie key, kind, keep size, box or keep, value, row); each Action is built once,
     # with its loss, after the ranking.
@@ -136,7 +148,7 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
         if scored[i] is not None:
             ranked.append((-key, 0, 0, tables.boxes[i], value, i))
     if state.rerolls_left > 0:
-        inside, rows, sizes = _sub_keeps(state.dice)
+        inside, rows, sizes = _sub_keeps(dice, state.dice)
         values = tables.keeps[state.rerolls_left].take(rows)
         ranked += [
             (-key, 1, -size, k, v, -1)
@@ -150,7 +162,8 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
     for _, _, _, index, value, i in ranked:
         loss = max(0.0, best - value)
         if i < 0:
-            actions.append(Action("keep", value, loss, keep=dice.KEEPS[index]))
+            keep = dice.keeps[index]
+            actions.append(Action("keep", value, loss, keep=keep, rerolled=dice.count - len(keep)))
             continue
         outcome = scored[i]
         assert outcome is not None  # only the boxes the Joker allows are ranked
@@ -170,8 +183,10 @@ async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
 
 
 @cache
-def _sub_keeps(roll: tuple[int, ...]) -> tuple[list[int], npt.NDArray[np.int64], list[int]]:
-    """The keeps inside a roll (252 rolls in all): their indices, the same as rows of a
-    (462, 1) table, and how many dice each keeps."""
+def _sub_keeps(
+    dice: Dice, roll: tuple[int, ...]
+) -> tuple[list[int], npt.NDArray[np.int64], list[int]]:
+    """The keeps inside a roll (462 rolls in all with six dice): their indices, the same as
+    rows of an (n_keeps, 1) table, and how many dice each keeps."""
     inside = dice.sub_keeps(roll)
-    return inside, np.array(inside, dtype=np.int64), [len(dice.KEEPS[k]) for k in inside]
+    return inside, np.array(inside, dtype=np.int64), [len(dice.keeps[k]) for k in inside]

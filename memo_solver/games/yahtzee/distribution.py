@@ -25,10 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.core.bits import submasks
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee import dice
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.policy import outcomes, turn_policy
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
@@ -38,9 +36,9 @@ from memo_solver.games.yahtzee.turn import Guideposts
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[int, int], None]
-_EVENTS = ("extra", "five")
+_EVENTS = ("extra", "alike")
 """What the pass follows the chance of never having had: a +100 bonus, a turn ending with
-five of a kind. One mass per guidepost each, moved like the scores but never shifted."""
+all dice alike. One mass per guidepost each, moved like the scores but never shifted."""
 Spared = dict[str, dict[int, FloatArray]]
 
 
@@ -52,12 +50,12 @@ class Distribution:
     """P(points == s) for s = 0, 1, ...; sums to 1 within 1e-12."""
     p_upper_bonus: float
     p_yahtzee: float
-    """The chance of scoring 50 in the Yahtzee box from here."""
+    """The chance of scoring the all-alike (Yahtzee) box's points (not 0) from here."""
     p_extra_bonus: float
     """The chance of at least one +100 bonus from here."""
     p_any_yahtzee: float
-    """The chance that at least one turn from here ends with five of a kind, whichever box
-    takes it (the Yahtzee box open, holding 50, or scratched)."""
+    """The chance that at least one turn from here ends with all dice alike, whichever box
+    takes it (the all-alike box open, holding its points, or scratched)."""
     box_points: dict[str, float] = field(default_factory=dict)
     """Expected points each box still open receives (bonuses not included)."""
     bonus_points: dict[str, float] = field(default_factory=dict)
@@ -134,8 +132,7 @@ async def blocks_below(engine: Engine, rules: RuleSet, state: State) -> dict[str
     """Every block the pass from ``state`` reads, solved on ``engine`` if need be."""
     filled = state.filled
     await engine.block(block_key(filled))  # solves everything below the state
-    open_mask = rules.all_filled & ~filled
-    return await engine.blocks([block_key(filled | sub) for sub in submasks(open_mask)])
+    return await engine.blocks([block_key(mask) for mask in rules.reachable_masks(filled)])
 
 
 def forward_pass(
@@ -144,8 +141,7 @@ def forward_pass(
     """The distribution from ``state``, reading the values of :func:`blocks_below` from
     ``blocks``; a block missing there is a :class:`MissingBlockError` at once."""
     start = state.filled
-    open_mask = rules.all_filled & ~start
-    order = sorted(submasks(open_mask), key=lambda m: m.bit_count())
+    order = rules.reachable_masks(start)  # fewest boxes first
     upper, bonus = guidepost(state, rules)
     first = Guideposts.reachable(rules, start)
     row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
@@ -153,8 +149,7 @@ def forward_pass(
     mass[start][row, 0] = 1.0
     spared: Spared = {event: {start: mass[start][:, 0].copy()} for event in _EVENTS}
     tally = _Tally()
-    for done, extra in enumerate(order):
-        filled = start | extra
+    for done, filled in enumerate(order):
         here = mass.pop(filled, None)
         if here is None:
             continue
@@ -166,7 +161,7 @@ def forward_pass(
                 p_upper_bonus=tally.p_upper_bonus,
                 p_yahtzee=tally.p_yahtzee,
                 p_extra_bonus=hit["extra"],
-                p_any_yahtzee=hit["five"],
+                p_any_yahtzee=hit["alike"],
                 box_points=tally.box_points,
                 bonus_points=tally.bonus_points,
             )
@@ -181,11 +176,12 @@ def forward_pass(
 def _first_rolls(rules: RuleSet, state: State | None, width: int) -> tuple[FloatArray, int]:
     """The chances of the turn's rolls and the rerolls left after them: the first roll of
     a turn, or the dice of a state caught mid-turn."""
+    dice = rules.universe
     if state is not None and state.dice is not None and state.rerolls_left is not None:
-        rolls = np.zeros((dice.N_ROLLS, width))
-        rolls[dice.ROLL_INDEX[state.dice], :] = 1.0
+        rolls = np.zeros((dice.n_rolls, width))
+        rolls[dice.roll_index[state.dice], :] = 1.0
         return rolls, state.rerolls_left
-    return np.repeat(rules.universe.transition[0][:, None], width, axis=1), rules.rerolls
+    return np.repeat(dice.transition[0][:, None], width, axis=1), rules.rerolls
 
 
 def _turn(
@@ -202,7 +198,7 @@ def _turn(
 ) -> None:
     guideposts = Guideposts.reachable(rules, filled)
     successors: dict[int, Block] = {}
-    for box in (b for b in range(len(rules.categories)) if not filled >> b & 1):
+    for box in rules.open_boxes(filled):
         key = block_key(filled | 1 << box)
         if key not in blocks:
             raise MissingBlockError(f"the distribution's pass needs block {key}, not solved")
@@ -218,7 +214,7 @@ def _turn(
 class _Turn:
     """One block's guideposts and their mass, moved box by box to the next blocks.
 
-    Each box's rolls fall into classes of equal points (and equal five-of-a-kind-ness, for
+    Each box's rolls fall into classes of equal points (and equal all-alike-ness, for
     the +100), and every (class, guidepost) pair is one shifted add of the guidepost's
     mass: all pairs of a box go in a few whole-array steps, never a loop over them (a
     dozen numpy calls per class, as before, cost more than the adds: the whole ``yahtzee``
@@ -246,7 +242,7 @@ class _Turn:
 
     def score(self, box: int, table: FloatArray, weights: FloatArray) -> None:
         """Move the mass that scores ``box``: ``table`` its points per roll (-inf where the
-        Joker forbids it), ``weights`` (252, B) the chance of ending the turn there."""
+        Joker forbids it), ``weights`` (n_rolls, B) the chance of ending the turn there."""
         rules, gp, tally, reach = self.rules, self.guideposts, self.tally, self.reach
         category = rules.categories[box]
         nxt_filled = self.filled | 1 << box
@@ -254,15 +250,15 @@ class _Turn:
         nxt_row = _row_lookup(rules, nxt)
         points = np.where(np.isfinite(table), table, 0.0)
         codes, class_of = np.unique(
-            points.astype(np.int64) * 2 + dice.FIVE_OF_A_KIND, return_inverse=True
+            points.astype(np.int64) * 2 + rules.universe.all_alike, return_inverse=True
         )
-        pts, five = (codes // 2)[:, None], (codes % 2 == 1)[:, None]  # (K, 1)
-        members = class_of == np.arange(codes.size)[:, None]  # (K, 252): each class's rolls
+        pts, alike = (codes // 2)[:, None], (codes % 2 == 1)[:, None]  # (K, 1)
+        members = class_of == np.arange(codes.size)[:, None]  # (K, n_rolls): each class's rolls
         w = members @ weights  # (K, B): the chance of each class
         tally.box_points[category.name] = tally.box_points.get(category.name, 0.0) + float(
             (points @ weights) @ reach
         )
-        landing = land(rules, box, pts, five, gp.upper[None, :], gp.bonus[None, :])
+        landing = land(rules, box, pts, alike, gp.upper[None, :], gp.bonus[None, :])
         upper_bonus, extra = landing.upper_bonus, landing.extra
         tally.p_yahtzee += float((w * landing.fifty).sum(axis=0) @ reach)
         tally.p_upper_bonus += float((w * (upper_bonus > 0)).sum(axis=0) @ reach)
@@ -278,7 +274,7 @@ class _Turn:
             self.mass, nxt_filled, nxt.upper.size, int(gains.max()) + self.here.shape[1]
         )
         _shift_add(target, rows, gains, w[live], self.here, column, self.first, self.length)
-        happened = {"extra": extra > 0, "five": np.broadcast_to(five, w.shape)}
+        happened = {"extra": extra > 0, "alike": np.broadcast_to(alike, w.shape)}
         for event, hit in happened.items():
             into = self.spared[event].setdefault(nxt_filled, np.zeros(nxt.upper.size))
             np.add.at(into, rows, np.where(hit, 0.0, w * self.here_spared[event])[live])

@@ -47,7 +47,13 @@ def entry_for(rules: RuleSet) -> GameEntry:
         dist = await distribution_in_thread(engine, rules, state, limiter)
         return stats_json(dist, rules, state)
 
+    from memo_solver.games.yahtzee.catalog import RULE_SETS
+    from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
+
+    built_in = RULE_SETS.get(rules.name)
+    own = built_in is not None and built_in.fingerprint == rules.fingerprint
     return GameEntry(
+        definition=None if own else format_rule_document(rule_set_document(rules)).encode(),
         game=YahtzeeGame(rules),
         description=rules.description,
         summarize_root=_start_value,
@@ -55,6 +61,12 @@ def entry_for(rules: RuleSet) -> GameEntry:
         warm=warm,
         stats=stats,
     )
+
+
+def _parse(document: bytes) -> RuleSet:
+    from memo_solver.games.yahtzee.rule_file import parse_rule_text
+
+    return parse_rule_text(document)
 
 
 def _start_value(root: Block) -> tuple[str, dict[str, float]]:
@@ -71,6 +83,7 @@ FAMILY = GameFamily(
         game_name=str,
     ),
     entries=entries,
+    from_definition=lambda document: entry_for(_parse(document)),
 )
 """``--rules`` names any game of the registry, not only a rule set: an operator copies
 what ``status`` lists."""

@@ -116,7 +116,9 @@ class Params:
 # --- the kinds -----------------------------------------------------------------------------
 
 
-def _fixed_or(points: str | int, has: BoolArray, best: IntArray | FloatArray) -> FloatArray:
+def _fixed_or(
+    points: str | int, has: BoolArray | np.bool_, best: IntArray | FloatArray
+) -> FloatArray:
     """The table of a kind that scores where ``has``: ``best`` points, or fixed ones."""
     scores = best if isinstance(points, str) else np.full(has.shape, points)
     table: FloatArray = np.where(has, scores, 0).astype(np.float64)

@@ -22,9 +22,9 @@ from typing import Any
 from memo_solver.core.engine import Engine
 from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.advice import Action, advise
-from memo_solver.games.yahtzee.dice import DICE, FACES, ROLL_INDEX
+from memo_solver.games.yahtzee.dice import FACES
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.scoring import after, open_boxes, roll_points
+from memo_solver.games.yahtzee.scoring import after, roll_points
 from memo_solver.games.yahtzee.state import State, format_state, start_state
 
 WORST = 3
@@ -197,6 +197,7 @@ def read_game(obj: object, rules: RuleSet) -> list[Turn]:
         if turn.box in filled:
             name = rules.categories[turn.box].name
             raise GameError(f"{name} is already filled (turn {filled[turn.box]})", number, "box")
+        _check_order(rules, mask, turn, number)
         _check_joker(rules, mask, turn, number)
         filled[turn.box] = number
         mask |= 1 << turn.box
@@ -237,16 +238,16 @@ def _read_turn(raw: object, number: int, rules: RuleSet) -> Turn:
     keeps: list[tuple[int, ...]] = []
     for index, roll_raw in enumerate(rolls_raw, start=1):
         step = f"roll {index}"
-        roll = _faces(roll_raw, number, step, "roll")
-        if len(roll) != DICE:
-            raise GameError(f"expected {DICE} dice, got {len(roll)}", number, step)
+        roll = _faces(roll_raw, rules.dice, number, step, "roll")
+        if len(roll) != rules.dice:
+            raise GameError(f"expected {rules.dice} dice, got {len(roll)}", number, step)
         if keeps:
             kept = keeps[-1]
             if not _contains(roll, kept):
                 raise GameError(f"kept {_dice(kept)} but the roll was {_dice(roll)}", number, step)
         rolls.append(roll)
         if index < len(rolls_raw):
-            keep = _faces(keeps_raw[index - 1], number, step, "keep")
+            keep = _faces(keeps_raw[index - 1], rules.dice, number, step, "keep")
             if not _contains(roll, keep):
                 raise GameError(
                     f"kept {_dice(keep) or 'nothing'}, which is not in the roll {_dice(roll)}",
@@ -264,13 +265,13 @@ def _read_turn(raw: object, number: int, rules: RuleSet) -> Turn:
     return Turn(tuple(rolls), tuple(keeps), box)
 
 
-def _faces(raw: object, number: int, step: str, what: str) -> tuple[int, ...]:
+def _faces(raw: object, dice: int, number: int, step: str, what: str) -> tuple[int, ...]:
     if not isinstance(raw, list) or not all(
         isinstance(f, int) and not isinstance(f, bool) for f in raw
     ):
         raise GameError(f"{what}: expected a list of faces, got {_show(raw)}", number, step)
-    if len(raw) > DICE:
-        raise GameError(f"{what}: expected at most {DICE} dice, got {len(raw)}", number, step)
+    if len(raw) > dice:
+        raise GameError(f"{what}: expected at most {dice} dice, got {len(raw)}", number, step)
     for face in raw:
         if not 1 <= face <= FACES:
             raise GameError(f"{what}: face {face} is outside 1..{FACES}", number, step)
@@ -281,15 +282,30 @@ def _contains(roll: tuple[int, ...], keep: tuple[int, ...]) -> bool:
     return not Counter(keep) - Counter(roll)
 
 
+def _check_order(rules: RuleSet, filled: int, turn: Turn, number: int) -> None:
+    """A box scored out of turn where the rule set fills its boxes in scorecard order."""
+    boxes = rules.open_boxes(filled)
+    if turn.box in boxes:
+        return
+    name = rules.categories[turn.box].name
+    raise GameError(
+        f"{rules.name} fills its boxes in scorecard order: this turn scores in "
+        f"{rules.categories[boxes[0]].name}, not {name}",
+        number,
+        "box",
+    )
+
+
 def _check_joker(rules: RuleSet, filled: int, turn: Turn, number: int) -> None:
-    """A box the Joker rule forbids for a five of a kind.
+    """A box the Joker rule forbids for a roll of all dice alike.
 
     Whether a box is allowed depends on which others are open (the forced Joker sends a
     Yahtzee to its upper box while that is open), so the error lists the allowed ones.
     """
     last = turn.rolls[-1]
-    boxes = open_boxes(rules, filled)
-    legal = [roll_points(rules, filled, box, ROLL_INDEX[last]) is not None for box in boxes]
+    boxes = rules.open_boxes(filled)
+    roll = rules.universe.roll_index[last]
+    legal = [roll_points(rules, filled, box, roll) is not None for box in boxes]
     if legal[boxes.index(turn.box)]:
         return
     allowed = [rules.categories[b].name for b, ok in zip(boxes, legal, strict=True) if ok]

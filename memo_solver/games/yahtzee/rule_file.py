@@ -234,8 +234,8 @@ def rule_set_document(rules: RuleSet) -> dict[str, object]:
     """The rule set as its file: every top-level rule spelled out, each box's label and
     aliases only where it has them."""
     aliases: dict[str, list[str]] = {}
-    for alias, box in rules.aliases.items():
-        aliases.setdefault(box, []).append(alias)
+    for alias, name in rules.aliases.items():
+        aliases.setdefault(name, []).append(alias)
     boxes: list[dict[str, object]] = []
     for category in rules.categories:
         box: dict[str, object] = {"name": category.name, **category.kind}
@@ -308,9 +308,9 @@ def _word(obj: Mapping[str, object], key: str, words: tuple[str, ...], default: 
     value = obj.get(key, default)
     if value is None:
         return default
-    if value not in words:
+    if not isinstance(value, str) or value not in words:
         raise RuleFileError(key, f"expected one of {', '.join(words)}, got {describe(value)}")
-    return cast(str, value)
+    return value
 
 
 def format_rule_document(document: Mapping[str, object]) -> str:

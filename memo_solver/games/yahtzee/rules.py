@@ -126,6 +126,14 @@ class RuleSet:
         n = len(self.categories)
         return n + 1 if self.order == "forced" else 1 << n
 
+    def cone_turn_starts(self, filled: int) -> int:
+        """Turn starts (guideposts) a cold solve from ``filled`` may have to compute: every
+        block a game reaches from it, times the guideposts a block holds; what a service
+        weighs before it takes on a cold question."""
+        open_ = len(self.categories) - filled.bit_count()
+        blocks = open_ + 1 if self.order == "forced" else 1 << open_
+        return blocks * self.n_upper_levels * self.n_bonus_levels
+
     def is_reachable(self, filled: int) -> bool:
         """Whether some game fills exactly these boxes (under forced order: a prefix)."""
         if not 0 <= filled <= self.all_filled:

@@ -1,7 +1,7 @@
 """Play many games with the optimal (or a greedy) strategy: Monte Carlo next to the exact answer.
 
 One module of about 580 lines, on purpose: the compact block policies, their cache and the
-lockstep play share one encoding of a choice (a keep as a 5-bit mask of the roll's sorted
+lockstep play share one encoding of a choice (a keep as a bit mask of the roll's sorted
 dice, a box as its place among the open ones), and the game logs read the play's own record,
 so they are read and changed together. What a run scored, as statistics:
 :mod:`memo_solver.games.yahtzee.summary`.
@@ -24,8 +24,8 @@ runs reuse. Warm, a game costs microseconds; cold, building a block's policy (ab
 of CPU) dominates, 8,191 of them for a whole ``yahtzee`` strategy.
 
 The games are reproducible from the seed: one ``Generator(PCG64(seed))`` draws every die,
-in a fixed order (chunk by chunk, turn by turn, roll by roll, five dice per game and roll,
-whether or not all are thrown).
+in a fixed order (chunk by chunk, turn by turn, roll by roll, all the rule set's dice per
+game and roll, whether or not all are thrown).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, cast
 
 import anyio
@@ -43,22 +44,11 @@ import numpy.typing as npt
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.dice import (
-    DICE,
-    FACES,
-    FIVE_OF_A_KIND,
-    KEEP_COUNTS,
-    KEEP_INDEX,
-    KEEPS,
-    N_KEEPS,
-    N_ROLLS,
-    ROLL_COUNTS,
-    ROLLS,
-)
+from memo_solver.games.yahtzee.dice import FACES, MAX_DICE, Dice
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.policy import turn_policy
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.scoring import land, open_boxes, points
+from memo_solver.games.yahtzee.scoring import land, points
 from memo_solver.games.yahtzee.summary import Strategy, Summary
 from memo_solver.games.yahtzee.turn import Guideposts
 
@@ -73,45 +63,70 @@ DEFAULT_CACHE_BYTES: Final = 1 << 30
 """A whole ``yahtzee`` strategy takes 415 MiB compacted: it fits, with room to spare."""
 
 # --- dice bookkeeping, vectorized -----------------------------------------------------------
-# A multiset of dice is coded as its face counts in base 6 (at most five dice, so a count
-# never reaches 6): adding a thrown die of face f adds 6**f, and the code of five dice
-# looks up the roll index. This turns "keep + thrown dice -> sorted roll" into two gathers.
-_POW6 = 6 ** np.arange(FACES, dtype=np.int64)
-_KEEP_CODE = KEEP_COUNTS @ _POW6
-_ROLL_OF_CODE = np.full(FACES**FACES, -1, dtype=np.int64)
-_ROLL_OF_CODE[ROLL_COUNTS @ _POW6] = np.arange(N_ROLLS)
-_KEEP_SIZE = KEEP_COUNTS.sum(axis=1)
-_THROW_SLOT = np.arange(DICE)
-_ALL_FIVE: Final = (1 << DICE) - 1
+
 _NOT_INSIDE: Final = 255
+"""No keep mask: a keep mask has one bit per die, so it is at most 63 (six dice)."""
 
 
-def _subset_tables() -> tuple[npt.NDArray[np.int16], SmallArray]:
-    """Keeps as 5-bit masks of a roll's (sorted) dice, so that a choice fits in one byte.
+@dataclass(frozen=True, eq=False)
+class DiceTables:
+    """The bookkeeping tables of one dice count, built once per :class:`Dice` (:func:`dice_tables`).
 
-    Returns the keep of each (roll, mask) (252, 32) and one mask for each (roll, keep
-    inside it) (252, 462), 255 where the keep is not inside the roll.
+    A multiset of dice is coded as its face counts in base ``count + 1`` (a count never
+    exceeds the dice): adding a thrown die of face f adds ``base**f``, and the code of all
+    the dice looks up the roll index. This turns "keep + thrown dice -> sorted roll" into
+    two gathers. A keep inside a roll is also a bit mask of the roll's sorted dice, so that
+    a choice fits in one byte.
     """
-    keep_of_mask = np.zeros((N_ROLLS, 1 << DICE), dtype=np.int16)
-    mask_of_keep = np.full((N_ROLLS, N_KEEPS), _NOT_INSIDE, dtype=np.uint8)
-    for r, roll in enumerate(ROLLS):
-        for mask in range((1 << DICE) - 1, -1, -1):  # descending: the smallest mask wins
-            keep = KEEP_INDEX[tuple(roll[i] for i in range(DICE) if mask >> i & 1)]
+
+    dice: Dice
+    power: IntArray
+    """(6,) ``base**f`` for each face f (0-based)."""
+    keep_code: IntArray
+    """(n_keeps,) each keep's code."""
+    roll_of_code: IntArray
+    """(base**6,) the roll of each code of all the dice, -1 for the other codes."""
+    keep_of_mask: npt.NDArray[np.int16]
+    """(n_rolls, 2**count) the keep of each (roll, mask)."""
+    mask_of_keep: SmallArray
+    """(n_rolls, n_keeps) one mask for each keep inside a roll (the smallest), 255 where the
+    keep is not inside it."""
+
+    @property
+    def all_kept(self) -> int:
+        """The mask keeping every die: no reroll."""
+        return (1 << self.dice.count) - 1
+
+
+@lru_cache(maxsize=MAX_DICE)
+def dice_tables(dice: Dice) -> DiceTables:
+    base = dice.count + 1
+    power = base ** np.arange(FACES, dtype=np.int64)
+    roll_of_code = np.full(base**FACES, -1, dtype=np.int64)
+    roll_of_code[dice.roll_counts @ power] = np.arange(dice.n_rolls)
+    masks = 1 << dice.count
+    keep_of_mask = np.zeros((dice.n_rolls, masks), dtype=np.int16)
+    mask_of_keep = np.full((dice.n_rolls, dice.n_keeps), _NOT_INSIDE, dtype=np.uint8)
+    for r, roll in enumerate(dice.rolls):
+        for mask in range(masks - 1, -1, -1):  # descending: the smallest mask wins
+            keep = dice.keep_index[tuple(roll[i] for i in range(dice.count) if mask >> i & 1)]
             keep_of_mask[r, mask] = keep
             mask_of_keep[r, keep] = mask
-    return keep_of_mask, mask_of_keep
+    return DiceTables(
+        dice, power, dice.keep_counts @ power, roll_of_code, keep_of_mask, mask_of_keep
+    )
 
 
-_KEEP_OF_MASK, _MASK_OF_KEEP = _subset_tables()
-
-
-def throw(rng: np.random.Generator, keep: IntArray) -> IntArray:
+def throw(rng: np.random.Generator, dice: Dice, keep: IntArray) -> IntArray:
     """The roll index after keeping ``keep`` (keep indices, one per game) and throwing the
-    other dice: five dice are drawn per game, the first ``5 - len(keep)`` of them thrown."""
-    faces = rng.integers(0, FACES, size=(keep.size, DICE), dtype=np.uint8)
-    thrown = _THROW_SLOT[None, :] < (DICE - _KEEP_SIZE[keep])[:, None]
-    code = _KEEP_CODE[keep] + np.where(thrown, _POW6[faces], 0).sum(axis=1)
-    rolls: IntArray = _ROLL_OF_CODE[code]
+    other dice: ``dice.count`` dice are drawn per game, the first ``count - len(keep)`` of
+    them thrown."""
+    tables = dice_tables(dice)
+    faces = rng.integers(0, FACES, size=(keep.size, dice.count), dtype=np.uint8)
+    slot = np.arange(dice.count)[None, :]
+    thrown = slot < (dice.count - dice.keep_sizes[keep])[:, None]
+    code = tables.keep_code[keep] + np.where(thrown, tables.power[faces], 0).sum(axis=1)
+    rolls: IntArray = tables.roll_of_code[code]
     return rolls
 
 
@@ -123,21 +138,22 @@ class BlockPolicy:
     """One block's strategy for every reachable guidepost, one byte per choice.
 
     A full :class:`memo_solver.games.yahtzee.policy.TurnPolicy` also holds every value (about 4 MiB
-    for a
-    block of 128 guideposts); the simulation needs only the choices, 756 bytes per
-    guidepost, so a whole ``yahtzee`` strategy fits in memory.
+    for a ``yahtzee`` block of 128 guideposts); the simulation needs only the choices,
+    ``rerolls + 1`` bytes per roll and guidepost (756 with five dice), so a whole ``yahtzee``
+    strategy fits in memory.
     """
 
     boxes: IntArray
     """(C_open,) the open boxes, scorecard order."""
     points: npt.NDArray[np.int16]
-    """(C_open, 252) the points of each roll in each open box (Joker included; -1 where the
-    Joker forbids the box, which no strategy picks)."""
+    """(C_open, n_rolls) the points of each roll in each open box (Joker included; -1 where
+    the Joker forbids the box, which no strategy picks)."""
     keep: tuple[SmallArray, ...]
-    """keep[n] (252, B) with n rerolls left (n >= 1): the dice kept, as a mask of the roll's
-    sorted dice (31: all five, no reroll); keep[0] is empty."""
+    """keep[n] (n_rolls, B) with n rerolls left (n >= 1): the dice kept, as a mask of the
+    roll's sorted dice (:attr:`DiceTables.all_kept`: every die, no reroll); keep[0] is
+    empty."""
     box: SmallArray
-    """(252, B) with no reroll left: the position in ``boxes`` of the box scored."""
+    """(n_rolls, B) with no reroll left: the position in ``boxes`` of the box scored."""
     column: npt.NDArray[np.int16]
     """(n_upper, n_bonus) the column of each guidepost, -1 where it is unreachable."""
 
@@ -156,10 +172,11 @@ def optimal_policy(rules: RuleSet, filled: int, successors: Mapping[str, Block])
         rules, filled, lambda box: successors[block_key(filled | 1 << box)], guideposts
     )
     tables = policy.tables
-    rolls = np.arange(N_ROLLS)[:, None]
+    mask_of_keep = dice_tables(rules.universe).mask_of_keep
+    rolls = np.arange(rules.universe.n_rolls)[:, None]
     keep = [np.empty((0, 0), dtype=np.uint8)]
     for n in range(1, rules.rerolls + 1):
-        masks = _MASK_OF_KEEP[rolls, policy.keep[n]]
+        masks = mask_of_keep[rolls, policy.keep[n]]
         if (masks == _NOT_INSIDE).any():
             raise AssertionError(f"block {filled:x}: a chosen keep is not inside its roll")
         keep.append(masks)
@@ -180,14 +197,15 @@ def greedy_policy(rules: RuleSet, filled: int) -> BlockPolicy:
 
     It ignores the guideposts (one column serves them all), so it needs no solved blocks.
     """
-    boxes = open_boxes(rules, filled)
+    boxes = rules.open_boxes(filled)
     table = points(rules, filled, boxes)  # -inf where the Joker forbids a box
     best = table.argmax(axis=0).astype(np.uint8)[:, None]
-    all_five = np.full((N_ROLLS, 1), _ALL_FIVE, dtype=np.uint8)
+    all_kept = dice_tables(rules.universe).all_kept
+    keep_all = np.full((rules.universe.n_rolls, 1), all_kept, dtype=np.uint8)
     return BlockPolicy(
         boxes=np.array(boxes, dtype=np.int64),
         points=_points16(table),
-        keep=(np.empty((0, 0), dtype=np.uint8), *([all_five] * rules.rerolls)),
+        keep=(np.empty((0, 0), dtype=np.uint8), *([keep_all] * rules.rerolls)),
         box=best,
         column=np.zeros(rules.block_shape, dtype=np.int16),
     )
@@ -250,7 +268,7 @@ class PolicyCache:
                 if engine.game.fingerprint != self.rules.fingerprint:
                     raise ValueError(f"the engine does not play {self.rules.name}")
                 keys = {
-                    block_key(m | 1 << box) for m in missing for box in open_boxes(self.rules, m)
+                    block_key(m | 1 << box) for m in missing for box in self.rules.open_boxes(m)
                 }
                 successors = await engine.blocks(sorted(keys))
                 built = await anyio.to_thread.run_sync(self._build, missing, successors)
@@ -271,7 +289,7 @@ class PolicyCache:
         """Build the policy of every block a game can play (all but the full scorecard),
         so that any number of games runs warm; for ``yahtzee`` about 9 CPU s and 415 MiB."""
         rules = self.rules
-        masks = sorted(range(rules.all_filled), key=int.bit_count)
+        masks = [m for m in rules.reachable_masks(0) if m != rules.all_filled]
         for first in range(0, len(masks), batch):
             await self.policies(engine, masks[first : first + batch])
 
@@ -284,9 +302,9 @@ class _Record:
     """Every decision of the first games of a chunk, for logs and narration."""
 
     rolls: npt.NDArray[np.int16]
-    """(games, turns, rerolls + 1) roll index after each roll, -1 where all five were kept."""
+    """(games, turns, rerolls + 1) roll index after each roll, -1 where every die was kept."""
     keeps: npt.NDArray[np.int16]
-    """(games, turns, rerolls) keep index before each reroll, -1 where all five were kept."""
+    """(games, turns, rerolls) keep index before each reroll, -1 where every die was kept."""
     box: npt.NDArray[np.int16]
     points: npt.NDArray[np.int16]
     upper_bonus: npt.NDArray[np.int16]
@@ -341,6 +359,8 @@ async def simulate(
             await on_games([game_log(rules, chunk_record, g, first + g) for g in range(kept)])
         first += size
     summary.seconds = time.perf_counter() - started
+    if engine is not None and cache.strategy == "optimal":
+        summary.exact_mean = float((await engine.block(block_key(0)))[0, 0])
     summary.policies_built = cache.built - built
     summary.policy_seconds = cache.build_seconds - building
     summary.policy_bytes = cache.nbytes
@@ -357,6 +377,8 @@ async def _play_chunk(
 ) -> None:
     """Play ``games`` games from the empty scorecard, all in lockstep, into ``summary``."""
     rules = cache.rules
+    dice = rules.universe
+    tables = dice_tables(dice)
     n_boxes = len(rules.categories)
     kept = record.box.shape[0]
     filled = np.zeros(games, dtype=np.int64)
@@ -364,7 +386,7 @@ async def _play_chunk(
     flag = np.zeros(games, dtype=np.int64)  # the Yahtzee-bonus flag: 50 scored in its box
     score = np.zeros(games, dtype=np.int64)
     extra_total = np.zeros(games, dtype=np.int64)
-    rolled_five = np.zeros(games, dtype=bool)
+    rolled_alike = np.zeros(games, dtype=bool)
     nothing = np.zeros(games, dtype=np.int64)
     for turn in range(n_boxes):
         masks, inverse = np.unique(filled, return_inverse=True)
@@ -375,15 +397,15 @@ async def _play_chunk(
             column[idx] = policy.column[upper[idx], flag[idx]]
         if (column < 0).any():
             raise AssertionError("a game reached a guidepost its block does not list")
-        roll = throw(rng, nothing)
+        roll = throw(rng, dice, nothing)
         record.rolls[:, turn, 0] = roll[:kept]
         for step, n in enumerate(range(rules.rerolls, 0, -1), start=1):
             mask = np.empty(games, dtype=np.uint8)
             for policy, idx in zip(policies, groups, strict=True):
                 mask[idx] = policy.keep[n][roll[idx], column[idx]]
-            keep = _KEEP_OF_MASK[roll, mask].astype(np.int64)
-            roll = throw(rng, keep)  # keeping all five throws nothing: the same roll
-            rerolled = mask[:kept] != _ALL_FIVE
+            keep = tables.keep_of_mask[roll, mask].astype(np.int64)
+            roll = throw(rng, dice, keep)  # keeping every die throws nothing: the same roll
+            rerolled = mask[:kept] != tables.all_kept
             record.keeps[:kept, turn, step - 1] = np.where(rerolled, keep[:kept], -1)
             record.rolls[:kept, turn, step] = np.where(rerolled, roll[:kept], -1)
         box = np.empty(games, dtype=np.int64)
@@ -394,9 +416,9 @@ async def _play_chunk(
             gained[idx] = policy.points[position, roll[idx]]
         if (gained < 0).any():
             raise AssertionError("the strategy scored a box the Joker rule forbids")
-        five = FIVE_OF_A_KIND[roll]
-        rolled_five |= five
-        landing = land(rules, box, gained, five, upper, flag)
+        alike = dice.all_alike[roll]
+        rolled_alike |= alike
+        landing = land(rules, box, gained, alike, upper, flag)
         upper, flag = landing.upper, landing.flag
         bonus, extra = landing.upper_bonus, landing.extra
         summary.yahtzee_games += int(landing.fifty.sum())
@@ -415,7 +437,7 @@ async def _play_chunk(
     if (filled != rules.all_filled).any():
         raise AssertionError("a game ended with an open box")
     summary.extra_games += int((extra_total > 0).sum())
-    summary.any_yahtzee_games += int(rolled_five.sum())
+    summary.any_yahtzee_games += int(rolled_alike.sum())
     counts = np.bincount(score)
     if counts.size > summary.histogram.size:
         counts[: summary.histogram.size] += summary.histogram
@@ -433,13 +455,11 @@ def _split(inverse: IntArray, groups: int) -> list[IntArray]:
 
 # --- logs and narration ---------------------------------------------------------------------
 
-_ROLL_LISTS: Final = [list(roll) for roll in ROLLS]
-_KEEP_LISTS: Final = [list(keep) for keep in KEEPS]
-
 
 def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, object]:
     """One game as JSON: per turn the dice after each roll (and the rerolls then left),
     the dice kept before each reroll, the box, its points and the bonuses banked."""
+    dice = rules.universe
     turns = []
     for t in range(record.box.shape[1]):
         rolls = [int(r) for r in record.rolls[g, t]]
@@ -448,9 +468,9 @@ def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, 
         turns.append(
             {
                 "turn": t + 1,
-                "rolls": [_ROLL_LISTS[rolls[s]] for s in shown],
+                "rolls": [list(dice.rolls[rolls[s]]) for s in shown],
                 "rerolls_left": [rules.rerolls - s for s in shown],
-                "keeps": [_KEEP_LISTS[keeps[s - 1]] for s in shown[1:]],
+                "keeps": [list(dice.keeps[keeps[s - 1]]) for s in shown[1:]],
                 "box": rules.categories[int(record.box[g, t])].name,
                 "points": int(record.points[g, t]),
                 "upper_bonus": int(record.upper_bonus[g, t]),
@@ -470,7 +490,9 @@ def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, 
 
 __all__ = [
     "BlockPolicy",
+    "DiceTables",
     "PolicyCache",
+    "dice_tables",
     "game_log",
     "greedy_policy",
     "optimal_policy",

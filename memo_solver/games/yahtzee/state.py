@@ -60,7 +60,7 @@ class State:
     rerolls_left: int | None
     """None exactly when ``dice`` is None, before the turn's first roll."""
     dice: tuple[int, ...] | None
-    """Five faces in ascending order, the order rolls are indexed in."""
+    """The faces of the rule set's dice in ascending order, the order rolls are indexed in."""
 
 
 def start_state() -> State:
@@ -287,7 +287,7 @@ def _parse_short(tokens: list[str], rules: RuleSet) -> State:
         upper=_parse_int(values["upper"], "upper") if "upper" in values else 0,
         bonus=bonus,
         rerolls=_parse_int(values["rerolls"], "rerolls_left") if "rerolls" in values else None,
-        dice=_parse_dice(values["dice"]) if "dice" in values else None,
+        dice=_parse_dice(values["dice"], rules.dice) if "dice" in values else None,
     )
 
 
@@ -296,13 +296,21 @@ def _name_list(value: str) -> list[str]:
     return [] if value.lower() in ("", "none") else value.split(",")
 
 
-def _parse_dice(value: str) -> list[int]:
+def _parse_dice(value: str, count: int) -> list[int]:
     """``12226`` or ``1,2,2,2,6``: digits alone are quicker to type, commas match the JSON."""
     if "," in value:
         return [_parse_int(face, "dice") for face in value.split(",")]
     if not re.fullmatch("[0-9]*", value):
-        raise StateError("dice", f"expected faces like 12226 or 1,2,2,2,6, got {_show(value)}")
+        example = _EXAMPLE_DICE[:count]
+        raise StateError(
+            "dice",
+            f"expected faces like {''.join(example)} or {','.join(example)}, got {_show(value)}",
+        )
     return [int(face) for face in value]
+
+
+_EXAMPLE_DICE: Final = "122266"
+"""Dice shown in the error for dice that are no faces, as many as the rule set has."""
 
 
 def _parse_int(text: str, field: str) -> int:

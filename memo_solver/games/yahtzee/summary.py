@@ -39,17 +39,20 @@ class Summary:
     """(C,) the squares of those points, summed over games: the spread of each box's mean."""
     upper_bonus_games: int = 0
     yahtzee_games: int = 0
-    """Games that scored 50 in the Yahtzee box."""
+    """Games that scored the all-alike (Yahtzee) box's points (not 0)."""
     extra_games: int = 0
     """Games with at least one +100 bonus."""
     any_yahtzee_games: int = 0
-    """Games with at least one turn ending with five of a kind, whichever box took it."""
+    """Games with at least one turn ending with all dice alike, whichever box took it."""
     upper_bonus_points: int = 0
     extra_points: int = 0
     seconds: float = 0.0
     policies_built: int = 0
     policy_seconds: float = 0.0
     policy_bytes: int = 0
+    exact_mean: float | None = None
+    """What the strategy scores on average, exactly (the value of the empty scorecard): known
+    for the optimal strategy, whose games are read against it."""
 
     @property
     def games(self) -> int:
@@ -73,9 +76,12 @@ class Summary:
         return self.std / math.sqrt(self.games)
 
     @property
-    def z(self) -> float:
-        """How many standard errors the mean lies from the exact one (optimal play only)."""
-        return (self.mean - self.rules.start_value) / self.se if self.se else 0.0
+    def z(self) -> float | None:
+        """How many standard errors the mean lies from the exact one (None where that is not
+        known: the greedy baseline)."""
+        if self.exact_mean is None:
+            return None
+        return (self.mean - self.exact_mean) / self.se if self.se else 0.0
 
     @property
     def std_se(self) -> float:
@@ -191,7 +197,7 @@ class Summary:
             "policy_seconds": self.policy_seconds,
             "policy_cache_bytes": self.policy_bytes,
         }
-        if self.strategy == "optimal":
-            payload["exact_mean"] = self.rules.start_value
+        if self.exact_mean is not None:
+            payload["exact_mean"] = self.exact_mean
             payload["z"] = self.z
         return payload

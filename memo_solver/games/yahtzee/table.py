@@ -22,7 +22,6 @@ import numpy.typing as npt
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.dice import DICE, KEEPS, N_ROLLS, ROLLS
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.policy import turn_policy
 from memo_solver.games.yahtzee.rules import RuleSet
@@ -30,8 +29,8 @@ from memo_solver.games.yahtzee.turn import Guideposts
 
 IntArray = npt.NDArray[np.int64]
 MAX_DECISION_BLOCKS: Final = 2048
-"""The largest rule set (in blocks) whose decision table is written: ``yazy``'s 2,048
-blocks give 1.5 million decisions; ``yahtzee``'s 8,192 would give tens of millions."""
+"""The largest rule set (in reachable blocks) whose decision table is written: ``yazy``'s
+2,048 blocks give 1.5 million decisions; ``yahtzee``'s 8,192 would give tens of millions."""
 PARQUET_EXTRA = "pip install 'memo-solver[parquet]'"
 FORMATS = ("npz", "jsonl", "parquet")
 
@@ -63,15 +62,16 @@ class Decisions:
     """The strategy's choice at every turn start, rerolls left and roll; rows as the values."""
 
     keep: npt.NDArray[np.int16]
-    """(N, rerolls, 252): keep index chosen with n = 1..rerolls rerolls left; -1 at game end."""
+    """(N, rerolls, n_rolls): keep index chosen with n = 1..rerolls rerolls left; -1 at game
+    end."""
     box: npt.NDArray[np.int16]
-    """(N, 252): box index scored with no rerolls left; -1 at game end."""
+    """(N, n_rolls): box index scored with no rerolls left; -1 at game end."""
 
     @property
     def count(self) -> int:
         """How many decisions the table holds (rows with every box filled have none)."""
         live = int(np.count_nonzero(self.box[:, 0] >= 0))
-        return live * (int(self.keep.shape[1]) + 1) * N_ROLLS
+        return live * (int(self.keep.shape[1]) + 1) * int(self.box.shape[1])
 
 
 @dataclass(frozen=True)
@@ -102,17 +102,18 @@ Progress = Callable[[int], None]
 
 
 def has_decision_table(rules: RuleSet) -> bool:
-    return 1 << len(rules.categories) <= MAX_DECISION_BLOCKS
+    return rules.block_count <= MAX_DECISION_BLOCKS
 
 
 async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None = None) -> Table:
     """Solve the whole rule set on ``engine`` and lay out its values (and decisions).
 
-    ``progress(n)`` is told after each block: the total is ``1 << len(rules.categories)``.
+    ``progress(n)`` is told after each block: the total is ``rules.block_count``.
     """
     await engine.block(block_key(0))  # solves every block below the start: all of them
-    n_blocks = 1 << len(rules.categories)
-    blocks = await engine.blocks([block_key(filled) for filled in range(n_blocks)])
+    masks = sorted(rules.reachable_masks(0))
+    n_blocks = len(masks)
+    blocks = await engine.blocks([block_key(filled) for filled in masks])
     decide = has_decision_table(rules)
     note = (
         ""
@@ -123,7 +124,7 @@ async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None 
     columns: dict[str, list[Any]] = {"filled": [], "upper": [], "bonus": [], "value": []}
     keeps: list[npt.NDArray[np.int16]] = []
     boxes: list[npt.NDArray[np.int16]] = []
-    for filled in range(n_blocks):
+    for done, filled in enumerate(masks, start=1):
         guideposts = Guideposts.reachable(rules, filled)
         block = blocks[block_key(filled)]
         columns["filled"].append(np.full(guideposts.upper.size, filled, dtype=np.int64))
@@ -135,7 +136,7 @@ async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None 
             keeps.append(keep)
             boxes.append(box)
         if progress is not None:
-            progress(filled + 1)
+            progress(done)
     decisions = Decisions(keep=np.concatenate(keeps), box=np.concatenate(boxes)) if decide else None
     return Table(
         rules,
@@ -151,12 +152,13 @@ async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None 
 def _block_decisions(
     rules: RuleSet, filled: int, blocks: dict[str, Block], guideposts: Guideposts
 ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
-    """(B, rerolls, 252) keeps and (B, 252) boxes chosen at the block's guideposts."""
+    """(B, rerolls, n_rolls) keeps and (B, n_rolls) boxes chosen at the block's guideposts."""
     width = guideposts.upper.size
+    n_rolls = rules.universe.n_rolls
     if filled == rules.all_filled:
         return (
-            np.full((width, rules.rerolls, N_ROLLS), -1, dtype=np.int16),
-            np.full((width, N_ROLLS), -1, dtype=np.int16),
+            np.full((width, rules.rerolls, n_rolls), -1, dtype=np.int16),
+            np.full((width, n_rolls), -1, dtype=np.int16),
         )
     policy = turn_policy(
         rules, filled, lambda box: blocks[block_key(filled | 1 << box)], guideposts
@@ -183,15 +185,16 @@ def write_npz(table: Table, out: Path) -> list[Path]:
         "note": np.array(table.note),
     }
     if table.decisions is not None:
-        keeps = np.zeros((len(KEEPS), DICE), dtype=np.int8)
-        for k, faces in enumerate(KEEPS):
+        dice = table.rules.universe
+        keeps = np.zeros((dice.n_keeps, dice.count), dtype=np.int8)
+        for k, faces in enumerate(dice.keeps):
             keeps[k, : len(faces)] = faces
         arrays |= {
             "decision_keep": table.decisions.keep,
             "decision_box": table.decisions.box,
-            "rolls": np.array(ROLLS, dtype=np.int8),
+            "rolls": np.array(dice.rolls, dtype=np.int8),
             "keeps": keeps,
-            "keep_size": np.array([len(k) for k in KEEPS], dtype=np.int64),
+            "keep_size": dice.keep_sizes.astype(np.int64),
         }
     save: Callable[..., None] = np.savez_compressed  # its stubs type **arrays as options
     with out.open("wb") as file:
@@ -227,8 +230,9 @@ def _jsonl_lines(table: Table) -> Iterator[str]:
         yield f'{{"kind": "value", {where(i)}, "value": {float(table.value[i])!r}}}\n'
     if table.decisions is None:
         return
-    rolls = [json.dumps(list(r)) for r in ROLLS]
-    keeps = [json.dumps(list(k)) for k in KEEPS]
+    dice = rules.universe
+    rolls = [json.dumps(list(r)) for r in dice.rolls]
+    keeps = [json.dumps(list(k)) for k in dice.keeps]
     boxes = [json.dumps(n) for n in names]
     keep, box = table.decisions.keep, table.decisions.box
     for i in range(table.value.size):
@@ -237,9 +241,9 @@ def _jsonl_lines(table: Table) -> Iterator[str]:
         head = f'{{"kind": "decision", {where(i)}, "rerolls_left": '
         for n in range(rules.rerolls, 0, -1):
             chosen = keep[i, n - 1]
-            for r in range(N_ROLLS):
+            for r in range(dice.n_rolls):
                 yield f'{head}{n}, "dice": {rolls[r]}, "keep": {keeps[chosen[r]]}}}\n'
-        for r in range(N_ROLLS):
+        for r in range(dice.n_rolls):
             yield f'{head}0, "dice": {rolls[r]}, "box": {boxes[box[i, r]]}}}\n'
 
 
@@ -264,19 +268,20 @@ def write_parquet(table: Table, out: Path) -> list[Path]:
     if table.decisions is None:
         return [out]
     rules = table.rules
+    dice = rules.universe
     live = np.flatnonzero(table.decisions.box[:, 0] >= 0)
     steps = rules.rerolls + 1
     # Rows: for each live turn start, rerolls left from the most to none, each of the rolls.
-    row = np.repeat(live, steps * N_ROLLS)
-    rerolls = np.tile(np.repeat(np.arange(rules.rerolls, -1, -1), N_ROLLS), live.size)
-    roll = np.tile(np.arange(N_ROLLS), live.size * steps)
+    row = np.repeat(live, steps * dice.n_rolls)
+    rerolls = np.tile(np.repeat(np.arange(rules.rerolls, -1, -1), dice.n_rolls), live.size)
+    roll = np.tile(np.arange(dice.n_rolls), live.size * steps)
     keep_index = np.full(row.size, -1, dtype=np.int64)
     with_keep = rerolls > 0
     keep_index[with_keep] = table.decisions.keep[
         row[with_keep], rerolls[with_keep] - 1, roll[with_keep]
     ]
     box_index = np.where(with_keep, -1, table.decisions.box[row, roll])
-    keep_lists = [list(k) for k in KEEPS]
+    keep_lists = [list(k) for k in dice.keeps]
     names = [c.name for c in rules.categories]
     decisions = pa.table(
         {
@@ -284,7 +289,7 @@ def write_parquet(table: Table, out: Path) -> list[Path]:
             "upper": table.upper[row],
             "bonus": table.bonus[row],
             "rerolls_left": rerolls.astype(np.int8),
-            "dice": pa.array([list(ROLLS[r]) for r in roll], type=pa.list_(pa.int8())),
+            "dice": pa.array([list(dice.rolls[r]) for r in roll], type=pa.list_(pa.int8())),
             "keep": pa.array(
                 [keep_lists[k] if k >= 0 else None for k in keep_index.tolist()],
                 type=pa.list_(pa.int8()),

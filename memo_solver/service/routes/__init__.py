@@ -23,7 +23,8 @@ Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 class Routes:
     """A concept's routes and mounts, in order, to add to an app with :meth:`add_to`.
 
-    ``get`` and ``post`` take the options of FastAPI's ``app.get`` and ``app.post``.
+    ``get``, ``post`` and ``delete`` take the options of FastAPI's ``app.get``, ``app.post``
+    and ``app.delete``.
     """
 
     def __init__(self) -> None:
@@ -34,6 +35,9 @@ class Routes:
 
     def post(self, path: str, **options: Any) -> Callable[[Endpoint], Endpoint]:
         return self._route("POST", path, options)
+
+    def delete(self, path: str, **options: Any) -> Callable[[Endpoint], Endpoint]:
+        return self._route("DELETE", path, options)
 
     def mount(self, path: str, app: ASGIApp, name: str) -> None:
         self._steps.append(lambda target: target.mount(path, app, name=name))

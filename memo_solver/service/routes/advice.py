@@ -15,8 +15,9 @@ from typing import Any
 from fastapi import Request, Response
 from starlette.types import Scope
 
-from memo_solver.games.yahtzee.advice import advise, blocks_needed
-from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.core.engine import Engine
+from memo_solver.games.yahtzee.advice import Advice, advise, blocks_needed
+from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, state_to_json
 from memo_solver.jobs.queue import Job
@@ -29,7 +30,7 @@ from memo_solver.service.fast import (
     batch_body,
     batch_error,
 )
-from memo_solver.service.inputs import rules_named, state_of
+from memo_solver.service.inputs import rules_of, state_of
 from memo_solver.service.models import BatchRequest, StateRequest, ValueOut
 from memo_solver.service.routes import Routes
 from memo_solver.service.service import Service, service_of
@@ -42,13 +43,10 @@ _ADVICE_KEYS = frozenset(StateRequest.model_fields)
 @routes.post("/v1/advice", response_model=AdviceOut, response_model_exclude_none=True)
 async def advice(body: StateRequest, request: Request) -> dict[str, Any]:
     """Every legal action, best first, with its expected final score and its loss."""
-    rules = rules_named(body.rules)
-    state = state_of(body.state, rules)
     service = service_of(request)
-    result = await service.run(
-        lambda: advise(service.engine(rules), rules, state), _warm(rules, state)
-    )
-    return result.to_json()
+    rules = await rules_of(service, body.rules)
+    state = state_of(body.state, rules)
+    return (await _advise(service, rules, state)).to_json()
 
 
 async def advice_fast(scope: Scope, body: Any) -> bytes | None:
@@ -59,25 +57,23 @@ async def advice_fast(scope: Scope, body: Any) -> bytes | None:
     name = body.get("rules", "yahtzee")
     if type(name) is not str:
         return None
+    service: Service = scope["app"].state.service
     try:
-        rules = get_rule_set(name)
+        rules = await service.rulebook.resolve(name)
         state = state_of(body["state"], rules)
     except Exception:  # a bad state (even one too deep to echo): answered as before
         return None
-    service: Service = scope["app"].state.service
-    engine = service.engine(rules)
-    if engine.memo.holds(blocks_needed(rules, state)):  # warm: no wait, no deadline
-        return advice_body(await advise(engine, rules, state))
-    answer = await service.run(lambda: advise(engine, rules, state), _warm(rules, state))
-    return advice_body(answer)
+    engine = service.peek(rules)
+    if engine is not None and engine.memo.holds(blocks_needed(rules, state)):
+        return advice_body(await advise(engine, rules, state))  # warm: no wait, no deadline
+    return advice_body(await _advise(service, rules, state))
 
 
 @routes.post("/v1/advice/batch", response_model=BatchOut, response_model_exclude_none=True)
 async def advice_batch(body: BatchRequest, request: Request) -> Response:
     """Up to 1,000 states answered in order; a bad state gets its own error entry."""
-    rules = rules_named(body.rules)
     service = service_of(request)
-    engine = service.engine(rules)
+    rules = await rules_of(service, body.rules)
     parsed: list[State | ErrorDetail] = []
     for raw in body.states:
         try:
@@ -85,7 +81,7 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
         except StateError as exc:
             parsed.append(ErrorDetail(field=exc.field, message=exc.message))
 
-    async def answer_all() -> bytes:
+    async def answer_all(engine: Engine) -> bytes:
         results: list[bytes] = []
         for item in parsed:
             if isinstance(item, ErrorDetail):
@@ -95,21 +91,27 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
         return batch_body(results)
 
     # BatchOut's bytes, written directly (see service.fast): no model check of 20,000 actions
-    return Response(await service.run(answer_all), media_type="application/json")
+    return Response(await service.run_on(rules, answer_all), media_type="application/json")
 
 
 @routes.post("/v1/value", response_model=ValueOut)
 async def value(body: StateRequest, request: Request) -> ValueOut:
     """The expected future score of a state under optimal play."""
-    rules = rules_named(body.rules)
-    state = state_of(body.state, rules)
     service = service_of(request)
-    result = await service.run(
-        lambda: advise(service.engine(rules), rules, state), _warm(rules, state)
-    )
+    rules = await rules_of(service, body.rules)
+    state = state_of(body.state, rules)
+    result = await _advise(service, rules, state)
     return ValueOut(rules=rules.name, value=result.value, turn_start_value=result.turn_start_value)
+
+
+async def _advise(service: Service, rules: RuleSet, state: State) -> Advice:
+    """Advice for a state, within the cold budget and the deadline."""
+    warm = _warm(rules, state)
+    await service.check_budget(rules, state.filled, blocks_needed(rules, state), warm)
+    return await service.run_on(rules, lambda engine: advise(engine, rules, state), warm)
 
 
 def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
     """The warm job that leaves a state's advice in the memo, made only when needed."""
-    return lambda: Job.warm(rules.name, json.dumps(state_to_json(state, rules)))
+    name = entry_for(rules).job_name
+    return lambda: Job.warm(name, json.dumps(state_to_json(state, rules)))

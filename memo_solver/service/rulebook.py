@@ -1,0 +1,131 @@
+"""Every rule set a request may name: a built-in, a registered name, a fingerprint, or a
+definition sent inline; and the registrations themselves.
+
+Registrations and definitions live in the shared store, so every API process and worker
+sees the same ones: a registration maps a name to its file (labels and aliases included),
+and every rule set that reaches the store has its definition kept beside its blocks
+(:meth:`~memo_solver.core.store.Store.put_definition`), so that a worker asked to solve a
+fingerprint needs nothing else. Parsed rule sets are kept in a small LRU so a busy name is
+not parsed on every request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from typing import Final
+
+from memo_solver.core.engine import namespace, namespace_of
+from memo_solver.core.errors import UserError
+from memo_solver.core.store import Store
+from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rule_file import (
+    format_rule_document,
+    parse_rule_text,
+    rule_set_document,
+)
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.service.errors import ApiError
+
+PARSED_KEPT: Final = 256
+"""Parsed rule sets kept by the text that defined them (each a few hundred KiB at most)."""
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_BUILT_IN_PRINTS: Final = {r.fingerprint: r for r in RULE_SETS.values()}
+
+
+def definition_bytes(rules: RuleSet) -> bytes:
+    """A rule set's file, as the store keeps it."""
+    return format_rule_document(rule_set_document(rules)).encode()
+
+
+def is_built_in(rules: RuleSet) -> bool:
+    return rules.fingerprint in _BUILT_IN_PRINTS
+
+
+class RuleBook:
+    """Rule sets by name, fingerprint or inline definition, on one store."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._parsed: OrderedDict[str, RuleSet] = OrderedDict()
+
+    def _parse(self, text: str | bytes) -> RuleSet:
+        key = text.decode() if isinstance(text, bytes) else text
+        rules = self._parsed.get(key)
+        if rules is None:
+            rules = self._parsed[key] = parse_rule_text(text)
+            while len(self._parsed) > PARSED_KEPT:
+                self._parsed.popitem(last=False)
+        self._parsed.move_to_end(key)
+        return rules
+
+    async def resolve(self, value: str | dict[str, object]) -> RuleSet:
+        """The rule set a request's ``rules`` names (422 naming ``rules`` when none)."""
+        if isinstance(value, dict):
+            rules = self._parse(json.dumps(value, sort_keys=True))
+            await self.keep_definition(rules)
+            return rules
+        name = value.strip().lower()
+        built_in = RULE_SETS.get(name)
+        if built_in is not None:
+            return built_in
+        registered = await self._store.registration(name)
+        if registered is not None:
+            return self._parse(registered)
+        if _FINGERPRINT.fullmatch(name):
+            if name in _BUILT_IN_PRINTS:
+                return _BUILT_IN_PRINTS[name]
+            stored = await self._store.definition(namespace_of(name))
+            if stored is not None:
+                return self._parse(stored)
+        raise UserError(
+            f"unknown rule set {value!r}: not built in ({', '.join(RULE_SETS)}), not "
+            "registered (GET /v1/rules), and no fingerprint the store knows; send the rule "
+            "set inline or register it with POST /v1/rules",
+            "rules",
+        )
+
+    async def keep_definition(self, rules: RuleSet) -> None:
+        """Store the definition beside the blocks: what workers and ``prune`` read."""
+        if not is_built_in(rules):
+            await self._store.put_definition(namespace(YahtzeeGame(rules)), definition_bytes(rules))
+
+    async def register(self, rules: RuleSet) -> bool:
+        """Register ``rules`` under its name; True when new, False when the same rules were
+        registered already; 409 when the name holds other rules or is a built-in's."""
+        built_in = RULE_SETS.get(rules.name)
+        if built_in is not None:
+            if built_in.fingerprint == rules.fingerprint:
+                return False
+            raise ApiError(409, "name", f"{rules.name} is a built-in rule set; choose another name")
+        held = await self._store.registration(rules.name)
+        if held is None:
+            await self.keep_definition(rules)
+            document = definition_bytes(rules)
+            held = await self._store.register(rules.name, rules.fingerprint, document)
+            if held == document:
+                return True
+        if self._parse(held).fingerprint == rules.fingerprint:
+            return False
+        raise ApiError(
+            409, "name", f"{rules.name} is registered with other rules; choose another name"
+        )
+
+    async def registered(self, after: str, limit: int) -> list[RuleSet]:
+        """Registered rule sets by name, ``limit`` after the name ``after``."""
+        return [self._parse(doc) for _, doc in await self._store.registrations(after, limit)]
+
+    async def unregister(self, name: str) -> tuple[RuleSet, bool]:
+        """Remove a registration (404 when there is none); the rule set, and whether its
+        blocks went too (when no built-in and no other registration shares them)."""
+        document = await self._store.registration(name)
+        if document is None:
+            raise ApiError(404, "name", f"no rule set is registered as {name!r}")
+        rules = self._parse(document)
+        sharing = await self._store.unregister(name)
+        if sharing or is_built_in(rules):
+            return rules, False
+        await self._store.delete_namespace(namespace(YahtzeeGame(rules)))
+        return rules, True
