@@ -52,8 +52,9 @@ def _face_list(dice: int) -> st.SearchStrategy[list[int]]:
 
 
 @st.composite
-def _box(draw: st.DrawFn, kind: str, dice: int, free_faces: list[int]) -> RuleDict:
-    """A box of ``kind`` with parameters valid for ``dice`` dice (its name comes later)."""
+def _box(draw: st.DrawFn, kind: str, dice: int, free_faces: list[int], joker_odds: int) -> RuleDict:
+    """A box of ``kind`` with parameters valid for ``dice`` dice (its name comes later), with
+    Joker points once in ``joker_odds`` where it may have them."""
     box: RuleDict = {"kind": kind}
     if kind == "upper":
         box["face"] = draw(st.sampled_from(free_faces))
@@ -74,27 +75,37 @@ def _box(draw: st.DrawFn, kind: str, dice: int, free_faces: list[int]) -> RuleDi
         box["points"] = draw(st.just("sum") | _POINTS)
     elif kind == "all_alike":
         box["points"] = draw(_POINTS)
-    if kind != "upper" and draw(st.integers(0, 3)) == 0:  # an upper box scores its own face
+    if kind != "upper" and draw(st.integers(1, joker_odds)) == 1:  # upper: its own face
         box["joker_points"] = draw(st.integers(0, 40))
     return box
 
 
 @st.composite
-def tiny_rule_sets(draw: st.DrawFn, max_dice: int = 3, max_boxes: int = 3) -> RuleDict:
-    """A valid rule-set dict with 1..``max_dice`` dice and 1..``max_boxes`` boxes."""
+def tiny_rule_sets(
+    draw: st.DrawFn, max_dice: int = 3, max_boxes: int = 3, joker: bool = False
+) -> RuleDict:
+    """A valid rule-set dict with 1..``max_dice`` dice and 1..``max_boxes`` boxes.
+
+    ``joker`` draws only Joker variants, where the Joker's rules are more than a rare corner:
+    three boxes or more, among them an ``all_alike`` box and an upper box, free order, a free
+    or forced Joker, and Joker points on every other lower box or so.
+    """
     dice = draw(st.integers(1, max_dice))
     kinds = sorted(kind for kind, least in MIN_DICE.items() if least <= dice)
+    count = draw(st.integers(3 if joker else 1, max_boxes))
+    alike_at, upper_at = draw(st.permutations(range(count)))[:2] if joker else (None, None)
     boxes: list[RuleDict] = []
-    for index in range(draw(st.integers(1, max_boxes))):
+    for index in range(count):
         used = {b["kind"] for b in boxes}
         faces = [f for f in range(1, 7) if f not in {b.get("face") for b in boxes}]
-        allowed = [k for k in kinds if not (k == "all_alike" and k in used)]
-        kind = draw(st.sampled_from(allowed))
-        box = draw(_box(kind, dice, faces))
+        allowed = [k for k in kinds if not (k == "all_alike" and (joker or k in used))]
+        placed = {alike_at: "all_alike", upper_at: "upper"}.get(index)
+        kind = placed or draw(st.sampled_from(allowed))
+        box = draw(_box(kind, dice, faces, joker_odds=2 if joker else 4))
         boxes.append({"name": f"{kind}_{index}", **box})
     rules: RuleDict = {"name": "tiny", "dice": dice}
     _optional(draw, rules, "rerolls", draw(st.integers(0, 2)), 2)
-    order = draw(st.sampled_from(["free", "forced"]))
+    order = "free" if joker else draw(st.sampled_from(["free", "forced"]))
     _optional(draw, rules, "order", order, "free")
     most_upper = sum(b["face"] * dice for b in boxes if b["kind"] == "upper")
     if most_upper and draw(st.booleans()):
@@ -102,10 +113,9 @@ def tiny_rule_sets(draw: st.DrawFn, max_dice: int = 3, max_boxes: int = 3) -> Ru
         rules["upper_bonus"] = draw(st.integers(1, 50))
     if any(b["kind"] == "all_alike" for b in boxes):
         _optional(draw, rules, "yahtzee_bonus", draw(st.integers(0, 100)), 0)
+        jokers = ["free", "forced"] if joker else ["none", "free", "forced"]
         if order == "free":
-            _optional(
-                draw, rules, "joker", draw(st.sampled_from(["none", "free", "forced"])), "none"
-            )
+            _optional(draw, rules, "joker", draw(st.sampled_from(jokers)), "none")
     rules["boxes"] = boxes
     return rules
 

@@ -95,6 +95,17 @@ def test_every_action_of_a_tiny_variant_is_worth_what_the_brute_force_says(
     assert_agree(solver, rules, state)
 
 
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_joker_variants_agree(solver: Solver, data: st.DataObject) -> None:
+    """The Joker decides only for an all-alike roll once the all-alike box is filled, by
+    which upper and lower boxes are open and which carry Joker points: variants built around
+    it (up to four boxes) reach those corners often."""
+    rules = data.draw(tiny_rule_sets(max_boxes=4, joker=True), label="rules")
+    state = data.draw(tiny_states(rules), label="state")
+    assert_agree(solver, rules, state)
+
+
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_variants_of_up_to_six_dice_agree_too(solver: Solver, data: st.DataObject) -> None:
