@@ -62,6 +62,7 @@ QUICK_FILES: frozenset[str] = frozenset(
         "test_scoring.py",
         "test_errors.py",
         "test_layers.py",
+        "test_rulebook_brute_force.py",
     }
 )
 """The pure solver and parsing tests: ``-m quick`` runs those of them that are not slow, in
