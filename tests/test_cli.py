@@ -790,7 +790,8 @@ def example_command_lines() -> list[list[str]]:
         for i, word in enumerate(words):
             program = word in ("memo-solver", ".venv/bin/memo-solver")
             if program or words[i - 1 : i + 1] == ["-m", "worker"]:
-                rest = list(itertools.takewhile(lambda w: w not in ("&", "|", "&&"), words[i:]))
+                ends = ("&", "|", "&&", ">")  # the shell's, not the command's
+                rest = list(itertools.takewhile(lambda w: w not in ends, words[i:]))
                 commands.append(["worker" if word == "worker" else "memo-solver", *rest[1:]])
     return commands
 

@@ -384,7 +384,7 @@ def _rules_file_option(sub: argparse.ArgumentParser, game: str | None) -> None:
         type=Path,
         metavar="FILE",
         help="a rule-set file (JSON; 'rules show yatzy' prints one to start from) instead of "
-        "--rules",
+        "--rules (default: none)",
     )
 
 
