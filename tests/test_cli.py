@@ -875,9 +875,11 @@ def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
     assert "cannot reach" not in line
 
 
-def test_serve_refuses_a_header_timeout_that_is_not_positive(tmp_path: Path) -> None:
-    result = memo_solver(tmp_path / "s.sqlite3", "serve", "--header-timeout", "0")
-    assert "--header-timeout and --port must be positive" in one_error_line(result)
+@pytest.mark.parametrize("option", ["--header-timeout", "--cold-budget", "--rule-engines"])
+def test_serve_refuses_a_limit_that_is_not_positive(tmp_path: Path, option: str) -> None:
+    result = memo_solver(tmp_path / "s.sqlite3", "serve", option, "0")
+    line = one_error_line(result)
+    assert option in line and "--port must be positive" in line
 
 
 @pytest.mark.parametrize("url", ["redis://:s3cret@[bad", "redis://:s3cret@host:port/0"])

@@ -415,7 +415,7 @@ async def test_api_stats_past_the_deadline_is_503_and_the_retry_shares_the_work(
     assert first.json()["error"]["field"] == "state"
     assert answer.status_code == 200
     assert answer.json()["mean"] == pytest.approx(LOWER.start_value, abs=TOL)
-    assert shared == [("stats", "yahtzee-lower", start_state())]  # computed once
+    assert shared == [("stats", LOWER.fingerprint, start_state())]  # computed once
 
 
 async def test_distribution_in_thread_is_the_same_and_stops_when_cancelled() -> None:

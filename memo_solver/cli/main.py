@@ -230,18 +230,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memo_solver.service.app import ApiSettings, create_app
     from memo_solver.service.serving import http_protocol
 
-    positive = (args.deadline, args.cache_mb, args.doom_limit, args.header_timeout)
+    positive = (
+        args.deadline,
+        args.cache_mb,
+        args.doom_limit,
+        args.header_timeout,
+        args.cold_budget,
+        args.rule_engines,
+    )
     if min(positive) <= 0 or not 0 < args.port < 65536:
         raise UsageError(
-            "--deadline, --cache-mb, --doom-limit, --header-timeout and --port must be "
-            "positive (port < 65536)"
+            "--deadline, --cache-mb, --doom-limit, --header-timeout, --cold-budget, "
+            "--rule-engines and --port must be positive (port < 65536)"
         )
     import anyio
 
     location = store_location(args)
     anyio.run(_check_store, location)  # fail now, in one line, if the store cannot be reached
     settings = ApiSettings(
-        deadline_s=args.deadline, cache_bytes=args.cache_mb << 20, doom_limit=args.doom_limit
+        deadline_s=args.deadline,
+        cache_bytes=args.cache_mb << 20,
+        doom_limit=args.doom_limit,
+        cold_budget=args.cold_budget,
+        rule_engines=args.rule_engines,
     )
     app = create_app(lambda: open_store_and_queue(location), settings)
     Output(args.json).emit(

@@ -245,6 +245,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=1_000_000,
         help="most positions one Dice of Doom request may solve (default: 1,000,000)",
     )
+    serve.add_argument(
+        "--cold-budget",
+        type=int,
+        default=2_500_000,
+        help="most turn starts a cold rule-set request may solve here; past it the state goes "
+        "to the workers (503) or is refused (422) (default: 2,500,000: the whole yatzy)",
+    )
+    serve.add_argument(
+        "--rule-engines",
+        type=int,
+        default=16,
+        help="engines kept open for rule sets other than the built-ins, least recently used "
+        "closed first; they share --cache-mb (default: 16)",
+    )
     worker = commands.add_parser(
         "worker",
         help="run a background worker on the shared Redis",
