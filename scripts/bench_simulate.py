@@ -112,7 +112,7 @@ async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         warm_long = await run(engine, full, args.warm_games, seed=4)
     return {
         "rules": rules.name,
-        "exact_mean": rules.start_value,
+        "exact_mean": solve["start_value"],
         "store": str(path),
         "precompute": solve,
         "cold_small": cold_small,

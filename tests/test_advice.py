@@ -15,6 +15,7 @@ import brute_force
 import numpy as np
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from dice_variants import FORCED, MAXI, VARIANTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +23,9 @@ from memo_solver.core.engine import Engine, open_engine
 from memo_solver.games.yahtzee.advice import Action, Advice, advise
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, parse_state
+from memo_solver.games.yahtzee.state import State, parse_state, start_state
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9
@@ -65,11 +67,12 @@ def _mask(rules: RuleSet, *names: str) -> int:
     return sum(1 << rules.category_index(name) for name in names)
 
 
-# Five of a kind often: it is where the bonuses and the Joker rules come in.
-_DICE = st.one_of(
-    st.integers(1, 6).map(lambda face: [face] * 5),
-    st.lists(st.integers(1, 6), min_size=5, max_size=5),
-)
+def _dice(count: int) -> st.SearchStrategy[list[int]]:
+    """All dice alike often: it is where the bonuses and the Joker rules come in."""
+    return st.one_of(
+        st.integers(1, 6).map(lambda face: [face] * count),
+        st.lists(st.integers(1, 6), min_size=count, max_size=count),
+    )
 
 
 @st.composite
@@ -77,7 +80,7 @@ def _states(draw: st.DrawFn, rules: RuleSet, open_boxes: tuple[int, int] | None)
     """A reachable state with the dice rolled; ``open_boxes`` bounds how many boxes are open."""
     n = len(rules.categories)
     if open_boxes is None:
-        filled = draw(st.integers(0, rules.all_filled - 1))
+        filled = draw(st.sampled_from(rules.reachable_masks(0)[:-1]))
     else:
         low, high = open_boxes
         opened = draw(st.sets(st.integers(0, n - 1), min_size=low, max_size=high))
@@ -85,7 +88,7 @@ def _states(draw: st.DrawFn, rules: RuleSet, open_boxes: tuple[int, int] | None)
     upper = draw(st.sampled_from([int(t) for t in np.flatnonzero(rules.upper_totals(filled))]))
     yahtzee = rules.yahtzee_box
     bonus = yahtzee is not None and filled >> yahtzee & 1 == 1 and draw(st.booleans())
-    dice = tuple(sorted(draw(_DICE)))
+    dice = tuple(sorted(draw(_dice(rules.dice))))
     rerolls = draw(st.integers(0, rules.rerolls))
     return State(filled, upper, bonus, rerolls, dice)
 
@@ -96,6 +99,8 @@ GAMES = {
     "yahtzee-lower": (RULE_SETS["yahtzee-lower"], None),
     "yahtzee-late": (YAHTZEE, (1, 3)),
     "yahtzee-free-joker-late": (RULE_SETS["yahtzee-free-joker"], (1, 2)),
+    **{name: (rules, None) for name, rules in VARIANTS.items()},
+    "maxi-yatzy-late": (MAXI, (1, 3)),
 }
 _cases = st.sampled_from(list(GAMES)).flatmap(
     lambda name: st.tuples(st.just(GAMES[name][0]), _states(*GAMES[name]))
@@ -176,12 +181,13 @@ def test_the_moves_offered_are_the_legal_ones(solver: Solver, case: tuple[RuleSe
 
     keeps = [a.keep for a in actions if a.kind == "keep"]
     if state.rerolls_left:
-        distinct = {c for n in range(6) for c in itertools.combinations(state.dice, n)}
+        sizes = range(rules.dice + 1)
+        distinct = {c for n in sizes for c in itertools.combinations(state.dice, n)}
         assert sorted(keeps) == sorted(distinct)
     else:
         assert keeps == []
     boxes = [a.category for a in actions if a.kind == "score"]
-    open_names = [c.name for i, c in enumerate(rules.categories) if not state.filled >> i & 1]
+    open_names = [rules.categories[b].name for b in rules.open_boxes(state.filled)]
     assert len(boxes) == len(set(boxes))
     assert boxes
     assert set(boxes) <= set(open_names)
@@ -191,14 +197,14 @@ def test_the_moves_offered_are_the_legal_ones(solver: Solver, case: tuple[RuleSe
 
 @examples
 @given(case=_with_rerolls)
-def test_keeping_all_five_is_never_worse_than_scoring_now(
+def test_keeping_every_die_is_never_worse_than_scoring_now(
     solver: Solver, case: tuple[RuleSet, State]
 ) -> None:
     rules, state = case
     assert state.rerolls_left is not None
     advice = solver.advise(rules, state)
 
-    (keep_all,) = [a for a in advice.actions if a.kind == "keep" and len(a.keep) == 5]
+    (keep_all,) = [a for a in advice.actions if a.kind == "keep" and len(a.keep) == rules.dice]
     best_score = max(a.value for a in advice.actions if a.kind == "score")
     assert keep_all.value >= best_score
     # Keeping everything is exactly the same dice with one reroll fewer.
@@ -266,6 +272,45 @@ def test_the_forced_joker_scores_full_house_when_the_upper_box_is_filled(solver:
     (action,) = solver.advise(YAHTZEE, state).actions
 
     assert (action.category, action.points, action.bonus) == ("full_house", 25, 100)
+
+
+ONE_DIE = parse_rule_set(
+    {"name": "one-die", "dice": 1, "boxes": [{"name": "chance", "kind": "chance"}]}
+)
+
+
+def test_one_die_and_chance_by_hand(solver: Solver) -> None:
+    """With no reroll the die is worth 3.5; with one, keep 4 or more: (4 + 5 + 6) / 6 + 3.5 / 2
+    = 4.25; with two, keep 5 or 6: 11 / 6 + 4.25 * 4 / 6 = 14 / 3. A 4 with two rerolls left
+    is rerolled (4.25); keeping it is worth scoring it now (4), and scoring comes first."""
+    assert solver.value(ONE_DIE, start_state()) == pytest.approx(14 / 3, abs=TOL)
+    advice = solver.advise(ONE_DIE, parse_state("dice=4 rerolls=2", ONE_DIE))
+
+    assert [(a.words(), a.value) for a in advice.actions] == [
+        ("reroll the die", pytest.approx(4.25, abs=TOL)),
+        ("score 4 in Chance", 4.0),
+        ("keep the die", pytest.approx(4.0, abs=TOL)),
+    ]
+
+
+def test_advice_under_forced_order_offers_the_next_box_and_solves_only_prefixes(
+    solver: Solver,
+) -> None:
+    advice = solver.advise(FORCED, parse_state("filled=ones upper=2 dice=3333 rerolls=0", FORCED))
+    assert [(a.category, a.points) for a in advice.actions] == [("threes", 12)]
+    solver.advise(FORCED, parse_state("dice=1234", FORCED))
+    assert solver.engines[FORCED.name].counters.computed <= FORCED.block_count == 6
+
+
+def test_keeps_are_said_with_the_rule_sets_dice() -> None:
+    def keep(*faces: int, rerolled: int) -> str:
+        return Action("keep", 0.0, 0.0, keep=faces, rerolled=rerolled).words()
+
+    assert keep(rerolled=6) == "reroll all six dice"
+    assert keep(6, 6, 6, 6, 6, 6, rerolled=0) == "keep all six dice"
+    assert keep(1, 2, rerolled=4) == "keep 1 2 and reroll 4 dice"
+    assert keep(rerolled=3) == "reroll all three dice"
+    assert keep(5, rerolled=0) == "keep the die"
 
 
 def test_the_reference_example_in_process(solver: Solver) -> None:

@@ -11,12 +11,20 @@ import signal
 import subprocess
 import sys
 import threading
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from dice_variants import SIX_DICE, THREE_DICE
 
+from memo_solver.cli.play import play_game
+from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.stores.memory import MemoryStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
@@ -390,3 +398,40 @@ def test_a_random_game_of_yahtzee_upper_driven_move_by_move(store: Path, seed: i
 def test_a_random_game_of_yahtzee_driven_move_by_move(store: Path) -> None:
     solving = "solving yahtzee: 8192 blocks to compute (the store keeps them)\n"
     drive_a_game(store, "yahtzee", 2024, solving)  # the store holds only yahtzee-upper
+
+
+# --- other dice counts, in process -------------------------------------------------------------
+
+
+def play_in_process(rules: RuleSet, script: list[str]) -> str:
+    """A game of a rule set from its definition (no store, no command line) on a memory
+    engine: what the table prints."""
+    out = StringIO()
+
+    async def game() -> int:
+        async with open_engine(YahtzeeGame(rules), MemoryStore()) as engine:
+            lines = StringIO("".join(line + "\n" for line in script))
+            return await play_game(engine, rules, lines, out, as_json=False)
+
+    assert anyio.run(game) == 0
+    return out.getvalue()
+
+
+def test_a_six_dice_table_asks_for_six_dice_and_names_them() -> None:
+    out = play_in_process(SIX_DICE, ["66666", "666666", "all", "quit"])
+
+    assert "Roll six dice and type them (e.g. 122266): " in out
+    assert "expected 6 dice, got 5; type six faces like 122266" in out
+    assert "keep all six dice" in out
+    assert "reroll all six dice" in out
+    assert "keep 6 6 6 6 6 and reroll 1 die" in out
+
+
+def test_a_three_dice_table_takes_kept_dice_among_the_three() -> None:
+    out = play_in_process(THREE_DICE, ["123", "keep 1", "45", "456", "145", "quit"])
+
+    assert "Roll three dice and type them (e.g. 122): " in out
+    assert "Reroll 2 and type all three dice: " in out
+    assert "expected 3 dice, got 2; type three faces like 122" in out
+    assert "you kept 1: those dice must be among the three" in out
+    assert "Game stopped (quit) at turn 1" in out

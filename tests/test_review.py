@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from anyio.from_thread import start_blocking_portal
 from api_support import api_client
+from dice_variants import FORCED, SIX_DICE
 from portal_engines import PortalEngines
 
 from memo_solver.games.yahtzee.advice import Advice, advise
@@ -335,6 +336,68 @@ def test_the_format_documented_in_the_readme_is_accepted() -> None:
     block = section.split("```json\n", 1)[1].split("```", 1)[0]
     documented = json.loads(block)
     assert len(read_game(documented, YAHTZEE)) == 2
+
+
+# --- other dice counts and forced order -------------------------------------------------------
+
+SIX_DICE_GAME: dict[str, Any] = {
+    "rules": "six-dice",
+    "turns": [
+        {
+            "rolls": [[5, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6]],
+            "keeps": [[1, 2, 3, 4, 5]],
+            "box": "full_straight",
+        },
+        {"rolls": [[6, 6, 6, 6, 6, 6]], "box": "maxi"},
+        {"rolls": [[6, 6, 6, 6, 6, 6]], "box": "sixes"},
+    ],
+}
+
+
+def test_a_six_dice_game_is_reviewed_with_its_bonuses(solver: Solver) -> None:
+    """21 for the straight, 100 for six alike, then six sixes again: the forced Joker puts
+    them in Sixes (36), which banks the all-alike bonus and reaches the upper bonus."""
+    review = solver.review(SIX_DICE, SIX_DICE_GAME)
+
+    scored = [(s.box, s.points, s.bonus) for s in review.scored]
+    assert scored == [("full_straight", 21, 0), ("maxi", 100, 0), ("sixes", 36, 50 + 25)]
+    assert [d.step for d in review.decisions] == ["keep 1", "box", "box", "box"]
+    assert review.decisions[0].chosen.words() == "keep 1 2 3 4 5 and reroll 1 die"
+    start = solver.call(advise, SIX_DICE, parse_state("start", SIX_DICE))
+    assert review.expected_score == pytest.approx(start.value, abs=TOL)
+    rest = solver.advise(SIX_DICE, "open=fours,three_pairs,tower upper=36 bonus=yes")
+    assert review.remaining_value == pytest.approx(rest.value, abs=TOL)
+    assert review.expected_score + review.skill + review.luck == pytest.approx(review.final_score)
+
+
+def test_a_six_dice_game_is_checked_against_its_dice_and_joker() -> None:
+    five = copy.deepcopy(SIX_DICE_GAME)
+    five["turns"][0]["rolls"][0] = [1, 2, 3, 4, 5]
+    with pytest.raises(GameError, match=r"^turn 1, roll 1: expected 6 dice, got 5$"):
+        read_game(five, SIX_DICE)
+    tower = copy.deepcopy(SIX_DICE_GAME)
+    tower["turns"][2]["box"] = "tower"
+    with pytest.raises(GameError, match=r"^turn 3, box: the Joker rule .*\(allowed: sixes\)$"):
+        read_game(tower, SIX_DICE)
+
+
+def test_a_forced_order_game_scores_each_box_in_its_turn(solver: Solver) -> None:
+    game = {
+        "turns": [
+            {"rolls": [[1, 1, 1, 2]], "box": "ones"},
+            {"rolls": [[3, 3, 3, 3]], "box": "threes"},
+        ]
+    }
+    review = solver.review(FORCED, game)
+    assert [(s.box, s.points) for s in review.scored] == [("ones", 3), ("threes", 12)]
+
+    game["turns"][1]["box"] = "chance"
+    with pytest.raises(
+        GameError,
+        match=r"^turn 2, box: forced-four fills its boxes in scorecard order: this turn "
+        r"scores in threes, not chance$",
+    ):
+        read_game(game, FORCED)
 
 
 # --- the command and the API -------------------------------------------------------------------

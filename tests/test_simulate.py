@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import yahtzee_figures
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from dice_variants import FORCED, SIX_DICE, VARIANTS
 
 from memo_solver.cli.analysis import SimulateOptions, simulate_command
 from memo_solver.cli.common import Output, UsageError
@@ -64,6 +65,8 @@ PINS = {
     "yahtzee-upper": 71.9515297337,
 }
 Log = dict[str, Any]
+GAMES = {**RULE_SETS, **VARIANTS}
+"""The built-ins and the small games of other dice counts and forced order, by name."""
 
 
 @dataclass
@@ -94,7 +97,7 @@ class Player:
         cache: PolicyCache | None = None,
         chunk_games: int = CHUNK_GAMES,
     ) -> tuple[Summary, list[Log]]:
-        rules = RULE_SETS[name]
+        rules = GAMES[name]
         if cache is None:
             cache = self.caches.setdefault((name, strategy), PolicyCache(rules, strategy))
         played: list[Log] = []
@@ -145,9 +148,8 @@ def test_the_keep_choice_follows_the_tie_rule_by_brute_force(width: int) -> None
 
 
 def _successors(player: Player, rules: RuleSet, filled: int) -> dict[str, Any]:
-    keys = [block_key(filled | 1 << box) for box in range(len(rules.categories))]
-    engine = player.engine(rules)
-    return player.portal.call(engine.blocks, [k for k in keys if k != block_key(filled)])
+    keys = [block_key(filled | 1 << box) for box in rules.open_boxes(filled)]
+    return player.portal.call(player.engine(rules).blocks, keys)
 
 
 def _masks(rules: RuleSet, count: int, open_boxes: int, seed: int) -> list[int]:
@@ -176,13 +178,16 @@ def _turn_policy(rules: RuleSet, filled: int, successors: dict[str, Any]) -> Tur
         ("yahtzee-upper", range(63)),
         ("yahtzee", _masks(RULE_SETS["yahtzee"], 12, 4, seed=1)),
         ("yahtzee-free-joker", _masks(RULE_SETS["yahtzee-free-joker"], 6, 3, seed=2)),
+        ("three-dice", range(63)),
+        ("six-dice", range(63)),
+        ("forced-four", FORCED.reachable_masks(0)[:-1]),
     ],
 )
 def test_block_policies_choose_what_turn_policy_chooses(
     player: Player, name: str, masks: range | list[int]
 ) -> None:
-    rules = RULE_SETS[name]
-    rolls = np.arange(FIVE.n_rolls)[:, None]
+    rules = GAMES[name]
+    rolls = np.arange(rules.universe.n_rolls)[:, None]
     for filled in masks:
         successors = _successors(player, rules, filled)
         compact = optimal_policy(rules, filled, successors)
@@ -206,19 +211,41 @@ def test_greedy_scores_the_most_points_now_and_never_rerolls() -> None:
     assert policy.boxes[policy.box[FIVE.roll_index[(1, 1, 2, 3, 3)], 0]] == chance
 
 
+def test_greedy_keeps_all_six_dice_of_a_six_dice_game() -> None:
+    policy = greedy_policy(SIX_DICE, 0)
+    assert all((keep == 0b111111).all() for keep in policy.keep[1:])
+    straight = SIX_DICE.universe.roll_index[(1, 2, 3, 4, 5, 6)]
+    assert SIX_DICE.categories[int(policy.boxes[policy.box[straight, 0]])].name == "full_straight"
+
+
 # --- the dice --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("keep", [(), (6,), (2, 2), (1, 3, 5), (4, 4, 4, 4), (1, 2, 3, 4, 5)])
-def test_thrown_dice_follow_the_exact_roll_chances(keep: tuple[int, ...]) -> None:
-    k = FIVE.keep_index[keep]
+@pytest.mark.parametrize(
+    ("count", "keep"),
+    [
+        *((5, keep) for keep in [(), (6,), (2, 2), (1, 3, 5), (4, 4, 4, 4), (1, 2, 3, 4, 5)]),
+        (1, ()),
+        (1, (3,)),
+        (3, ()),
+        (3, (2,)),
+        (6, ()),
+        (6, (1, 2, 3)),
+        (6, (6, 6, 6, 6, 6)),
+        (6, (1, 1, 2, 2, 3, 3)),
+    ],
+)
+def test_thrown_dice_follow_the_exact_roll_chances(count: int, keep: tuple[int, ...]) -> None:
+    """Whatever the dice count: a base-(count + 1) code of the faces finds the roll."""
+    dice = dice_universe(count)
+    k = dice.keep_index[keep]
     draws = 100_000
-    rolls = throw(np.random.default_rng(7), FIVE, np.full(draws, k))
-    seen = np.bincount(rolls, minlength=FIVE.n_rolls) / draws
-    chances = FIVE.transition[k]  # row 0, keeping nothing: the first roll
+    rolls = throw(np.random.default_rng(7), dice, np.full(draws, k))
+    seen = np.bincount(rolls, minlength=dice.n_rolls) / draws
+    chances = dice.transition[k]  # row 0, keeping nothing: the first roll
     se = np.sqrt(chances * (1 - chances) / draws)
     assert np.all(np.abs(seen - chances) <= 5 * se + 1e-12)
-    inside = np.all(FIVE.roll_counts[rolls] >= FIVE.keep_counts[k], axis=1)
+    inside = np.all(dice.roll_counts[rolls] >= dice.keep_counts[k], axis=1)
     assert inside.all()
 
 
@@ -236,17 +263,26 @@ def test_the_mean_of_20000_games_is_the_exact_mean(player: Player, name: str) ->
 
 
 @pytest.mark.parametrize(
-    ("name", "thresholds"), [("yahtzee-lower", (100, 140, 200)), ("yahtzee-upper", (60, 72, 90))]
+    ("name", "thresholds"),
+    [
+        ("yahtzee-lower", (100, 140, 200)),
+        ("yahtzee-upper", (60, 72, 90)),
+        ("three-dice", (60, 90)),
+        ("six-dice", (60, 90, 150)),
+        ("forced-four", (30, 40)),
+    ],
 )
 def test_every_figure_lies_within_four_standard_errors_of_the_exact_one(
     player: Player, name: str, thresholds: tuple[int, ...]
 ) -> None:
     """Each simulated figure against the exact distribution, within four of its own
     standard errors: a wrong error (too small) fails here as surely as a wrong figure."""
-    rules = RULE_SETS[name]
+    rules = GAMES[name]
     summary, _ = player.play(name, 20_000, seed=12)
     exact = player.portal.call(score_distribution, player.engine(rules), rules, start_state())
     data: dict[str, Any] = summary.to_json(thresholds)
+
+    within(summary, exact.mean)
 
     assert abs(summary.std - exact.std) <= SIGMAS * summary.std_se
     assert data["std_se"] == summary.std_se
@@ -263,7 +299,7 @@ def test_every_figure_lies_within_four_standard_errors_of_the_exact_one(
         assert abs(data["box_points"][box] - mean) <= SIGMAS * data["box_points_se"][box], box
     shares = [("p_upper_bonus", exact.p_upper_bonus, rules.upper_bonus)]
     shares.append(("p_yahtzee", exact.p_yahtzee, rules.yahtzee_box is not None))
-    shares.append(("p_any_yahtzee", exact.p_any_yahtzee, True))  # five alike: any rule set
+    shares.append(("p_any_yahtzee", exact.p_any_yahtzee, True))  # all alike: any rule set
     for key, p, applies in shares:
         if applies:
             assert abs(data[key] - p) <= SIGMAS * data[f"{key}_se"], key
@@ -400,6 +436,32 @@ def test_logs_hold_every_decision_of_every_game(player: Player) -> None:
     assert any(len(t["keeps"]) == 0 for g in logs for t in g["turns"])
 
 
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_logs_of_other_dice_counts_hold_their_dice(player: Player, name: str) -> None:
+    rules = VARIANTS[name]
+    summary, logs = player.play(name, 200, seed=3, logs=200)
+    _check_logs(rules, logs)
+    assert summary.exact_mean == pytest.approx(
+        float(player.portal.call(player.engine(rules).block, block_key(0))[0, 0]), abs=1e-12
+    )
+    if rules.order == "forced":  # each box in its turn: the scorecard's order
+        names = [c.name for c in rules.categories]
+        assert all([t["box"] for t in g["turns"]] == names for g in logs)
+
+
+def test_a_three_dice_game_is_told_with_its_dice(
+    player: Player, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _command(player, "three-dice", _args(games=200, seed=2, show=True)) == 0
+    narration, statistics = capsys.readouterr().out.split("\n\n")
+
+    rolled = [line.split("rolled ")[1][:3] for line in narration.splitlines()[:-1]]
+    assert all(len(faces) == 3 and set(faces) <= set(GLYPHS) for faces in rolled)
+    # The all-alike box is labelled with its points, as memo-solver stats labels it.
+    assert "P(Triple 30)" in statistics
+    assert "exact mean" in statistics
+
+
 def test_greedy_yahtzee_logs_use_every_box_once(player: Player) -> None:
     summary, logs = player.play("yahtzee", 200, seed=6, strategy="greedy", logs=200)
     _check_logs(RULE_SETS["yahtzee"], logs)
@@ -459,6 +521,13 @@ def test_a_filled_cache_builds_nothing_more(player: Player) -> None:
     assert summary.policy_bytes == cache.nbytes
 
 
+def test_a_filled_cache_of_a_forced_order_game_holds_its_prefixes(player: Player) -> None:
+    cache = PolicyCache(FORCED)
+    player.portal.call(cache.fill, player.engine(FORCED))
+    assert sorted(m for m in FORCED.reachable_masks(0)[:-1] if m in cache) == [0, 1, 3, 7, 15]
+    assert len(cache) == cache.built == 5
+
+
 def test_games_span_chunks_in_order(player: Player) -> None:
     summary, logs = player.play("yahtzee-lower", 20, seed=1, logs=17, chunk_games=7)
 
@@ -483,7 +552,7 @@ def _args(**given: Any) -> argparse.Namespace:
 
 
 def _command(player: Player, name: str, args: argparse.Namespace) -> int:
-    rules = RULE_SETS[name]
+    rules = GAMES[name]
     options = SimulateOptions.from_args(args)
     return player.portal.call(
         simulate_command, options, player.engine(rules), rules, Output(args.json)

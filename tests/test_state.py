@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+from dice_variants import FORCED, MAXI, THREE_DICE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ from memo_solver.games.yahtzee.state import (
 )
 
 YAHTZEE = RULE_SETS["yahtzee"]
+RULES = {**RULE_SETS, **{r.name: r for r in (THREE_DICE, FORCED)}}
 HASKELL_EXAMPLE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
 
 
@@ -139,6 +141,31 @@ def test_rules_without_an_upper_bonus_still_check_the_upper_total() -> None:
     assert parse_state("filled=sixes upper=24", RULE_SETS["yazy"]).upper == 24
 
 
+def test_six_dice_in_every_form() -> None:
+    """Maxi Yatzy's six dice typed as digits, with commas, as JSON and in the reference line."""
+    marks = " ".join("x" if i < 10 else "-" for i in range(len(MAXI.categories)))
+    forms = [
+        "filled=ones,twos upper=6 dice=626153 rerolls=1",
+        "filled=ones,twos upper=6 dice=6,2,6,1,5,3 rerolls=1",
+        '{"filled": ["ones", "twos"], "upper": 6, "dice": [6, 2, 6, 1, 5, 3], "rerolls_left": 1}',
+    ]
+    states = {parse_state(text, MAXI) for text in forms}
+    assert len(states) == 1
+    (state,) = states
+    assert state.dice == (1, 2, 3, 5, 6, 6)
+    assert parse_state("dice=123456", MAXI).dice == (1, 2, 3, 4, 5, 6)
+    assert format_state(state, MAXI) == "filled=ones,twos upper=6 dice=123566 rerolls=1"
+    line = parse_state(f"{marks} 30 False 0 6 6 6 6 6 6", MAXI)
+    assert (line.filled, line.dice) == ((1 << 10) - 1, (6,) * 6)
+
+
+def test_forced_order_states_are_scorecard_prefixes() -> None:
+    state = parse_state("filled=ones,threes upper=4 dice=1133", FORCED)
+    assert state.filled == 0b11
+    assert parse_state(format_state(state, FORCED), FORCED) == state
+    assert parse_state("dice=666", THREE_DICE).dice == (6, 6, 6)
+
+
 # --- refusing ----------------------------------------------------------------------------------
 
 REJECTIONS = [
@@ -200,13 +227,22 @@ REJECTIONS = [
     ("yahtzee", "colour=red", "colour", "unknown key; the keys are filled, open,"),
     ("yahtzee", "start dice=12345", "state", "expected key=value, got 'start'"),
     ("yahtzee", "   ", "state", "empty"),
+    ("maxi-yatzy", "dice=12345", "dice", "expected 6 dice, got 5"),
+    ("maxi-yatzy", '{"dice": [1, 2, 3, 4, 5, 6, 6]}', "dice", "expected 6 dice, got 7"),
+    ("maxi-yatzy", '{"dice": 6}', "dice", "expected a list of 6 faces or null, got 6"),
+    ("maxi-yatzy", "dice=abcdef", "dice", "expected faces like 122266 or 1,2,2,2,6,6"),
+    ("maxi-yatzy", "dice=123457", "dice", "face 7 is outside 1..6"),
+    ("three-dice", "dice=1234", "dice", "expected 3 dice, got 4"),
+    ("three-dice", "dice=ab", "dice", "expected faces like 122 or 1,2,2, got 'ab'"),
+    ("forced-four", "filled=threes", "filled", "fills its boxes in scorecard order"),
+    ("forced-four", "filled=threes", "filled", "ones is open"),
 ]
 
 
 @pytest.mark.parametrize(("rule_set", "text", "field", "fragment"), REJECTIONS)
 def test_rejections_name_the_field(rule_set: str, text: str, field: str, fragment: str) -> None:
     with pytest.raises(StateError) as caught:
-        parse_state(text, RULE_SETS[rule_set])
+        parse_state(text, RULES[rule_set])
 
     assert caught.value.field == field
     assert fragment in caught.value.message

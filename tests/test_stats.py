@@ -26,6 +26,7 @@ import yahtzee_figures
 from anyio.from_thread import start_blocking_portal
 from api_support import api_client
 from brute_force import CHANCE, FIVES, SIXES, YAHTZEE, EndGame
+from dice_variants import FORCED, MAXI, SIX_DICE, VARIANTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from portal_engines import PortalEngines
@@ -187,6 +188,60 @@ def test_the_mean_from_the_start_is_the_pinned_value(solver: Solver, name: str) 
     # Every point comes from a box or a bonus.
     total = sum(dist.box_points.values()) + sum(dist.bonus_points.values())
     assert total == pytest.approx(dist.mean, abs=TOL)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_the_mean_of_other_dice_counts_and_forced_order_is_the_value(
+    solver: Solver, name: str
+) -> None:
+    """From the start, and from scorecards with two boxes filled and the highest upper total
+    they can make."""
+    rules = VARIANTS[name]
+    later = [
+        State(filled, int(np.flatnonzero(rules.upper_totals(filled))[-1]), False, None, None)
+        for filled in rules.reachable_masks(0)
+        if filled.bit_count() == 2
+    ]
+    for state in [start_state(), *later[:3]]:
+        dist = solver.distribution(rules, state)
+        assert dist.mean == pytest.approx(solver.value(rules, state), abs=TOL), state
+        assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
+        total = sum(dist.box_points.values()) + sum(dist.bonus_points.values())
+        assert total == pytest.approx(dist.mean, abs=TOL)
+
+
+def test_a_forced_order_distribution_scores_the_boxes_in_order(solver: Solver) -> None:
+    """Ones in the first turn, Threes in the second, and so on: every box gets its turn,
+    and Ones, scored once with four dice, holds at most 4."""
+    dist = solver.distribution(FORCED, start_state())
+    # Only the scorecard's prefixes were solved: 6 blocks, not the 32 subsets of 5 boxes.
+    assert solver.engine(FORCED).counters.computed <= FORCED.block_count == 6
+    assert set(dist.box_points) == {c.name for c in FORCED.categories}
+    assert 0 < dist.box_points["ones"] <= 4
+    assert dist.p_any_yahtzee >= dist.p_yahtzee > 0
+
+
+def test_a_six_dice_state_with_its_dice_rolled(solver: Solver) -> None:
+    """Mid-turn with six sixes and no rerolls, only the all-alike box open: 100 for sure."""
+    state = parse_state("open=maxi dice=666666 rerolls=0", SIX_DICE)
+    dist = solver.distribution(SIX_DICE, state)
+    assert np.flatnonzero(dist.probabilities).tolist() == [100]
+    assert dist.p_yahtzee == dist.p_any_yahtzee == 1.0
+
+
+@settings(max_examples=6, deadline=None)
+@given(data=st.data())
+def test_maxi_yatzy_late_states_with_six_dice_rolled(solver: Solver, data: st.DataObject) -> None:
+    """Maxi Yatzy's own boxes (villa, tower, three pairs, the full straight) near the end,
+    always with the turn's six dice: the mean is the advice's value."""
+    state = data.draw(late_states(MAXI))
+    if state.dice is None:
+        face = st.integers(1, 6)
+        dice = tuple(sorted(data.draw(st.lists(face, min_size=6, max_size=6))))
+        state = replace(state, dice=dice, rerolls_left=data.draw(st.integers(0, 2)))
+    dist = solver.distribution(MAXI, state)
+    assert dist.mean == pytest.approx(solver.value(MAXI, state), abs=TOL)
+    assert dist.probabilities.sum() == pytest.approx(1, abs=SUM_TOL)
 
 
 # Late states of every rule set: a few boxes open, with or without the turn's dice. (From

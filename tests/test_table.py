@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from anyio.from_thread import start_blocking_portal
 from cli_support import one_error_line
+from dice_variants import FORCED, SIX_DICE
 
 from memo_solver.cli import analysis
 from memo_solver.core.engine import open_engine
@@ -127,13 +128,22 @@ def test_the_readme_describes_every_npz_array(
     lower: tuple[Table, dict[str, Any]], tmp_path: Path
 ) -> None:
     """The README's npz table is the one description of the layout: its names, dtypes and
-    shapes are the file's (N rows, C boxes and 2 rerolls for yahtzee-lower)."""
+    shapes are the file's (N rows, C boxes, 2 rerolls, R rolls and K keeps of D = 5 dice
+    for yahtzee-lower)."""
     table, _ = lower
     out = tmp_path / "lower.npz"
     table_module.write_npz(table, out)
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme.split("### The strategy table", 1)[1].split("\n## ", 1)[0]
-    sizes = {"N": table.value.size, "C": len(LOWER.categories), "rerolls": LOWER.rerolls}
+    dice = LOWER.universe
+    sizes = {
+        "N": table.value.size,
+        "C": len(LOWER.categories),
+        "rerolls": LOWER.rerolls,
+        "R": dice.n_rolls,
+        "K": dice.n_keeps,
+        "D": dice.count,
+    }
     described: dict[str, tuple[str, tuple[int, ...]]] = {}
     for line in section.splitlines():
         if line.startswith("| `"):
@@ -294,6 +304,62 @@ def test_yahtzee_upper_has_every_reachable_upper_total(tmp_path: Path) -> None:
     keep = table.decisions.keep[row, 1, FIVE.roll_index[(1, 2, 6, 6, 6)]]
     assert FIVE.keeps[keep] == (6, 6, 6)
     assert FIVE.keep_index[(6, 6, 6)] == keep
+
+
+# --- other dice counts and forced order -------------------------------------------------------
+
+
+def _table(rules: RuleSet) -> tuple[Table, dict[str, Any]]:
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        opened = open_engine(YahtzeeGame(rules), MemoryStore())
+        engine = stack.enter_context(portal.wrap_async_context_manager(opened))
+        table = portal.call(build_table, engine, rules)
+        keys = [block_key(m) for m in rules.reachable_masks(0)]
+        return table, portal.call(engine.blocks, keys)
+
+
+def test_a_six_dice_table_indexes_its_462_rolls_and_924_keeps(tmp_path: Path) -> None:
+    table, blocks = _table(SIX_DICE)
+    dice = SIX_DICE.universe
+    assert table.value[0] == blocks[block_key(0)][0, 0]
+    assert table.decisions is not None
+    assert table.decisions.keep.shape == (table.value.size, SIX_DICE.rerolls, 462)
+    live = int(np.count_nonzero(table.filled != SIX_DICE.all_filled))
+    assert table.decisions.count == live * 3 * 462
+    out = tmp_path / "six.npz"
+    table_module.write_npz(table, out)
+    with np.load(out, allow_pickle=False) as npz:
+        assert npz["rolls"].shape == (462, 6)
+        assert npz["keeps"].shape == (924, 6)
+        assert npz["keep_size"].tolist() == dice.keep_sizes.tolist()
+        assert npz["rolls"].tolist() == [list(r) for r in dice.rolls]
+    # Only the straight open, no rerolls left: the dice are scored there, whatever they are.
+    straight = only(SIX_DICE, "full_straight")
+    row = int(np.flatnonzero(table.filled == straight)[0])
+    assert (table.decisions.box[row] == SIX_DICE.category_index("full_straight")).all()
+    # One reroll left with 1 2 3 4 5 5: keep the five faces of the straight, reroll a five.
+    roll = dice.roll_index[(1, 2, 3, 4, 5, 5)]
+    assert dice.keeps[table.decisions.keep[row, 0, roll]] == (1, 2, 3, 4, 5)
+
+    jsonl = tmp_path / "six.jsonl"
+    table_module.write_jsonl(table, jsonl)
+    lines = jsonl.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 + table.value.size + table.decisions.count
+    sample = [json.loads(line) for line in lines[1 + table.value.size :: 997]]
+    assert all(len(line["dice"]) == 6 for line in sample)
+    assert {len(line["keep"]) for line in sample if "keep" in line} <= set(range(7))
+
+
+def test_a_forced_order_table_lists_the_scorecard_prefixes_only() -> None:
+    table, blocks = _table(FORCED)
+    assert sorted(set(table.filled.tolist())) == [0, 1, 3, 7, 15, 31]
+    assert has_decision_table(FORCED)
+    assert table.decisions is not None
+    for i, filled in enumerate(table.filled.tolist()):
+        block = blocks[block_key(filled)]
+        assert table.value[i] == block[table.upper[i], table.bonus[i]]
+        if filled != FORCED.all_filled:  # the next box in scorecard order, every roll
+            assert (table.decisions.box[i] == filled.bit_count()).all()
 
 
 # --- the command -------------------------------------------------------------------------------

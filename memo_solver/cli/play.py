@@ -21,7 +21,7 @@ from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import scoring
 from memo_solver.games.yahtzee.advice import Action, Advice, advise, every_die, number_word
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, StateError, start_state
+from memo_solver.games.yahtzee.state import State, StateError, example_dice, start_state
 
 _SHOWN = 6
 QUIT, HELP, UNDO, ALL = ("quit", "q"), ("help", "?"), ("undo",), ("all",)
@@ -146,7 +146,9 @@ class _Table:
             try:
                 faces = parse_faces(answer, count)
             except StateError as exc:
-                self.reject("dice", f"{exc.message}; type {_faces(count)} like {_example(count)}")
+                self.reject(
+                    "dice", f"{exc.message}; type {_faces(count)} like {example_dice(count)}"
+                )
                 continue
             if not _contains(faces, kept):
                 self.reject(
@@ -160,11 +162,6 @@ class _Table:
 
 def _faces(count: int) -> str:
     return f"{number_word(count)} {'face' if count == 1 else 'faces'}"
-
-
-def _example(count: int) -> str:
-    """Dice to show in a prompt: ``12226`` for five."""
-    return "122266"[:count]
 
 
 def parse_faces(text: str, count: int | None) -> tuple[int, ...]:
@@ -249,7 +246,7 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
         table.say(f"  expected final score {point.total + start.value:.2f}")
         count = rules.dice
         dice = "one die and type it" if count == 1 else f"{number_word(count)} dice and type them"
-        faces = await table.ask_dice(f"Roll {dice} (e.g. {_example(count)}): ")
+        faces = await table.ask_dice(f"Roll {dice} (e.g. {example_dice(count)}): ")
         return replace(point, state=replace(state, rerolls_left=rules.rerolls, dice=faces))
     if point.kept is not None:
         faces = await table.ask_dice(

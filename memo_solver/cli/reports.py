@@ -16,7 +16,7 @@ import numpy as np
 
 from memo_solver.games.yahtzee.distribution import Distribution
 from memo_solver.games.yahtzee.review import Review
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules import Category, RuleSet
 from memo_solver.games.yahtzee.state import State, format_state, start_state
 from memo_solver.games.yahtzee.stats import PERCENTILES
 from memo_solver.games.yahtzee.summary import PERCENTILES as SIMULATED_PERCENTILES
@@ -56,8 +56,9 @@ def describe_distribution(
     if rules.upper_bonus:
         lines.append(f"P(upper bonus {rules.upper_bonus}) = {_chance(dist.p_upper_bonus)}")
     if rules.yahtzee_box is not None:
-        name = rules.categories[rules.yahtzee_box].label
-        lines.append(f"P({name} {_alike_points(rules)}) = {_chance(dist.p_yahtzee)}")
+        alike = rules.categories[rules.yahtzee_box]
+        name = alike.label
+        lines.append(f"P({name} {_points(alike)}) = {_chance(dist.p_yahtzee)}")
         lines.append(f"P(any {name} rolled) = {_chance(dist.p_any_yahtzee)}")
     if rules.yahtzee_bonus:
         lines.append(f"P(any +{rules.yahtzee_bonus}) = {_chance(dist.p_extra_bonus)}")
@@ -71,10 +72,9 @@ def describe_distribution(
     return "\n".join(lines)
 
 
-def _alike_points(rules: RuleSet) -> int:
+def _points(alike: Category) -> int:
     """What the all-alike box scores (50 in Yahtzee, 100 in Maxi Yatzy)."""
-    assert rules.yahtzee_box is not None
-    return int(rules.scores[rules.yahtzee_box].max())
+    return int(alike.scores.max())
 
 
 def _chance(p: float) -> str:
@@ -176,9 +176,9 @@ def describe_simulation(summary: Summary, thresholds: tuple[int, ...] = ()) -> s
             (f"P(upper bonus {rules.upper_bonus})", summary.share(summary.upper_bonus_games))
         )
     if rules.yahtzee_box is not None:
-        name = rules.categories[rules.yahtzee_box].label
-        points = _alike_points(rules)
-        shares.append((f"P({name} {points})", summary.share(summary.yahtzee_games)))
+        alike = rules.categories[rules.yahtzee_box]
+        name = alike.label
+        shares.append((f"P({name} {_points(alike)})", summary.share(summary.yahtzee_games)))
         shares.append((f"P(any {name} rolled)", summary.share(summary.any_yahtzee_games)))
     if rules.yahtzee_bonus:
         shares.append((f"P(any +{rules.yahtzee_bonus})", summary.share(summary.extra_games)))

@@ -132,10 +132,14 @@ class StatsOut(BaseModel):
     std: float
     percentiles: dict[str, int]
     p_upper_bonus: float
-    p_yahtzee: float = Field(description="the chance of scoring 50 in the Yahtzee box")
-    p_extra_bonus: float = Field(description="the chance of at least one +100 bonus")
+    p_yahtzee: float = Field(
+        description="the chance of scoring the all-alike (Yahtzee) box's points (50 in Yahtzee)"
+    )
+    p_extra_bonus: float = Field(
+        description="the chance of at least one all-alike bonus (+100 in Yahtzee)"
+    )
     p_any_yahtzee: float = Field(
-        description="the chance that a turn ends with five of a kind, whichever box takes it"
+        description="the chance that a turn ends with all dice alike, whichever box takes it"
     )
     box_points: dict[str, float]
     bonus_points: dict[str, float]

@@ -301,7 +301,7 @@ def _parse_dice(value: str, count: int) -> list[int]:
     if "," in value:
         return [_parse_int(face, "dice") for face in value.split(",")]
     if not re.fullmatch("[0-9]*", value):
-        example = _EXAMPLE_DICE[:count]
+        example = example_dice(count)
         raise StateError(
             "dice",
             f"expected faces like {''.join(example)} or {','.join(example)}, got {_show(value)}",
@@ -309,8 +309,9 @@ def _parse_dice(value: str, count: int) -> list[int]:
     return [int(face) for face in value]
 
 
-_EXAMPLE_DICE: Final = "122266"
-"""Dice shown in the error for dice that are no faces, as many as the rule set has."""
+def example_dice(count: int) -> str:
+    """Dice to show in a message, as many as the rule set has: ``12226`` for five."""
+    return "122266"[:count]
 
 
 def _parse_int(text: str, field: str) -> int:
