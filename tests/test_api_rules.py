@@ -202,4 +202,5 @@ async def test_a_cold_question_past_the_budget_goes_to_live_workers(redis_url: s
         (job,) = [record for record in records if record.get("kind") == "warm"]
         assert job["rules"] == rules.fingerprint
         stored = await service.store.definition(namespace_of(rules.fingerprint))
-        assert stored is not None and json.loads(stored)["name"] == "my-maxi"
+        assert stored is not None
+        assert json.loads(stored)["name"] == "my-maxi"

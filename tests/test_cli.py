@@ -145,7 +145,8 @@ def test_rules_show_prints_a_built_in_as_its_file(tmp_path: Path) -> None:
     ]:
         refused = memo_solver(tmp_path / "s.db", *argv)
         assert refused.returncode == 2
-        assert words in refused.stderr and refused.stderr.count("\n") == 1
+        assert words in refused.stderr
+        assert refused.stderr.count("\n") == 1
 
 
 def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
@@ -158,12 +159,15 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     done = answer(memo_solver(tmp_path / "s.db", "precompute", "--rules-file", str(tiny), "--json"))
     assert done["blocks_total"] == 2
     both = memo_solver(tmp_path / "s.db", "value", "--rules", "yazy", "--rules-file", str(tiny))
-    assert both.returncode == 2 and "not both" in both.stderr
+    assert both.returncode == 2
+    assert "not both" in both.stderr
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(TINY_RULES | {"dice": 0}))
     refused = memo_solver(tmp_path / "s.db", "advise", "--rules-file", str(bad), "start")
     assert refused.returncode == 2
-    assert refused.stderr == f"memo-solver: error: dice: expected an integer 1..6, got 0 (in {bad})\n"
+    assert (
+        refused.stderr == f"memo-solver: error: dice: expected an integer 1..6, got 0 (in {bad})\n"
+    )
 
 
 TINY_RULES = {
@@ -776,6 +780,10 @@ def test_version_prints_the_package_version() -> None:
     assert result.stdout == "memo-solver 0.1.0\n"
 
 
+_SHELL = ("&", "|", "&&", ">")
+"""What ends a command on a shell line: the shell's words, not the command's."""
+
+
 def example_command_lines() -> list[list[str]]:
     """The arguments of every ``memo-solver`` and ``python -m worker`` command shown in the
     help's examples and in the README's console sessions, the program name first."""
@@ -790,8 +798,7 @@ def example_command_lines() -> list[list[str]]:
         for i, word in enumerate(words):
             program = word in ("memo-solver", ".venv/bin/memo-solver")
             if program or words[i - 1 : i + 1] == ["-m", "worker"]:
-                ends = ("&", "|", "&&", ">")  # the shell's, not the command's
-                rest = list(itertools.takewhile(lambda w: w not in ends, words[i:]))
+                rest = list(itertools.takewhile(lambda w: w not in _SHELL, words[i:]))
                 commands.append(["worker" if word == "worker" else "memo-solver", *rest[1:]])
     return commands
 
@@ -879,7 +886,8 @@ def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
 def test_serve_refuses_a_limit_that_is_not_positive(tmp_path: Path, option: str) -> None:
     result = memo_solver(tmp_path / "s.sqlite3", "serve", option, "0")
     line = one_error_line(result)
-    assert option in line and "--port must be positive" in line
+    assert option in line
+    assert "--port must be positive" in line
 
 
 @pytest.mark.parametrize("url", ["redis://:s3cret@[bad", "redis://:s3cret@host:port/0"])

@@ -64,7 +64,7 @@ def test_new_fields_enter_the_fingerprint_only_away_from_their_defaults() -> Non
 
 
 def test_labels_aliases_names_and_descriptions_stay_out_of_the_fingerprint() -> None:
-    document = rule_set_document(RULE_SETS["yahtzee"])
+    document: dict[str, Any] = rule_set_document(RULE_SETS["yahtzee"])
     relabelled = copy.deepcopy(document)
     relabelled["name"] = "family-yahtzee"
     relabelled["description"] = "ours"

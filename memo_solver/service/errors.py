@@ -22,7 +22,6 @@ from memo_solver.core.errors import UserError
 from memo_solver.core.store import Store, StoreFullError, StoreUnavailableError
 from memo_solver.service.settings import ApiSettings
 
-
 _UNION_TAG = re.compile(r"(str|int|float|bool|dict\[.*\]|list\[.*\])$")
 """Where a field takes one of several types (``rules``: a name or a definition), pydantic
 names the member it tried after the field; the client's field is the field alone."""
