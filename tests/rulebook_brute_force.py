@@ -87,7 +87,8 @@ def _fixed_or_sum(box: Rules, sums: Iterable[int]) -> int:
     fits = list(sums)
     if not fits:
         return 0
-    return max(fits) if box["points"] == "sum" else int(box["points"])
+    points = box.get("points", "sum")  # villa and tower count their dice unless told
+    return max(fits) if points == "sum" else int(points)
 
 
 def _two_groups(roll: Roll, big: int, small: int) -> list[int]:

@@ -8,6 +8,7 @@ engine... see test_maxi_full).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 import rulebook_brute_force as brute
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import start_blocking_portal
 from portal_engines import PortalEngines
 
 from memo_solver.games.yahtzee.advice import advise
@@ -32,14 +33,9 @@ BOXES = [box["name"] for box in SHEET["boxes"]]
 
 @pytest.fixture(scope="module")
 def engines() -> Iterator[PortalEngines]:
-    with start_blocking_portal() as portal:
-        yield _engines(portal)
-
-
-def _engines(portal: BlockingPortal) -> PortalEngines:
-    import contextlib
-
-    return PortalEngines(portal, contextlib.ExitStack())
+    # The stack closes the engines before the portal stops their event loop.
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        yield PortalEngines(portal, stack)
 
 
 def _filled(open_boxes: list[str]) -> int:

@@ -59,6 +59,9 @@ class Staircase:
     def successors(self, key: str) -> Sequence[str]:
         return [str(int(key) - 1)] if int(key) else []
 
+    def layers(self, key: str) -> Sequence[Sequence[str]]:
+        return [[str(step)] for step in range(int(key) + 1)]
+
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         below = sum(float(block[0]) for block in successors.values())
         return np.array([below + 1.0])

@@ -66,7 +66,7 @@ async def precompute_here(entry: GameEntry, store: Store, out: Output) -> int:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(follow)
-                root = await engine.block(game.root())
+                root = await engine.solve_layers(game.root())
                 tg.cancel_scope.cancel()
             bar.update(total - bar.n)
     summary, figures = entry.summarize_root(root)

@@ -39,6 +39,8 @@ from memo_solver.core.store import Claim, Store, StoreUnavailableError
 
 log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 10.0
+LAYER_CHUNK = 512
+"""Blocks a layered solve asks for at once: a few store round trips' worth."""
 """Long enough for a batch (256 blocks take about 0.15 s), short enough that the claims of
 a killed process hold others up for seconds, not minutes; renewed every third of it."""
 _MAX_BATCH = 256
@@ -129,6 +131,23 @@ class Engine:
         if self._on_progress is not None and self.memo.get(key) is None:
             await self._plan([key])
         return await self._shared(key, fetch_first=True)
+
+    async def solve_layers(
+        self, key: str, *, shuffle: random.Random | None = None, chunk: int = LAYER_CHUNK
+    ) -> Block:
+        """``key``'s block with everything below it, solved a layer at a time from the end of
+        the game (:meth:`Game.layers`), ``chunk`` blocks in flight at once; top-down where the
+        game has no layers. What a whole solve uses: a million-block game then holds a
+        chunk of tasks, not one per block. ``shuffle`` orders each layer at random, so that
+        workers solving the same cone side by side mostly take different blocks (the claims
+        keep them from computing any block twice)."""
+        for layer in self.game.layers(key):
+            order = list(layer)
+            if shuffle is not None:
+                shuffle.shuffle(order)
+            for start in range(0, len(order), chunk):
+                await self.blocks(order[start : start + chunk])
+        return await self.block(key)
 
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
         """Several blocks at once: one store round trip for those already solved."""

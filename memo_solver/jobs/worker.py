@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import signal
 import socket
 import time
@@ -248,7 +249,7 @@ class Worker:
             await entry.warm(engine, entry.canonical_state(job.state))
             return
         if job.kind == "block":
-            await engine.block(job.state)
+            await engine.solve_layers(job.state, shuffle=random.Random())
             return
         if job.kind == "stats":
             assert entry.stats is not None  # Job.parse refuses stats jobs of other games
@@ -266,7 +267,7 @@ class Worker:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._report, engine, job)
-                root = await engine.block(game.root())
+                root = await engine.solve_layers(game.root(), shuffle=random.Random())
                 tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             raise first_failure(group) from None

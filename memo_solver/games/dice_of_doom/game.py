@@ -118,6 +118,10 @@ class DiceOfDoomGame:
         _, total, _ = parse_turn_key(key)
         return (len(self.codes_by_sum[total]),)
 
+    def layers(self, key: str) -> Sequence[Sequence[str]]:
+        """No grouping: a position's cone is found only by walking it, so it is solved top-down."""
+        return []
+
     def successors(self, key: str) -> Sequence[str]:
         if key == ROOT:
             return self._summary_keys

@@ -72,5 +72,8 @@ class YahtzeeGame:
         filled = filled_of(key)
         return [block_key(filled | 1 << box) for box in self.rules.open_boxes(filled)]
 
+    def layers(self, key: str) -> Sequence[Sequence[str]]:
+        return [[block_key(m) for m in layer] for layer in self.rules.layers(filled_of(key))]
+
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         return solve_block(self.rules, filled_of(key), _ByMask(successors))
