@@ -1,9 +1,10 @@
 """Maxi Yatzy's end games against the rule-book brute force, which shares no code with the
 solver: the sheet's own file, read by both, with two to four boxes still open.
 
-A whole Maxi solve is a million blocks: the default suite checks the reduced games here;
-the full game's start value is pinned under the ``full`` marker (two computations: the
-engine... see test_maxi_full).
+A whole Maxi solve is a million blocks (about 700 CPU s): the default suite checks the
+reduced games here; the whole game's start value is pinned under the ``full`` marker,
+computed two ways that agree to the last digit: the engine's layered solve through a store
+(claims, codec, memo) and a plain bottom-up pass over a dict of blocks.
 """
 
 from __future__ import annotations
@@ -14,17 +15,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import rulebook_brute_force as brute
 from anyio.from_thread import start_blocking_portal
+from bottom_up import solve_all
 from portal_engines import PortalEngines
 
+from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.advice import advise
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.state import State
+from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9
 MAXI = RULE_SETS["maxi-yatzy"]
+MAXI_PIN = 394.5575068204
 SHEET: dict[str, Any] = json.loads(
     (Path(__file__).parent.parent / "examples" / "rules" / "maxi-yatzy.json").read_text()
 )
@@ -80,3 +87,16 @@ def test_every_action_of_a_late_maxi_turn_is_worth_what_the_brute_force_says(
     assert len(ours) == 2 * 3 * 4 + 3  # keeps: 0-1 threes, 0-2 fours, 0-3 sixes; three boxes
     for action, value in theirs.items():
         assert ours[action] == pytest.approx(value, abs=TOL), action
+
+
+@pytest.mark.full
+def test_the_whole_maxi_game_is_worth_its_pin_computed_two_ways() -> None:
+    assert MAXI.start_value == MAXI_PIN
+    plain = solve_all(MAXI)[0]
+    assert float(plain[0, 0]) == pytest.approx(MAXI_PIN, abs=TOL)
+
+    async def layered() -> float:
+        async with open_engine(YahtzeeGame(MAXI), MemoryStore()) as engine:
+            return float((await engine.solve_layers(YahtzeeGame(MAXI).root()))[0, 0])
+
+    assert anyio.run(layered) == pytest.approx(MAXI_PIN, abs=TOL)

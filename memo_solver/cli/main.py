@@ -213,14 +213,10 @@ def cmd_rules(action: str, name: str | None, out: Output) -> int:
     ]
     width = max(len(r["name"]) for r in rows)  # type: ignore[arg-type]
     text = "\n".join(
-        f"{r['name']:<{width}}  {_start(r['start_value'])}  {r['description']}" for r in rows
+        f"{r['name']:<{width}}  {r['start_value']:>14.10f}  {r['description']}" for r in rows
     )
     out.emit(rows, text)
     return 0
-
-
-def _start(value: object) -> str:
-    return f"{value:>14.10f}" if isinstance(value, float) else f"{'(not pinned)':>14}"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.rule_file import parse_rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
 
-START_VALUES: Final = {
+START_VALUES: Final[dict[str, float]] = {
     "yahtzee": 254.5877287345,
     "yahtzee-free-joker": 254.5896094820,
     "yahtzee-no-joker": 253.9702411898,
@@ -24,7 +24,7 @@ START_VALUES: Final = {
     "yahtzee-upper-no-bonus": 59.1632004354,
     "yahtzee-lower": 139.9712924424,
     "yatzy": 248.4399893779,
-    "maxi-yatzy": None,
+    "maxi-yatzy": 394.5575068204,
 }
 """The built-ins in the order they are listed, with the expected final score from the empty
 scorecard."""
