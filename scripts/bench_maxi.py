@@ -32,6 +32,8 @@ import random
 import statistics
 import tempfile
 import time
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +122,60 @@ def projected_solve(per_class: int, seed: int) -> dict[str, Any]:
     }
 
 
+def two_workers(binary: str) -> dict[str, Any]:
+    """A cold full precompute by two workers on a fresh redis-server (AOF as in
+    docker-compose.yml): wall, each worker's CPU and blocks computed (their sum must be the
+    block count: no block twice), redis-server's CPU and memory, the value against the pin."""
+    import bench_workers as bw
+    from _bench import cpu_seconds
+    from redis_server import RedisServer
+    from worker_support import wait_for
+
+    from memo_solver.core.engine import namespace
+    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.stores import redis_keys
+
+    bw.use_rules("maxi-yatzy")
+    names = ["maxi-1", "maxi-2"]
+    with tempfile.TemporaryDirectory(prefix="bench-maxi-workers-") as tmp:
+        folder = Path(tmp)
+        with RedisServer(folder, binary=binary) as server, ExitStack() as stack:
+            pids = {n: bw.start_worker(stack, server.url, n, folder, 0.5) for n in names}
+            client = stack.enter_context(server.client())
+            for name in names:
+                key = redis_keys.worker(name)
+                wait_for(f"{name}'s heartbeat", partial(client.exists, key), 60)
+            before = {n: cpu_seconds(pid) for n, pid in pids.items()}
+            assert server.pid is not None
+            redis_before = cpu_seconds(server.pid)
+            wall, value = bw.run_job(client, server.url)
+            done_at = time.time()
+            cpu = {n: cpu_seconds(pid) - before[n] for n, pid in pids.items()}
+            redis_cpu = cpu_seconds(server.pid) - redis_before
+
+            def counters() -> dict[str, int] | None:
+                rows = {w["id"]: w for w in bw.cli("--redis", server.url, "status")["workers"]}
+                if all(n in rows and float(rows[n]["beat_at"]) > done_at for n in names):
+                    return {n: int(rows[n]["blocks_computed"]) for n in names}
+                return None
+
+            computed = wait_for("a heartbeat after the job", counters, 30, every=0.5)
+            ns = namespace(YahtzeeGame(get_rule_set("maxi-yatzy")))
+            used = int(client.info("memory")["used_memory"])
+            blocks_bytes = int(client.memory_usage(redis_keys.blocks(ns), samples=0) or 0)
+    return {
+        "wall_s": wall,
+        "value": value,
+        "value_matches_pin": abs(value - bw.PINNED_START) <= 1e-9,
+        "worker_cpu_s": cpu,
+        "redis_server_cpu_s": redis_cpu,
+        "blocks_computed": computed,
+        "no_block_twice": sum(computed.values()) == bw.BLOCKS,
+        "redis_used_memory_mb": used / 1e6,
+        "redis_blocks_hash_mb": blocks_bytes / 1e6,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -128,6 +184,12 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=3, help="blocks timed per class (default 3)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--two-workers",
+        action="store_true",
+        help="also precompute the whole game with two workers on a fresh redis-server "
+        "(about 6 minutes of wall time on two free cores)",
+    )
     args = parser.parse_args()
     result = {
         "host": {
@@ -137,6 +199,10 @@ def main() -> int:
         "cold_advice": cold_advice(args.runs, args.seed),
         "full_solve": projected_solve(args.sample, args.seed),
     }
+    if args.two_workers:
+        from redis_server import ensure_redis_server
+
+        result["two_workers"] = two_workers(ensure_redis_server())
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -155,6 +221,22 @@ def main() -> int:
     print(f"  CPU {full['projected_cpu_s'] / 3600:.2f} h in one process")
     for workers, wall in full["projected_wall_s_by_workers"].items():
         print(f"  {workers:>2} workers: {wall / 60:.1f} min wall if the blocks are shared evenly")
+    if args.two_workers:
+        two = result["two_workers"]
+        print("maxi-yatzy full precompute, two workers on Redis:")
+        print(
+            f"  wall {two['wall_s']:.0f} s; worker CPU {two['worker_cpu_s']}; redis-server "
+            f"CPU {two['redis_server_cpu_s']:.1f} s"
+        )
+        print(
+            f"  blocks computed {two['blocks_computed']} "
+            f"({'no block twice' if two['no_block_twice'] else 'SOME BLOCK TWICE'}); value "
+            f"{two['value']!r} ({'= pin' if two['value_matches_pin'] else 'NOT THE PIN'})"
+        )
+        print(
+            f"  Redis used_memory {two['redis_used_memory_mb']:.0f} MB, the blocks hash "
+            f"{two['redis_blocks_hash_mb']:.0f} MB"
+        )
     return 0
 
 

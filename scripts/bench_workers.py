@@ -69,6 +69,17 @@ STARTUP_RULES = "yahtzee-lower"
 JOB_ID = Job.precompute(RULES).id
 
 
+def use_rules(name: str) -> None:
+    """Measure another built-in (``--rules maxi-yatzy``: the workload the shared memo is
+    for): its block count, pinned value and job id replace yahtzee's."""
+    from memo_solver.games.yahtzee.catalog import get_rule_set
+
+    global RULES, BLOCKS, PINNED_START, JOB_ID
+    rules = get_rule_set(name)
+    RULES, BLOCKS, JOB_ID = rules.name, rules.block_count, Job.precompute(rules.name).id
+    PINNED_START = rules.start_value if rules.start_value is not None else PINNED_START
+
+
 @dataclass(frozen=True)
 class EmbeddedRun:
     cpu_s: float
@@ -185,7 +196,7 @@ def run_job(client: redis.Redis, url: str) -> tuple[float, float]:
             raise SystemExit(f"the job failed: {record}")
         return record if record.get(b"status") == b"done" else None
 
-    record = wait_for("the precompute job", finished, 600, every=0.05)
+    record = wait_for("the precompute job", finished, 7200, every=0.05)
     wall = time.perf_counter() - started
     return wall, float(record[b"value"])
 
@@ -252,9 +263,13 @@ def main() -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--rules", default=RULES, help="the built-in to precompute (default: yahtzee)"
+    )
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    use_rules(args.rules)
     binary = ensure_redis_server()
 
     def say(text: str) -> None:
