@@ -157,6 +157,8 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     assert value["value"] == pytest.approx(4.25, abs=TOL)
     done = answer(memo_solver(tmp_path / "s.db", "precompute", "--rules-file", str(tiny), "--json"))
     assert done["blocks_total"] == 2
+    status = answer(memo_solver(tmp_path / "s.db", "status", "--rules-file", str(tiny), "--json"))
+    assert status["rule_sets"]["tiny"]["blocks_done"] == 2
     both = memo_solver(tmp_path / "s.db", "value", "--rules", "yazy", "--rules-file", str(tiny))
     assert both.returncode == 2
     assert "not both" in both.stderr

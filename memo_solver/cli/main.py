@@ -286,7 +286,13 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
     store, queue = open_store_and_queue(location)
     async with store:
         if args.command == "status":
-            return await ops.status(args.verify, store, queue, location, out)
+            also = None
+            if args.rules_file is not None:
+                from memo_solver.games.yahtzee.family import entry_for
+                from memo_solver.games.yahtzee.rule_file import read_rule_file
+
+                also = entry_for(read_rule_file(args.rules_file))
+            return await ops.status(args.verify, store, queue, location, out, also)
         if args.command == "prune":
             from memo_solver.cli.prune import prune
 

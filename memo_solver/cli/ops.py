@@ -162,14 +162,23 @@ async def precompute_job(
 
 
 async def status(
-    verify: bool, store: Store, queue: JobQueue | None, location: Location, out: Output
+    verify: bool,
+    store: Store,
+    queue: JobQueue | None,
+    location: Location,
+    out: Output,
+    also: GameEntry | None = None,
 ) -> int:
     """What the store holds per game: O(1) per game (Redis: a few commands whatever it
     holds), and the workers and jobs of its queue; ``verify`` also decodes every stored
     block, O(blocks), and counts the damaged ones (which the engine recomputes when it
-    meets them). ``location`` is the store's: an SQLite file's size is on disk."""
+    meets them). ``location`` is the store's: an SQLite file's size is on disk. ``also``:
+    a game outside the registry (``--rules-file``) listed after the registry's."""
     rule_sets: dict[str, dict[str, int]] = {}
-    for name, entry in registry().items():
+    games = list(registry().items())
+    if also is not None:
+        games.append((also.name, also))
+    for name, entry in games:
         game = entry.game
         coverage = await store.coverage(namespace(game))
         rule_sets[name] = {

@@ -158,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     status = command(
         "status", "what the store holds per rule set (with --redis: workers and jobs too)"
     )
+    _rules_file_option(status, None)
     status.add_argument(
         "--verify",
         action="store_true",
