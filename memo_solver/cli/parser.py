@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rule-engines",
         type=int,
         default=16,
-        help="engines kept open for rule sets other than the built-ins, least recently used "
+        help="engines kept open for rule sets not built in, least recently used "
         "closed first; they share --cache-mb (default: 16)",
     )
     worker = commands.add_parser(
