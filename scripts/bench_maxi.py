@@ -200,9 +200,10 @@ def main() -> int:
         "full_solve": projected_solve(args.sample, args.seed),
     }
     if args.two_workers:
-        import bench_workers  # puts tests/ on the path, for the real redis-server helpers
+        import bench_workers  # noqa: F401  (puts tests/ on the path: redis_server)
+        from redis_server import ensure_redis_server
 
-        result["two_workers"] = two_workers(bench_workers.ensure_redis_server())
+        result["two_workers"] = two_workers(ensure_redis_server())
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
