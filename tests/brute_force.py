@@ -45,6 +45,18 @@ class Box:
     """Scoring 50 here turns later Yahtzees into +100 bonuses (where the game has them)."""
 
 
+HASKELL_PUBLISHED = {
+    "keep 2 2 2": 40.998025624,
+    "keep 1 2 2 2": 40.001351082,
+    "keep 1": 39.926679721,
+    "score ones": 38.301432126,
+    "score yahtzee": 34.834789978,
+}
+"""The reference Haskell example's published action values (Ones and Yahtzee open, upper
+total 62, dice 1 2 2 2 6, two rerolls left; pins.md): every brute force must give them."""
+HASKELL_TURN_START = 40.430844806
+
+
 ONES = Box("ones", lambda r: r.count(1), face=1)
 FIVES = Box("fives", lambda r: 5 * r.count(5), face=5)
 SIXES = Box("sixes", lambda r: 6 * r.count(6), face=6)

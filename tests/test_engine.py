@@ -8,7 +8,6 @@ else uses small rule sets or late blocks and runs in well under a second.
 from __future__ import annotations
 
 import random
-
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence

@@ -408,9 +408,17 @@ async def test_unregistering_a_name_never_registered_is_none(store: Store) -> No
 async def test_of_concurrent_registrations_of_one_name_exactly_one_wins_for_all(
     store: Store,
 ) -> None:
+    await _race_for_a_name([store])
+    assert await store.unregister("contested") == 0  # the losers' fingerprints were not counted
+
+
+async def _race_for_a_name(stores: list[Store]) -> bytes:
+    """Twenty registrations of one name with different documents, spread over ``stores``:
+    exactly one wins, every caller is told its document, and every store reads it."""
     answers: dict[int, bytes] = {}
 
     async def register(i: int) -> None:
+        store = stores[i % len(stores)]
         answers[i] = await store.register("contested", f"{i:016x}", f"rules {i}".encode())
 
     async with anyio.create_task_group() as tg:
@@ -418,9 +426,11 @@ async def test_of_concurrent_registrations_of_one_name_exactly_one_wins_for_all(
             tg.start_soon(register, i)
     winners = [i for i, answer in answers.items() if answer == f"rules {i}".encode()]
     assert len(winners) == 1
-    assert set(answers.values()) == {f"rules {winners[0]}".encode()}
-    assert await store.registration("contested") == f"rules {winners[0]}".encode()
-    assert await store.unregister("contested") == 0  # the losers' fingerprints were not counted
+    winner = f"rules {winners[0]}".encode()
+    assert set(answers.values()) == {winner}
+    for store in stores:
+        assert await store.registration("contested") == winner
+    return winner
 
 
 # --- SQLite only: one file shared by several store objects (as by several processes) --------
@@ -460,22 +470,9 @@ async def test_sqlite_stores_on_one_file_share_blocks_and_claims(tmp_path: Path)
 async def test_sqlite_stores_on_one_file_register_a_name_once(tmp_path: Path) -> None:
     """Two store objects on one file, as two API processes: each registration is one write
     transaction, so of two racing for a name one wins, and both are told its document."""
-    stores = [SQLiteStore(tmp_path / "shared.sqlite") for _ in range(4)]
-    answers: dict[int, bytes] = {}
-
-    async def register(i: int) -> None:
-        store = stores[i % len(stores)]
-        answers[i] = await store.register("contested", f"{i:016x}", f"rules {i}".encode())
-
+    stores: list[Store] = [SQLiteStore(tmp_path / "shared.sqlite") for _ in range(4)]
     try:
-        async with anyio.create_task_group() as tg:
-            for i in range(20):
-                tg.start_soon(register, i)
-        winners = [i for i, answer in answers.items() if answer == f"rules {i}".encode()]
-        assert len(winners) == 1
-        assert set(answers.values()) == {f"rules {winners[0]}".encode()}
-        for store in stores:
-            assert await store.registration("contested") == f"rules {winners[0]}".encode()
+        await _race_for_a_name(stores)
     finally:
         for store in stores:
             await store.aclose()
