@@ -412,7 +412,7 @@ async def test_of_concurrent_registrations_of_one_name_exactly_one_wins_for_all(
     assert await store.unregister("contested") == 0  # the losers' fingerprints were not counted
 
 
-async def _race_for_a_name(stores: list[Store]) -> bytes:
+async def _race_for_a_name(stores: list[Store]) -> None:
     """Twenty registrations of one name with different documents, spread over ``stores``:
     exactly one wins, every caller is told its document, and every store reads it."""
     answers: dict[int, bytes] = {}
@@ -430,7 +430,6 @@ async def _race_for_a_name(stores: list[Store]) -> bytes:
     assert set(answers.values()) == {winner}
     for store in stores:
         assert await store.registration("contested") == winner
-    return winner
 
 
 # --- SQLite only: one file shared by several store objects (as by several processes) --------
