@@ -16,16 +16,12 @@ import re
 from collections import OrderedDict
 from typing import Final
 
-from memo_solver.core.engine import namespace, namespace_of
+from memo_solver.core.engine import namespace_of
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import Store
 from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rule_file import (
-    format_rule_document,
-    parse_rule_text,
-    rule_set_document,
-)
+from memo_solver.games.yahtzee.family import definition_of
+from memo_solver.games.yahtzee.rule_file import parse_rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.service.errors import ApiError
 
@@ -33,11 +29,6 @@ PARSED_KEPT: Final = 256
 """Parsed rule sets kept by the text that defined them (each a few hundred KiB at most)."""
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _BUILT_IN_PRINTS: Final = {r.fingerprint: r for r in RULE_SETS.values()}
-
-
-def definition_bytes(rules: RuleSet) -> bytes:
-    """A rule set's file, as the store keeps it."""
-    return format_rule_document(rule_set_document(rules)).encode()
 
 
 def is_built_in(rules: RuleSet) -> bool:
@@ -64,9 +55,8 @@ class RuleBook:
     async def resolve(self, value: str | dict[str, object]) -> RuleSet:
         """The rule set a request's ``rules`` names (422 naming ``rules`` when none)."""
         if isinstance(value, dict):
-            rules = self._parse(json.dumps(value, sort_keys=True))
-            await self.keep_definition(rules)
-            return rules
+            # Its definition reaches the store with its engine, or with a job for it.
+            return self._parse(json.dumps(value, sort_keys=True))
         name = value.strip().lower()
         built_in = RULE_SETS.get(name)
         if built_in is not None:
@@ -88,9 +78,11 @@ class RuleBook:
         )
 
     async def keep_definition(self, rules: RuleSet) -> None:
-        """Store the definition beside the blocks: what workers and ``prune`` read."""
-        if not is_built_in(rules):
-            await self._store.put_definition(namespace(YahtzeeGame(rules)), definition_bytes(rules))
+        """Store the definition beside the blocks, before work goes to the workers: what
+        they solve it from (an engine opened here stores it as it opens)."""
+        definition = definition_of(rules)
+        if definition is not None:
+            await self._store.put_definition(namespace_of(rules.fingerprint), definition)
 
     async def register(self, rules: RuleSet) -> bool:
         """Register ``rules`` under its name; True when new, False when the same rules were
@@ -102,8 +94,9 @@ class RuleBook:
             raise ApiError(409, "name", f"{rules.name} is a built-in rule set; choose another name")
         held = await self._store.registration(rules.name)
         if held is None:
+            document = definition_of(rules)
+            assert document is not None, "not a built-in's name, so not a built-in"
             await self.keep_definition(rules)
-            document = definition_bytes(rules)
             held = await self._store.register(rules.name, rules.fingerprint, document)
             if held == document:
                 return True
@@ -127,5 +120,5 @@ class RuleBook:
         sharing = await self._store.unregister(name)
         if sharing or is_built_in(rules):
             return rules, False
-        await self._store.delete_namespace(namespace(YahtzeeGame(rules)))
+        await self._store.delete_namespace(namespace_of(rules.fingerprint))
         return rules, True

@@ -20,7 +20,7 @@ import anyio
 from fastapi import Request
 from redis.exceptions import RedisError
 
-from memo_solver.core.engine import Engine, namespace, open_engine
+from memo_solver.core.engine import Engine, namespace_of, open_engine
 from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import Store
 from memo_solver.games.registry import registry
@@ -122,10 +122,10 @@ class Service:
         engine = self.peek(rules)
         if engine is not None and engine.memo.holds(keys):
             return
-        ns = namespace(entry_for(rules).game)
-        if len(await self.store.get_many(ns, keys)) == len(keys):
+        if len(await self.store.get_many(namespace_of(rules.fingerprint), keys)) == len(keys):
             return
         if self.queue is not None and await self.queue.live_worker_count():
+            await self.rulebook.keep_definition(rules)  # what the workers solve it from
             await self._hand_to_workers(warm)
             metrics.DEADLINES.inc()
             raise ApiError(

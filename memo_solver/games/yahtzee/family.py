@@ -8,6 +8,7 @@ message never loads the statistics stack.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from memo_solver.games.entry import GameEntry, GameFamily, Parameter
@@ -27,8 +28,10 @@ def entries() -> list[GameEntry]:
     return [entry_for(rules) for rules in RULE_SETS.values()]
 
 
+@lru_cache(maxsize=256)
 def entry_for(rules: RuleSet) -> GameEntry:
-    """The registry's view of any rule set: a built-in's, or one read from a file."""
+    """The registry's view of any rule set: a built-in's, or one read from a file (kept
+    per rule set object: the service asks for it on every request of a registered one)."""
     from memo_solver.games.yahtzee.game import YahtzeeGame
     from memo_solver.games.yahtzee.state import parse_state, state_to_json
 
@@ -47,13 +50,8 @@ def entry_for(rules: RuleSet) -> GameEntry:
         dist = await distribution_in_thread(engine, rules, state, limiter)
         return stats_json(dist, rules, state)
 
-    from memo_solver.games.yahtzee.catalog import RULE_SETS
-    from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
-
-    built_in = RULE_SETS.get(rules.name)
-    own = built_in is not None and built_in.fingerprint == rules.fingerprint
     return GameEntry(
-        definition=None if own else format_rule_document(rule_set_document(rules)).encode(),
+        definition=definition_of(rules),
         game=YahtzeeGame(rules),
         description=rules.description,
         summarize_root=_start_value,
@@ -61,6 +59,18 @@ def entry_for(rules: RuleSet) -> GameEntry:
         warm=warm,
         stats=stats,
     )
+
+
+def definition_of(rules: RuleSet) -> bytes | None:
+    """What the store keeps beside a rule set's blocks: its file; None for a built-in,
+    which every process knows by name."""
+    from memo_solver.games.yahtzee.catalog import RULE_SETS
+    from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
+
+    built_in = RULE_SETS.get(rules.name)
+    if built_in is not None and built_in.fingerprint == rules.fingerprint:
+        return None
+    return format_rule_document(rule_set_document(rules)).encode()
 
 
 def _parse(document: bytes) -> RuleSet:

@@ -151,7 +151,6 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
     for i, raw in enumerate(raw_boxes):
         where = f"boxes[{i}]"
         box = _object(raw, where)
-        _known(box, (*_BOX_KEYS, *_kind_keys(box)), where)
         name = _string(box, "name", required=True, where=where)
         if not _BOX_NAME.fullmatch(name):
             raise RuleFileError(
@@ -164,6 +163,7 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
             raise RuleFileError(
                 f"{where}.kind", f"unknown kind {describe(kind)} (kinds: {', '.join(KINDS)})"
             )
+        # Keys beyond the common ones belong to the kind, which refuses any it does not read.
         params = Params({k: v for k, v in box.items() if k not in _BOX_KEYS}, where, universe)
         scores = KINDS[kind](params)
         params.done(kind)
@@ -201,11 +201,6 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
             _claim(taken, normalize_name(alias), f"box {name}'s alias", f"{where}.aliases")
             aliases[alias] = name
     return tuple(categories), aliases
-
-
-def _kind_keys(box: Mapping[str, object]) -> tuple[str, ...]:
-    """A box's keys beyond the common ones belong to its kind, which checks them."""
-    return tuple(k for k in box if k not in _BOX_KEYS)
 
 
 def _claim(taken: dict[str, str], spelling: str, owner: str, field: str) -> None:

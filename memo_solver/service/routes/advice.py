@@ -113,5 +113,4 @@ async def _advise(service: Service, rules: RuleSet, state: State) -> Advice:
 
 def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
     """The warm job that leaves a state's advice in the memo, made only when needed."""
-    name = entry_for(rules).job_name
-    return lambda: Job.warm(name, json.dumps(state_to_json(state, rules)))
+    return lambda: Job.warm(entry_for(rules).job_name, json.dumps(state_to_json(state, rules)))
