@@ -10,7 +10,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from memo_solver.games.yahtzee import turn
+from memo_solver.games.yahtzee import kernel
 from memo_solver.games.yahtzee.dice import Dice, dice_universe
 
 COUNTS = range(1, 7)
@@ -149,10 +149,24 @@ def _roll_values(dice: Dice) -> np.ndarray:
     return np.random.default_rng(20240607).normal(size=(dice.n_rolls, 3)) * 10.0
 
 
+def keep_values(dice: Dice, rolls: np.ndarray) -> np.ndarray:
+    """The kernel's keep step on a work area whose last rows are ``rolls``."""
+    work = np.zeros((dice.n_keeps, rolls.shape[1]))
+    work[dice.keep_of_roll :] = rolls
+    kernel.keep_values(work, dice.child_rows, rolls.shape[1])
+    return work
+
+
+def best_keep(dice: Dice, keeps: np.ndarray) -> np.ndarray:
+    """The kernel's best-keep step on a copy of ``keeps``: the rolls' rows after it."""
+    work = keeps.copy()
+    kernel.best_keep(work, *dice.parent_rows, keeps.shape[1])
+    return work[dice.keep_of_roll :]
+
+
 def test_keep_values_match_enumerated_expectation(dice: Dice) -> None:
     roll_values = _roll_values(dice)
-    keeps = turn.keep_values(dice, roll_values)
-    assert keeps.shape == (dice.n_keeps, 3)
+    keeps = keep_values(dice, roll_values)
     assert np.array_equal(keeps[dice.keep_of_roll :], roll_values)
     # Every keep short of a roll, over all 6^k outcomes of the k dice rerolled.
     for k, keep in enumerate(dice.keeps[: dice.keep_of_roll]):
@@ -163,24 +177,27 @@ def test_keep_values_match_enumerated_expectation(dice: Dice) -> None:
 
 
 def test_keep_values_of_constants_are_constant(dice: Dice) -> None:
-    keeps = turn.keep_values(dice, np.full((dice.n_rolls, 2), 7.0))
+    keeps = keep_values(dice, np.full((dice.n_rolls, 2), 7.0))
     np.testing.assert_allclose(keeps, 7.0, rtol=0, atol=1e-12)
 
 
 def test_best_keep_is_max_over_sub_multisets(dice: Dice) -> None:
-    keeps = turn.keep_values(dice, _roll_values(dice))
+    keeps = keep_values(dice, _roll_values(dice))
     # Perturb the keeps so that the max is not always the empty or the full keep.
     keeps = keeps + np.random.default_rng(7).normal(size=keeps.shape)
-    best = turn.best_keep(dice, keeps)
+    best = best_keep(dice, keeps)
     assert best.shape == (dice.n_rolls, 3)
     for r, roll in enumerate(dice.rolls):
         expected = keeps[dice.sub_keeps(roll)].max(axis=0)
         assert np.array_equal(best[r], expected)
 
 
-def test_best_keep_does_not_modify_its_input() -> None:
-    dice = dice_universe(5)
-    keeps = turn.keep_values(dice, _roll_values(dice))
-    before = keeps.copy()
-    turn.best_keep(dice, keeps)
-    assert np.array_equal(keeps, before)
+def test_the_kernel_reads_only_the_lanes_it_is_given(dice: Dice) -> None:
+    """A tile narrower than its work area leaves the other lanes as they were."""
+    keeps = keep_values(dice, _roll_values(dice))
+    work = keeps.copy()
+    work[:, 2] = -1.0
+    kernel.keep_values(work, dice.child_rows, 2)
+    kernel.best_keep(work, *dice.parent_rows, 2)
+    assert np.array_equal(work[:, 2], np.full(dice.n_keeps, -1.0))
+    assert np.array_equal(work[dice.keep_of_roll :, :2], best_keep(dice, keeps)[:, :2])

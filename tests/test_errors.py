@@ -25,6 +25,7 @@ import memo_solver
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.common import UsageError
 from memo_solver.cli.play import _StoppedError, _UndoError
+from memo_solver.core.compiled import CompileCacheWarning
 from memo_solver.core.engine_pool import PoolBusyError
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import (
@@ -118,6 +119,7 @@ NOT_USER_ERRORS: dict[type[BaseException], str] = {
     StoppedError: "a caller gave up on a computation: control flow",
     _StoppedError: "the player stopped the game: control flow",
     _UndoError: "the player took a step back: control flow",
+    CompileCacheWarning: "a warning, not an error: compiled code is not kept on disk",
 }
 
 

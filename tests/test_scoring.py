@@ -29,7 +29,7 @@ from memo_solver.games.yahtzee.scoring import (
     score,
 )
 from memo_solver.games.yahtzee.state import State, guidepost, parse_state
-from memo_solver.games.yahtzee.turn import Guideposts, score_choices
+from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
 
 YAHTZEE = RULE_SETS["yahtzee"]
 JOKERS: tuple[Joker, ...] = ("forced", "free", "none")
@@ -133,9 +133,10 @@ def assert_turn_agrees(rules: RuleSet, state: State, seed: int) -> None:
         for box in rules.open_boxes(state.filled)
     }
     upper, flag = guidepost(state, rules)
-    boxes, _, values = score_choices(
-        rules, state.filled, successors.__getitem__, Guideposts.one(rules, upper, flag)
+    tables = turn_tables(
+        rules, state.filled, successors.__getitem__, Guideposts.one(rules, upper, flag), 0
     )
+    boxes, values = tables.boxes, tables.scores
     for i, box in enumerate(boxes):
         for roll in range(rules.universe.n_rolls):
             here = rolled(rules, state, roll)

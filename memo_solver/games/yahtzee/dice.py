@@ -121,6 +121,23 @@ class Dice:
         return tuple(levels)
 
     @cached_property
+    def child_rows(self) -> IntArray:
+        """(keep_of_roll, 6): the children of every keep short of a roll, row by keep: the
+        form the compiled kernel walks."""
+        return np.ascontiguousarray(np.concatenate([c.T for c in self.children]))
+
+    @cached_property
+    def parent_rows(self) -> tuple[IntArray, IntArray]:
+        """(n_keeps, 6) the parents of every keep, row by keep (row 0 unused), and (n_keeps,)
+        how many each has: one per distinct face, with no padding to walk."""
+        rows = np.zeros((self.n_keeps, FACES), dtype=np.int64)
+        for size in range(1, self.count + 1):
+            lo, hi = self.size_offsets[size], self.size_offsets[size + 1]
+            rows[lo:hi, : self.parents[size].shape[0]] = self.parents[size].T
+        counts: IntArray = (self.keep_counts > 0).sum(axis=1)
+        return rows, counts
+
+    @cached_property
     def transition(self) -> FloatArray:
         """(n_keeps, n_rolls): the chance of each roll after keeping each keep and rolling
         the rest; row 0 (keep nothing) is the first roll's."""

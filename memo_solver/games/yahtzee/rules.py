@@ -110,6 +110,15 @@ class RuleSet:
         open_ = [c for c in range(len(self.categories)) if not filled >> c & 1]
         return open_[:1] if self.order == "forced" else open_
 
+    def open_matrix(self, masks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """(N, C): :meth:`open_boxes` for N filled masks at once (the kernel's batches)."""
+        boxes = np.arange(len(self.categories), dtype=np.int64)
+        open_: npt.NDArray[np.bool_] = (masks[:, None] >> boxes[None, :] & 1) == 0
+        if self.order == "forced":
+            first = np.argmax(open_, axis=1)
+            open_ &= boxes[None, :] == first[:, None]
+        return open_
+
     def reachable_masks(self, filled: int) -> list[int]:
         """Every filled mask a game reaches from ``filled`` (itself included), fewest boxes
         first: supersets, or under forced order the longer prefixes."""

@@ -1,10 +1,11 @@
-"""The math of one turn, vectorized over rolls, keeps and guideposts at once.
+"""One turn's math for a rule set: the tables the compiled kernel reads, and its two uses.
 
 A *guidepost* is a turn-start state ``(filled boxes, upper total u, yahtzee-bonus flag y)``.
-Every function here works on a batch of B guideposts that share one set of filled boxes,
-laid out as ``(rolls or keeps, B)`` so that each size level of the keep lattice is a gather
-of whole contiguous rows. The block pass takes all ``n_upper x n_bonus`` guideposts of a
-block at once; advice for one state is the same code with B = 1.
+The kernel (:mod:`memo_solver.games.yahtzee.kernel`) knows dice lattices and lanes, not
+rules: this module turns a rule set into its arrays once (:class:`KernelTables`, built from
+the one scoring rule in :mod:`memo_solver.games.yahtzee.scoring`), then either solves whole
+batches of blocks (:func:`solve_blocks`, what the engine calls) or keeps every value inside
+one turn for B guideposts (:func:`turn_tables`: advice, the strategy's choices).
 
 Values exclude points already banked and include every future bonus. The upper bonus is
 banked by the score that reaches the threshold, so a block whose upper total is already at
@@ -13,18 +14,22 @@ the threshold no longer counts it, and the block with every box filled is all ze
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.dice import FACES, Dice
+from memo_solver.games.yahtzee import kernel
+from memo_solver.games.yahtzee.dice import Dice
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
 from memo_solver.games.yahtzee.scoring import extra_bonus, land, points
 
 IntArray = npt.NDArray[np.int64]
+FACES_OF_ALIKE: Final = 6
+"""All-alike rolls: one per face, whatever the dice count."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,65 +128,177 @@ def _one(rules: RuleSet, upper: int, bonus: int) -> Guideposts:
     return Guideposts(rules, upper=np.array([upper]), bonus=np.array([bonus]))
 
 
-def score_choices(
-    rules: RuleSet,
-    filled: int,
-    successor: Callable[[int], FloatArray],
-    guideposts: Guideposts,
-) -> tuple[list[int], FloatArray, FloatArray]:
-    """The value of scoring each roll in each open box: points, bonuses and what follows.
+@dataclass(frozen=True, eq=False)
+class KernelTables:
+    """A rule set as the kernel reads it: built once per rule set (:func:`kernel_tables`).
 
-    ``successor(c)`` is the block (n_upper, n_bonus) reached by filling box ``c``. Returns
-    the open boxes, their points (C_open, n_rolls) and the values (C_open, n_rolls, B), -inf where
-    the Joker forbids the box.
+    Per box, the rolls fall into classes of equal points (``roll_class``); per class and
+    level, where the level lands in the successor block and what it banks (``land_index``,
+    ``land_banked``, from :func:`memo_solver.games.yahtzee.scoring.land`). The Joker's
+    points for the six all-alike rolls come in rows of ``adjust`` (from
+    :func:`memo_solver.games.yahtzee.scoring.points`), one per situation that decides them.
     """
-    boxes = rules.open_boxes(filled)
-    table = points(rules, filled, boxes)
-    out = np.empty((len(boxes), rules.universe.n_rolls, guideposts.upper.size))
-    for i, box in enumerate(boxes):
-        # Each class of rolls (equal points) banks its points and any upper bonus and moves
-        # each guidepost as much: a few rows of the successor, then one gather by class.
-        classes, index, banked = guideposts.landing(box)
-        landed = successor(box).ravel().take(index) + banked
-        landed.take(classes, axis=0, out=out[i])
-    # The Joker and the +100 bonus touch only the six all-alike rolls.
-    alike = rules.universe.alike_rolls
-    adjust = table[:, alike] - rules.scores[boxes][:, alike]
-    extra = guideposts.extra
-    if extra.any():
-        out[:, alike, :] += adjust[:, :, None] + extra[None, None, :]
-    elif rules.joker != "none":
-        out[:, alike, :] += adjust[:, :, None]
-    return boxes, table, out
+
+    rules: RuleSet
+    roll_class: IntArray
+    n_classes: IntArray
+    land_index: IntArray
+    land_banked: FloatArray
+    extra: FloatArray
+    """(levels,): the +100 a five of a kind banks from each level."""
+    children: IntArray
+    parents: IntArray
+    n_parents: IntArray
+    first: FloatArray
+    """(n_rolls,): each roll's chance on the first roll of a turn."""
+    alike: IntArray
+    """The all-alike rolls, face 1 first."""
+    upper_boxes: IntArray
+    """The boxes counting toward the upper total: with the Yahtzee box, what decides which
+    levels of a block some game reaches."""
+
+    @cached_property
+    def _lane_sets(self) -> tuple[IntArray, IntArray]:
+        """Per lane set (:meth:`lane_set_of`), the reachable levels and their count."""
+        rules = self.rules
+        n_sets = 2 << self.upper_boxes.size
+        sets = np.zeros((n_sets, rules.n_upper_levels * rules.n_bonus_levels), dtype=np.int64)
+        counts = np.zeros(n_sets, dtype=np.int64)
+        for q in range(n_sets):
+            upper_mask = sum(
+                1 << int(box) for i, box in enumerate(self.upper_boxes) if q >> 1 >> i & 1
+            )
+            flat = _reachable(rules, upper_mask, bool(q & 1)).flat
+            sets[q, : flat.size] = flat
+            counts[q] = flat.size
+        return sets, counts
+
+    def lane_set_of(self, masks: IntArray) -> IntArray:
+        """(N,): which lane set each filled mask's block has: its filled upper boxes as bits,
+        then whether the Yahtzee box is filled."""
+        q = np.zeros_like(masks)
+        for i, box in enumerate(self.upper_boxes):
+            q |= (masks >> box & 1) << i
+        yahtzee = self.rules.yahtzee_box
+        filled = 0 if yahtzee is None else masks >> yahtzee & 1
+        return q << 1 | filled
+
+    @cached_property
+    def _joker(self) -> tuple[dict[int, int], list[FloatArray], list[int]]:
+        """Joker rows found so far: situation to row, the rows (C, 6), and the boxes each
+        row knows. Row 0 is all zeros: no Joker, or the Yahtzee box still open."""
+        boxes = len(self.rules.categories)
+        return {0: 0}, [np.zeros((boxes, FACES_OF_ALIKE))], [(1 << boxes) - 1]
+
+    def joker_rows(self, masks: IntArray, open_: npt.NDArray[np.bool_]) -> IntArray:
+        """(N,): each block's row of :attr:`adjust`, found or made.
+
+        What the Joker lets a five of a kind score depends only on which upper faces are
+        still open and whether a lower box is (:func:`memo_solver.games.yahtzee.scoring.points`),
+        so blocks in the same situation share a row, filled box by box from the first block
+        that has each box open."""
+        rules = self.rules
+        yahtzee = rules.yahtzee_box
+        if rules.joker == "none" or yahtzee is None:
+            return np.zeros(masks.size, dtype=np.int64)
+        faces = rules.upper_faces
+        face_bits = np.where(faces > 0, 1 << np.maximum(faces - 1, 0), 0)
+        upper_open = np.bitwise_or.reduce(np.where(open_, face_bits[None, :], 0), axis=1)
+        lower_open = (open_ & (faces == 0)[None, :]).any(axis=1)
+        situation = np.where(masks >> yahtzee & 1 == 1, 1 + (upper_open << 1 | lower_open), 0)
+        index, rows, known = self._joker
+        open_bits = (open_ * (1 << np.arange(open_.shape[1], dtype=np.int64))).sum(axis=1)
+        for key in np.unique(situation).tolist():
+            if key not in index:
+                index[key] = len(rows)
+                rows.append(np.zeros_like(rows[0]))
+                known.append(0)
+            row = index[key]
+            for b in np.flatnonzero((situation == key) & (open_bits & ~known[row] != 0)).tolist():
+                if open_bits[b] & ~known[row]:
+                    self._learn(row, int(masks[b]))
+                    known[row] |= int(open_bits[b])
+        return np.array([index[key] for key in situation.tolist()], dtype=np.int64)
+
+    def _learn(self, row: int, filled: int) -> None:
+        boxes = self.rules.open_boxes(filled)
+        alike = self.rules.universe.alike_rolls
+        table = points(self.rules, filled, boxes)[:, alike]
+        self._joker[1][row][boxes] = table - self.rules.scores[boxes][:, alike]
+
+    @property
+    def adjust(self) -> FloatArray:
+        """(rows, C, 6): points the Joker adds to each all-alike roll, -inf where it forbids
+        the box."""
+        return np.stack(self._joker[1])
 
 
-def keep_values(dice: Dice, rolls: FloatArray) -> FloatArray:
-    """(n_keeps, B) the value of each keep, given the value (n_rolls, B) of each roll after it.
+@lru_cache(maxsize=64)
+def kernel_tables(rules: RuleSet) -> KernelTables:
+    dice = rules.universe
+    boxes = len(rules.categories)
+    levels = rules.n_upper_levels * rules.n_bonus_levels
+    landings = [_box_landing(rules, box) for box in range(boxes)]
+    n_classes = np.array([banked.shape[0] for _, _, banked in landings], dtype=np.int64)
+    most = int(n_classes.max())
+    roll_class = np.stack([classes for classes, _, _ in landings])
+    land_index = np.zeros((boxes, most, levels), dtype=np.int64)
+    land_banked = np.zeros((boxes, most, levels))
+    for box, (_, index, banked) in enumerate(landings):
+        land_index[box, : n_classes[box]] = index
+        land_banked[box, : n_classes[box]] = banked
+    parents, n_parents = dice.parent_rows
+    flags = np.arange(levels) % rules.n_bonus_levels
+    return KernelTables(
+        rules=rules,
+        roll_class=roll_class,
+        n_classes=n_classes,
+        land_index=land_index,
+        land_banked=land_banked,
+        extra=extra_bonus(rules, True, flags).astype(np.float64),
+        children=dice.child_rows,
+        parents=parents,
+        n_parents=n_parents,
+        first=np.ascontiguousarray(dice.transition[0]),
+        alike=dice.alike_rolls.astype(np.int64),
+        upper_boxes=np.flatnonzero(rules.upper_faces > 0).astype(np.int64),
+    )
 
-    A keep of s dice is the average of its six children with one more die, so the whole
-    lattice costs 6 row-gathers per keep instead of a 252-wide expectation.
-    """
-    values = np.empty((dice.n_keeps, rolls.shape[1]))
-    values[dice.keep_of_roll :] = rolls
-    for size in range(dice.count - 1, -1, -1):
-        lo, hi = dice.size_offsets[size], dice.size_offsets[size + 1]
-        children = values.take(dice.children[size], axis=0)  # take: 2x faster than indexing
-        np.multiply(np.add.reduce(children, axis=0), 1.0 / FACES, out=values[lo:hi])
-    return values
 
+def solve_blocks(
+    rules: RuleSet, masks: Sequence[int], successors: Mapping[int, FloatArray]
+) -> FloatArray:
+    """(N, n_upper, n_bonus): the blocks of these filled masks, from their successors'.
 
-def best_keep(dice: Dice, keeps: FloatArray) -> FloatArray:
-    """(n_rolls, B) each roll's value with the best keep inside it.
-
-    The best sub-multiset of a keep is itself or the best of one of its parents, so a max
-    over at most six parents per keep, size by size, replaces a 32-way max per roll.
-    """
-    best = keeps.copy()
-    for size in range(1, dice.count + 1):
-        lo, hi = dice.size_offsets[size], dice.size_offsets[size + 1]
-        parents = best.take(dice.parents[size], axis=0)
-        np.maximum(best[lo:hi], np.maximum.reduce(parents, axis=0), out=best[lo:hi])
-    return best[dice.keep_of_roll :]
+    Unreachable guideposts hold NaN: nothing reads them, and NaN makes a bug loud. One call
+    of the compiled kernel solves them all (GIL released): what a layer of a whole solve
+    costs is the kernel's, plus a few vectorized steps per call."""
+    tables = kernel_tables(rules)
+    filled = np.asarray(masks, dtype=np.int64)
+    open_ = rules.open_matrix(filled)
+    n_open = open_.sum(axis=1)
+    open_boxes = np.argsort(~open_, axis=1, kind="stable")
+    bits = np.int64(1) << open_boxes
+    succ_masks = np.where(
+        np.arange(open_.shape[1])[None, :] < n_open[:, None], filled[:, None] | bits, -1
+    )
+    wanted = np.unique(succ_masks[succ_masks >= 0])
+    levels = rules.n_upper_levels * rules.n_bonus_levels
+    table = np.empty((max(wanted.size, 1), levels))
+    for row, mask in enumerate(wanted.tolist()):
+        table[row] = successors[mask].ravel()
+    succ_rows = np.searchsorted(wanted, succ_masks)
+    lane_sets, lane_counts = tables._lane_sets
+    joker = tables.joker_rows(filled, open_)
+    out = np.full((filled.size, levels), np.nan)
+    kernel.solve_blocks(
+        0, filled.size, open_boxes, n_open, succ_rows, table, lane_sets, lane_counts,
+        tables.lane_set_of(filled), joker, tables.adjust, tables.extra, tables.roll_class,
+        tables.n_classes, tables.land_index, tables.land_banked,
+        tables.alike, tables.children, tables.parents,
+        tables.n_parents, tables.first, rules.rerolls, 1, False, kernel.TILE, out,
+    )  # fmt: skip
+    return out.reshape(filled.size, *rules.block_shape)
 
 
 @dataclass(frozen=True)
@@ -199,12 +316,8 @@ class TurnTables:
     keeps: list[FloatArray]
     """keeps[n] (n_keeps, B): a keep's value when it is rerolled with n - 1 rerolls left
     after; keeps[0] is unused (no keep decision without a reroll)."""
-
-    @property
-    def start(self) -> FloatArray:
-        """(B,) the value before the first roll."""
-        start: FloatArray = keep_values(self.dice, self.rolls[-1])[0]
-        return start
+    start: FloatArray
+    """(B,) the value before the first roll."""
 
 
 def turn_tables(
@@ -214,28 +327,36 @@ def turn_tables(
     guideposts: Guideposts,
     rerolls: int,
 ) -> TurnTables:
+    """The kernel's steps for B guideposts of one block, each step's values kept."""
+    tables = kernel_tables(rules)
     dice = rules.universe
-    boxes, table, scores = score_choices(rules, filled, successor, guideposts)
-    rolls = [scores.max(axis=0)]
-    keeps: list[FloatArray] = [np.empty((0, 0))]
-    for _ in range(rerolls):
-        keeps.append(keep_values(dice, rolls[-1]))
-        rolls.append(best_keep(dice, keeps[-1]))
-    return TurnTables(dice, boxes, table, scores, rolls, keeps)
+    boxes = rules.open_boxes(filled)
+    mask = np.array([filled], dtype=np.int64)
+    joker = int(tables.joker_rows(mask, rules.open_matrix(mask))[0])
+    lanes = guideposts.flat
+    count = lanes.size
+    scores = np.empty((len(boxes), dice.n_rolls, count))
+    rolls = np.empty((rerolls + 1, dice.n_rolls, count))
+    keeps = np.empty((rerolls + 1, dice.n_keeps, count))
+    start = np.empty(count)
+    kernel.turn_steps(
+        np.array(boxes, dtype=np.int64), np.stack([successor(box).ravel() for box in boxes]),
+        lanes, tables.adjust[joker], tables.extra, tables.roll_class, tables.n_classes,
+        tables.land_index, tables.land_banked, tables.alike, tables.children, tables.parents,
+        tables.n_parents, tables.first, scores, rolls, keeps, start,
+    )  # fmt: skip
+    return TurnTables(
+        dice,
+        boxes,
+        points(rules, filled, boxes),
+        scores,
+        list(rolls),
+        [np.empty((0, 0)), *keeps[1:]],
+        start,
+    )
 
 
 def solve_block(rules: RuleSet, filled: int, successors: Mapping[int, FloatArray]) -> FloatArray:
-    """The values (n_upper, n_bonus) of every guidepost with these boxes filled.
-
-    Unreachable guideposts hold NaN: nothing reads them, and NaN makes a bug loud.
-    """
-    block = np.full(rules.block_shape, np.nan)
-    guideposts = Guideposts.reachable(rules, filled)
-    if filled == rules.all_filled:
-        block[guideposts.upper, guideposts.bonus] = 0.0
-        return block
-    tables = turn_tables(
-        rules, filled, lambda box: successors[filled | 1 << box], guideposts, rules.rerolls
-    )
-    block[guideposts.upper, guideposts.bonus] = tables.start
+    """The values (n_upper, n_bonus) of every guidepost with these boxes filled."""
+    block: FloatArray = solve_blocks(rules, [filled], successors)[0]
     return block

@@ -1,0 +1,94 @@
+"""Compiled loops: numba, and where its machine code is kept between processes.
+
+The turn kernel and the forward passes are loops over dice lattices that numpy can only
+express as gathers into temporaries; numba compiles them to machine code (LLVM, which
+vectorizes the loops over lanes) that allocates nothing, runs without the GIL, and is
+written in the same Python syntax as the rest of the package. Compiling takes seconds, so
+the code is cached on disk and loaded by later processes in milliseconds:
+
+- the cache folder is :func:`cache_dir`: ``$MEMO_SOLVER_COMPILE_CACHE`` if set, else
+  ``$NUMBA_CACHE_DIR`` if set, else the user's cache folder (``~/.cache/memo-solver/
+  compiled`` on Linux); one per user, since it holds machine code for this user's CPU;
+- numba writes each file under a unique temporary name and renames it into place, so
+  processes that start together at most compile the same function twice, never read half a
+  file;
+- machine code is specific to the CPU it was compiled for: numba keys its cache entries by
+  CPU model and features, so a cache copied to another CPU (a Docker image built on one
+  host, run on another) is not used there and the first process compiles again;
+- a folder that cannot be written (a read-only image, a full disk) is not an error: the
+  code compiles in memory in each process, with one warning saying so.
+
+This module must be imported before any module that defines compiled functions, since the
+cache folder is read when a function is defined; :func:`jit` sees to that for its users.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final, TypeVar, cast
+
+import numba
+from platformdirs import user_cache_path
+
+log = logging.getLogger(__name__)
+
+CACHE_ENV: Final = "MEMO_SOLVER_COMPILE_CACHE"
+"""Overrides the folder that holds compiled code (:func:`cache_dir`)."""
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+class CompileCacheWarning(UserWarning):
+    """The compile cache folder could not be used: code compiles in memory instead."""
+
+
+def cache_dir() -> Path:
+    """Where compiled code is kept: the environment's choice, else the user's cache folder."""
+    chosen = os.environ.get(CACHE_ENV) or os.environ.get("NUMBA_CACHE_DIR")
+    if chosen:
+        return Path(chosen).expanduser()
+    return user_cache_path("memo-solver") / "compiled"
+
+
+def _writable(path: Path) -> str | None:
+    """None when compiled code can be written under ``path``, else why not."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _configure() -> bool:
+    path = cache_dir()
+    problem = _writable(path)
+    if problem is not None:
+        warnings.warn(
+            f"compiled code cannot be cached in {path} ({problem}): compiling in memory, "
+            f"which every process pays again; set {CACHE_ENV} to a writable folder",
+            CompileCacheWarning,
+            stacklevel=3,
+        )
+        return False
+    vars(numba.config)["CACHE_DIR"] = str(
+        path
+    )  # what NUMBA_CACHE_DIR sets, read at each definition
+    return True
+
+
+CACHING: Final = _configure()
+"""Whether compiled code is kept on disk in this process (False: the folder was unusable)."""
+
+
+def jit(func: F) -> F:
+    """Compile ``func`` on first call: no Python objects, the GIL released, cached on disk
+    when the folder allows. Bounds are not checked: callers pass arrays that fit."""
+    # A Dispatcher, called like ``func``: typed as ``func`` for its callers.
+    return cast(F, numba.njit(cache=CACHING, nogil=True, error_model="numpy")(func))

@@ -1,0 +1,359 @@
+"""The turn kernel: every turn start of many blocks solved in compiled, allocation-free loops.
+
+This is the one implementation of a turn's math; the block solver, advice for one state and
+the strategy's choices all call these functions (through :mod:`memo_solver.games.yahtzee.turn`,
+which builds their tables from the rules).
+
+The block contract
+------------------
+A block holds, for every *level* ``(upper total, bonus flag)`` of one set of filled boxes,
+``W`` values along one *value axis*, flattened level-major: value ``j`` of level ``v`` is
+at ``v * W + j``. The mean objective has ``W = 1`` (the expected points to come). A *lane*
+is one (level, value index) pair; every lane of a block is solved by the same loops, so a
+vector-valued block costs W times a scalar one and needs no second kernel.
+
+A turn has three steps, each in its own function:
+
+1. the score step (:func:`landing_values`, :func:`score_rolls`): scoring a roll in an open
+   box banks ``b`` points (the box's points, the upper bonus it reaches, the Joker's and the
+   +100's for a five of a kind) and lands the level on the successor block's level ``v'``.
+   With ``shift`` off the lane's value is ``b + successor[v', j]`` (expected points); with
+   ``shift`` on, value ``j`` means "points still needed: j + 1" and the score moves along the
+   axis instead: ``successor[v', j - b]``, which is 1 where ``j + 1 - b <= 0`` (reached) and
+   0 past the successor's last value (more than it can still give). The best box per roll is
+   a max per lane.
+2. the reroll rounds (:func:`keep_values`, :func:`best_keep`): a keep is worth the average
+   of its six children with one die more; a roll is worth its best sub-keep, found through
+   the parents lattice. Both are per-lane linear or max operations, so they serve any value
+   axis unchanged.
+3. the turn start (:func:`start_values`): the first roll's expectation.
+
+Lanes are the innermost, contiguous axis: a block's lanes are solved up to ``TILE`` at a
+time, and every loop over them starts at lane 0 and runs a count known at run time, the one
+shape of loop that LLVM turns into SIMD instructions here (a loop from a run-time offset, or
+one of a constant 16 trips, stayed scalar and ran 2.5x slower). The work area of a tile
+stays in the core's L2 cache. Nothing is allocated per block, and the GIL is released
+throughout.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from memo_solver.core.compiled import jit
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+TILE: Final = 128
+"""Lanes solved together at most: every level of a Yahtzee block (at most 128) in one tile;
+its (keeps, 128) work area is 473 KB for five dice, 946 KB for six."""
+FACES: Final = 6
+
+
+@jit
+def _larger(a: float, b: float) -> float:
+    """The larger of two values, as one ``maxpd`` instruction (``max`` compiles to a compare
+    and a blend, 1.5x slower here); never given a NaN."""
+    return a if a > b else b
+
+
+@jit
+def _landed(
+    successors: FloatArray,
+    row: int,
+    level: int,
+    banked: float,
+    j: int,
+    width: int,
+    shift: bool,
+) -> float:
+    """Value ``j`` of landing on ``level`` of successor ``row`` having banked ``banked``."""
+    if not shift:
+        value: float = banked + successors[row, level * width + j]
+        return value
+    if banked == -np.inf:
+        return -np.inf
+    still = j + 1 - int(banked)  # points still needed after the score
+    if still <= 0:
+        return 1.0
+    if still > width:
+        return 0.0
+    reached: float = successors[row, level * width + still - 1]
+    return reached
+
+
+@jit
+def landing_values(
+    open_boxes: IntArray,
+    succ_rows: IntArray,
+    successors: FloatArray,
+    n_classes: IntArray,
+    land_index: IntArray,
+    land_banked: FloatArray,
+    levels: IntArray,
+    steps: IntArray,
+    n: int,
+    width: int,
+    shift: bool,
+    values: FloatArray,
+) -> None:
+    """values[i, k, t]: lane t's value for scoring a roll of class k in open box i (the
+    classes of a box are its rolls of equal points), for the first ``n`` lanes."""
+    for i in range(open_boxes.size):
+        box = open_boxes[i]
+        row = succ_rows[i]
+        for k in range(n_classes[box]):
+            for t in range(n):
+                values[i, k, t] = _landed(
+                    successors,
+                    row,
+                    land_index[box, k, levels[t]],
+                    land_banked[box, k, levels[t]],
+                    steps[t],
+                    width,
+                    shift,
+                )
+
+
+@jit
+def score_rolls(
+    open_boxes: IntArray,
+    succ_rows: IntArray,
+    successors: FloatArray,
+    roll_class: IntArray,
+    land_index: IntArray,
+    land_banked: FloatArray,
+    alike: IntArray,
+    adjust: FloatArray,
+    extra: FloatArray,
+    levels: IntArray,
+    steps: IntArray,
+    n: int,
+    width: int,
+    shift: bool,
+    values: FloatArray,
+    work: FloatArray,
+    first_roll: int,
+    scores: FloatArray,
+) -> None:
+    """work[first_roll + r, t]: roll r's value with no reroll left, the best open box's.
+
+    The six all-alike rolls are scored again with what the Joker (``adjust``: points added,
+    -inf where it forbids the box) and the +100 (``extra`` per level) bank on top. When
+    ``scores`` has rows, it receives every box's value too (advice and the policy)."""
+    keep_scores = scores.shape[0] > 0
+    n_rolls = roll_class.shape[1]
+    for r in range(n_rolls):
+        row = first_roll + r
+        cls = roll_class[open_boxes[0], r]
+        for t in range(n):
+            work[row, t] = values[0, cls, t]
+        for i in range(1, open_boxes.size):
+            cls = roll_class[open_boxes[i], r]
+            for t in range(n):
+                work[row, t] = _larger(values[i, cls, t], work[row, t])
+        if keep_scores:
+            for i in range(open_boxes.size):
+                cls = roll_class[open_boxes[i], r]
+                for t in range(n):
+                    scores[i, r, t] = values[i, cls, t]
+    for a in range(alike.size):
+        row = first_roll + alike[a]
+        for t in range(n):
+            work[row, t] = -np.inf
+        for i in range(open_boxes.size):
+            box = open_boxes[i]
+            cls = roll_class[box, alike[a]]
+            for t in range(n):
+                level = levels[t]
+                value = _landed(
+                    successors,
+                    succ_rows[i],
+                    land_index[box, cls, level],
+                    land_banked[box, cls, level] + adjust[box, a] + extra[level],
+                    steps[t],
+                    width,
+                    shift,
+                )
+                work[row, t] = _larger(value, work[row, t])
+                if keep_scores:
+                    scores[i, alike[a], t] = value
+
+
+@jit
+def keep_values(work: FloatArray, children: IntArray, n: int) -> None:
+    """Rows 0..len(children)-1 of ``work`` (the keeps short of a full roll) from the rows
+    after them: each keep the average of its six children, largest keeps first."""
+    sixth = 1.0 / FACES
+    for k in range(children.shape[0] - 1, -1, -1):
+        c0, c1, c2 = children[k, 0], children[k, 1], children[k, 2]
+        c3, c4, c5 = children[k, 3], children[k, 4], children[k, 5]
+        for t in range(n):
+            work[k, t] = (
+                work[c0, t] + work[c1, t] + work[c2, t] + work[c3, t] + work[c4, t] + work[c5, t]
+            ) * sixth
+
+
+@jit
+def best_keep(work: FloatArray, parents: IntArray, n_parents: IntArray, n: int) -> None:
+    """Every row of ``work`` becomes the best of its keep and the keeps inside it (through
+    the parents, one die fewer, whose rows come first and are done first)."""
+    for k in range(1, work.shape[0]):
+        for p in range(n_parents[k]):
+            parent = parents[k, p]
+            for t in range(n):
+                work[k, t] = _larger(work[parent, t], work[k, t])
+
+
+@jit
+def start_values(work: FloatArray, first: FloatArray, first_roll: int, n: int) -> None:
+    """Row 0 of ``work``: the expectation over the first roll (the rolls' rows, weighted by
+    ``first``, their chances)."""
+    for t in range(n):
+        work[0, t] = 0.0
+    for r in range(first.size):
+        weight = first[r]
+        for t in range(n):
+            work[0, t] += weight * work[first_roll + r, t]
+
+
+@jit
+def solve_blocks(
+    lo: int,
+    hi: int,
+    open_boxes: IntArray,
+    n_open: IntArray,
+    succ_rows: IntArray,
+    successors: FloatArray,
+    lane_sets: IntArray,
+    lane_counts: IntArray,
+    lane_set: IntArray,
+    joker_row: IntArray,
+    adjust: FloatArray,
+    extra: FloatArray,
+    roll_class: IntArray,
+    n_classes: IntArray,
+    land_index: IntArray,
+    land_banked: FloatArray,
+    alike: IntArray,
+    children: IntArray,
+    parents: IntArray,
+    n_parents: IntArray,
+    first: FloatArray,
+    rerolls: int,
+    width: int,
+    shift: bool,
+    tile: int,
+    out: FloatArray,
+) -> None:
+    """Blocks ``lo..hi-1`` of a batch into ``out`` (N, levels * width), every lane of each.
+
+    Block b has ``n_open[b]`` open boxes ``open_boxes[b]``, each landing on successor row
+    ``succ_rows[b]`` of ``successors``; its lanes are ``lane_sets[lane_set[b]]`` (the first
+    ``lane_counts[...]``), and its Joker adjustments ``adjust[joker_row[b]]``. Lanes not
+    listed are left as they are (the caller fills them with NaN)."""
+    n_keeps = parents.shape[0]
+    first_roll = n_keeps - roll_class.shape[1]
+    values = np.zeros((open_boxes.shape[1], max(1, n_classes.max()), tile))
+    work = np.zeros((n_keeps, tile))
+    levels = np.zeros(tile, dtype=np.int64)
+    steps = np.zeros(tile, dtype=np.int64)
+    no_scores = np.empty((0, 0, 0))
+    for b in range(lo, hi):
+        boxes = open_boxes[b, : n_open[b]]
+        rows = succ_rows[b, : n_open[b]]
+        reached = lane_sets[lane_set[b]]
+        count = lane_counts[lane_set[b]] * width
+        for start in range(0, count, tile):
+            n = min(tile, count - start)
+            for t in range(n):
+                levels[t] = reached[(start + t) // width]
+                steps[t] = (start + t) % width
+            if boxes.size == 0:  # the game is over: nothing more to score
+                for t in range(n):
+                    work[0, t] = 0.0
+            else:
+                landing_values(
+                    boxes, rows, successors, n_classes, land_index, land_banked, levels, steps,
+                    n, width, shift, values,
+                )  # fmt: skip
+                score_rolls(
+                    boxes, rows, successors, roll_class, land_index, land_banked, alike,
+                    adjust[joker_row[b]], extra, levels, steps, n, width, shift, values, work,
+                    first_roll, no_scores,
+                )  # fmt: skip
+                _reroll_rounds(work, children, parents, n_parents, first, first_roll, rerolls, n)
+            for t in range(n):
+                out[b, levels[t] * width + steps[t]] = work[0, t]
+
+
+@jit
+def _reroll_rounds(
+    work: FloatArray,
+    children: IntArray,
+    parents: IntArray,
+    n_parents: IntArray,
+    first: FloatArray,
+    first_roll: int,
+    rerolls: int,
+    tile: int,
+) -> None:
+    """From the rolls' values with no reroll left to the turn start, in row 0."""
+    for _ in range(rerolls):
+        keep_values(work, children, tile)
+        best_keep(work, parents, n_parents, tile)
+    start_values(work, first, first_roll, tile)
+
+
+@jit
+def turn_steps(
+    open_boxes: IntArray,
+    successors: FloatArray,
+    lanes: IntArray,
+    adjust: FloatArray,
+    extra: FloatArray,
+    roll_class: IntArray,
+    n_classes: IntArray,
+    land_index: IntArray,
+    land_banked: FloatArray,
+    alike: IntArray,
+    children: IntArray,
+    parents: IntArray,
+    n_parents: IntArray,
+    first: FloatArray,
+    scores: FloatArray,
+    rolls: FloatArray,
+    keeps: FloatArray,
+    start: FloatArray,
+) -> None:
+    """One block's turn for ``lanes`` (one tile of any width), keeping what each step
+    found: ``scores`` (boxes, rolls, lanes), ``rolls[n]`` the rolls with n rerolls left,
+    ``keeps[n]`` the keep lattice before its best-keep pass, ``start`` the turn start.
+    Successor row i is open box i's. The same steps as :func:`solve_blocks`."""
+    n_keeps = parents.shape[0]
+    first_roll = n_keeps - roll_class.shape[1]
+    tile = lanes.size
+    succ_rows = np.arange(open_boxes.size)
+    steps = np.zeros(tile, dtype=np.int64)
+    values = np.zeros((open_boxes.size, max(1, n_classes.max()), tile))
+    work = np.zeros((n_keeps, tile))
+    landing_values(
+        open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, tile,
+        1, False, values,
+    )  # fmt: skip
+    score_rolls(
+        open_boxes, succ_rows, successors, roll_class, land_index, land_banked, alike,
+        adjust, extra, lanes, steps, tile, 1, False, values, work, first_roll, scores,
+    )  # fmt: skip
+    rolls[0] = work[first_roll:]
+    for n in range(1, rolls.shape[0]):
+        keep_values(work, children, tile)
+        keeps[n] = work
+        best_keep(work, parents, n_parents, tile)
+        rolls[n] = work[first_roll:]
+    start_values(work, first, first_roll, tile)
+    start[:] = work[0]
