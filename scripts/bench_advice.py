@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from _bench import percentile
 
-from memo_solver.core.runtime import keep_freed_memory, pin_blas_threads
+from memo_solver.core.runtime import pin_blas_threads
 
 if TYPE_CHECKING:
     from memo_solver.core.store import Store
@@ -203,7 +203,6 @@ async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
 
 def main() -> int:
     pin_blas_threads()
-    keep_freed_memory()
     parser = argparse.ArgumentParser(
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

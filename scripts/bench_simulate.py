@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memo_solver.core.runtime import keep_freed_memory, pin_blas_threads
+from memo_solver.core.runtime import pin_blas_threads
 
 if TYPE_CHECKING:
     from memo_solver.core.engine import Engine
@@ -130,7 +130,6 @@ async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
 
 def main() -> int:
     pin_blas_threads()
-    keep_freed_memory()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

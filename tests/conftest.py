@@ -13,7 +13,6 @@ import redis
 from redis_server import RedisServer, ensure_redis_server, free_port
 from worker_support import Children
 
-from memo_solver.core.runtime import keep_freed_memory
 from memo_solver.core.store import Store
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.redis import RedisStore
@@ -111,12 +110,6 @@ def pytest_runtest_makereport(
     report: pytest.TestReport = yield
     setattr(item, f"rep_{report.when}", report)
     return report
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _keep_freed_memory() -> None:
-    """glibc keeps freed memory between block passes: halves the time of a solve."""
-    keep_freed_memory()
 
 
 @pytest.fixture(scope="session")

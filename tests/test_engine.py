@@ -18,7 +18,6 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from memo_solver.core import runtime
 from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import Counters, Engine, open_engine
 from memo_solver.core.engine import namespace as namespace_of
@@ -241,23 +240,16 @@ async def test_two_engines_on_one_store_never_compute_a_block_twice(
     assert (await store.coverage(namespace_of(small))).claims == 0
 
 
-async def test_a_layered_solve_is_the_top_down_one_with_one_layer_in_flight(
-    store: Store,
-) -> None:
+async def test_a_layered_solve_is_the_top_down_one_a_chunk_at_a_time(store: Store) -> None:
     """Two engines solving the whole of yahtzee-lower a layer at a time, each layer in its
     own random order, side by side: the root's value, every block computed once between
-    them, and never more than a chunk of blocks asked for at once."""
-    asked: list[int] = []
+    them, and blocks committed a chunk at a time, never more."""
+    spy = Spy(store)
+    committed: list[int] = []
+    spy.on_commit = lambda blocks: committed.append(len(blocks))
 
     async def run(seed: int) -> tuple[Block, Counters]:
-        async with open_engine(LOWER, store) as engine:
-            blocks = engine.blocks
-
-            async def counted(keys: Sequence[str]) -> dict[str, Block]:
-                asked.append(len(keys))
-                return await blocks(keys)
-
-            engine.blocks = counted  # type: ignore[method-assign]
+        async with open_engine(LOWER, spy.store()) as engine:
             root = await engine.solve_layers(LOWER.root(), shuffle=random.Random(seed), chunk=16)
             return root, engine.counters
 
@@ -271,8 +263,33 @@ async def test_a_layered_solve_is_the_top_down_one_with_one_layer_in_flight(
         tg.start_soon(keep, 2)
     assert [float(root[0, 0]) for root, _ in results] == pytest.approx([LOWER_PIN] * 2, abs=1e-9)
     assert sum(counters.computed for _, counters in results) == LOWER.block_count == 128
-    assert max(asked) == 16
+    assert sum(committed) == 128
+    assert max(committed) <= 16
     assert (await store.coverage(namespace_of(LOWER))).claims == 0
+
+
+async def test_a_layered_solve_splits_its_chunks_over_threads() -> None:
+    """With ``threads=2`` each chunk is solved by two calls of the game's batch solver at once
+    (the kernel releases the GIL), and the answer is the one-thread answer."""
+    calls: list[int] = []
+
+    class Counted:
+        def __init__(self, game: Game) -> None:
+            self.game = game
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.game, name)
+
+        def solve_many(self, keys: Sequence[str], successors: Any) -> Sequence[Block]:
+            calls.append(len(keys))
+            return self.game.solve_many(keys, successors)
+
+    async with open_engine(cast(Game, Counted(LOWER)), MemoryStore(), threads=2) as engine:
+        root = await engine.solve_layers(LOWER.root(), chunk=16)
+    assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert sum(calls) == 128
+    widest = max(len(layer) for layer in LOWER.layers(LOWER.root()))
+    assert max(calls) == 8 < 16 < widest  # a whole 16-block chunk in two halves
 
 
 # --- failure and recovery --------------------------------------------------------------------
@@ -457,10 +474,10 @@ class SlowRoot:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.game, name)
 
-    def solve(self, key: str, successors: Any) -> Block:
-        if key == self.game.root():
+    def solve_many(self, keys: Sequence[str], successors: Any) -> Sequence[Block]:
+        if self.game.root() in keys:
             time.sleep(self.seconds)  # runs in a worker thread, as every solve does
-        return self.game.solve(key, successors)
+        return self.game.solve_many(keys, successors)
 
 
 async def test_a_holder_renews_its_claim_while_a_block_outlasts_the_lease() -> None:
@@ -576,47 +593,3 @@ async def test_two_engines_on_two_handles_of_one_file(tmp_path: Path) -> None:
             await handle.aclose()
     assert [value[0, 0] for value, _ in results] == pytest.approx([LOWER_PIN] * 2, abs=1e-9)
     assert sum(counters.computed for _, counters in results) == 128
-
-
-# --- the allocator ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def mallopt_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """The calls of glibc's ``mallopt`` from now on, in a process not tuned yet (the
-    session fixture of conftest.py has tuned the real one)."""
-    calls: list[tuple[int, int]] = []
-
-    def mallopt(param: int, value: int) -> int:
-        calls.append((param, value))
-        return 1
-
-    monkeypatch.setattr(runtime, "_kept", None)
-    monkeypatch.setattr(runtime, "_mallopt", lambda: mallopt)
-    monkeypatch.delenv(runtime.KEEP_FREED_MEMORY_ENV, raising=False)
-    return calls
-
-
-async def test_open_engine_keeps_freed_memory_once_per_process(
-    mallopt_calls: list[tuple[int, int]],
-) -> None:
-    """A script or a notebook that solves gets the allocator the CLI and workers use."""
-    for _ in range(2):
-        async with open_engine(LOWER, MemoryStore()):
-            pass
-    trim_threshold, top_pad = -1, -2  # glibc's M_TRIM_THRESHOLD, M_TOP_PAD
-    assert [param for param, _ in mallopt_calls] == [trim_threshold, top_pad]
-    assert runtime.keep_freed_memory()
-
-
-async def test_open_engine_leaves_the_allocator_alone_when_asked(
-    mallopt_calls: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async with open_engine(LOWER, MemoryStore(), keep_freed_memory=False):
-        pass
-    assert mallopt_calls == []
-    monkeypatch.setenv(runtime.KEEP_FREED_MEMORY_ENV, "0")
-    async with open_engine(LOWER, MemoryStore()):
-        pass
-    assert mallopt_calls == []
-    assert not runtime.keep_freed_memory()

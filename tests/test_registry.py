@@ -63,8 +63,11 @@ class Staircase:
         return [[str(step)] for step in range(int(key) + 1)]
 
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
-        below = sum(float(block[0]) for block in successors.values())
+        below = sum(float(successors[s][0]) for s in self.successors(key))
         return np.array([below + 1.0])
+
+    def solve_many(self, keys: Sequence[str], successors: Mapping[str, Block]) -> Sequence[Block]:
+        return [self.solve(key, successors) for key in keys]
 
 
 def staircase(steps: int) -> GameEntry:

@@ -31,7 +31,7 @@ from memo_solver.cli.common import (
 )
 from memo_solver.cli.parser import DOOM, build_parser
 from memo_solver.core.errors import UserError
-from memo_solver.core.runtime import freeze_startup_objects, keep_freed_memory, pin_blas_threads
+from memo_solver.core.runtime import freeze_startup_objects, pin_blas_threads
 from memo_solver.core.store import StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -135,7 +135,6 @@ OPERATIONS = ("precompute", "status", "prune", "export", "import")
 def _run_async(args: argparse.Namespace) -> int:
     import anyio
 
-    keep_freed_memory()
     location, out = store_location(args), Output(args.json)
     if args.command in OPERATIONS:
         return anyio.run(_operate, args, location, out)
@@ -255,7 +254,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         {"listening": f"http://{args.host}:{args.port}", "store": _store_name(args)},
         f"serving on http://{args.host}:{args.port} (store: {_store_name(args)})",
     )
-    keep_freed_memory()
     freeze_startup_objects()
     uvicorn.run(
         app,

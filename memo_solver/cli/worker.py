@@ -21,7 +21,6 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memo_solver.cli.worker_options import settings_from
-from memo_solver.core.runtime import keep_freed_memory
 from memo_solver.core.store import StoreUnavailableError
 from memo_solver.jobs.queue import JobQueue
 from memo_solver.jobs.settings import WorkerSettings
@@ -109,7 +108,6 @@ def run(settings: WorkerSettings) -> int:
     )
     if settings.check:
         return anyio.run(check, settings)
-    keep_freed_memory()
     from memo_solver.jobs.worker import Worker
 
     backoff = Backoff()

@@ -24,14 +24,13 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
 
-from memo_solver.core import runtime
 from memo_solver.core.cache import BlockCache
 from memo_solver.core.codec import FORMAT_VERSION, decode_block, encode_block
 from memo_solver.core.game import Block, Game
@@ -101,6 +100,7 @@ class Engine:
         cache_bytes: int | None = None,
         token: str | None = None,
         on_progress: Callable[[Counters], None] | None = None,
+        threads: int = 1,
     ) -> None:
         self.game = game
         self.store = store
@@ -111,7 +111,9 @@ class Engine:
         """Whose claims these are. Two live engines must never share one; an engine that
         replaces a dead one of this process may take over its token, and so its claims."""
         self.counters = Counters()
-        self._limiter = compute_limiter or anyio.CapacityLimiter(1)
+        self.threads = threads
+        """Threads a batch of blocks is split over (the solver releases the GIL)."""
+        self._limiter = compute_limiter or anyio.CapacityLimiter(threads)
         self.memo = BlockCache(cache_bytes)
         self._in_flight: dict[str, _InFlight] = {}
         self._held: set[str] = set()
@@ -136,18 +138,36 @@ class Engine:
         self, key: str, *, shuffle: random.Random | None = None, chunk: int = LAYER_CHUNK
     ) -> Block:
         """``key``'s block with everything below it, solved a layer at a time from the end of
-        the game (:meth:`Game.layers`), ``chunk`` blocks in flight at once; top-down where the
-        game has no layers. What a whole solve uses: a million-block game then holds a
-        chunk of tasks, not one per block. ``shuffle`` orders each layer at random, so that
-        workers solving the same cone side by side mostly take different blocks (the claims
-        keep them from computing any block twice)."""
+        the game (:meth:`Game.layers`), ``chunk`` blocks at once; top-down where the game has
+        no layers. What a whole solve uses: each chunk is claimed, solved by one call of
+        :meth:`Game.solve_many` per thread and committed as a whole, so a million-block game
+        costs no task, event or in-flight record per block. ``shuffle`` orders each layer at
+        random, so that workers solving the same cone side by side mostly take different
+        blocks (the claims keep them from computing any block twice)."""
         for layer in self.game.layers(key):
             order = list(layer)
             if shuffle is not None:
                 shuffle.shuffle(order)
             for start in range(0, len(order), chunk):
-                await self.blocks(order[start : start + chunk])
+                await self._solve_chunk(order[start : start + chunk])
         return await self.block(key)
+
+    async def _solve_chunk(self, keys: Sequence[str]) -> None:
+        """Solve the blocks of ``keys`` (one layer's) that no one has: their successors are
+        below, in layers solved before. Blocks another worker holds, or a query of this
+        process is solving top-down, are then awaited the top-down way."""
+        if self._on_progress is not None:
+            await self._plan(keys)
+        found = await self.stored(keys)
+        later = [key for key in keys if key not in found and key in self._in_flight]
+        todo = [key for key in keys if key not in found and key not in self._in_flight]
+        if todo:
+            wanted = dict.fromkeys(s for key in todo for s in self.game.successors(key))
+            successors = await self.blocks(list(wanted))
+            _, busy = await self._claim_and_solve(todo, successors)
+            later += busy
+        if later:
+            await self.blocks(later)
 
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
         """Several blocks at once: one store round trip for those already solved."""
@@ -345,7 +365,18 @@ class Engine:
                     job.done.set()
 
     async def _run_batch(self, batch: list[_Job]) -> None:
-        keys = [job.key for job in batch]
+        successors: dict[str, Block] = {}
+        for job in batch:
+            successors.update(job.successors)
+        values, _ = await self._claim_and_solve([job.key for job in batch], successors)
+        for job in batch:
+            job.value = values.get(job.key)
+
+    async def _claim_and_solve(
+        self, keys: Sequence[str], successors: Mapping[str, Block]
+    ) -> tuple[dict[str, Block], list[str]]:
+        """Claim ``keys``, solve and commit those claimed, read those already stored: their
+        values, and the keys another worker holds (to be waited for)."""
         try:
             claims = await self.store.try_claim(self.namespace, keys, self.token, self.lease_s)
         except anyio.get_cancelled_exc_class():
@@ -361,13 +392,12 @@ class Engine:
             stored = [key for key in keys if claims[key] is Claim.DONE]
             found = await self._fetch(stored) if stored else {}
             # A stored block that failed to verify is recomputed and overwritten, claim or not.
-            todo = [
-                job for job in batch if claims[job.key] is not Claim.BUSY and job.key not in found
-            ]
-            solved = await anyio.to_thread.run_sync(self._solve, todo, limiter=self._limiter)
-            await self.store.commit(
-                self.namespace, {key: data for key, (_, data) in solved.items()}, self.token
-            )
+            todo = [key for key in keys if claims[key] is not Claim.BUSY and key not in found]
+            solved = await self._solve_in_threads(todo, successors)
+            if solved:
+                await self.store.commit(
+                    self.namespace, {key: data for key, (_, data) in solved.items()}, self.token
+                )
             committed = True
         finally:
             self._held.difference_update(claimed)
@@ -384,25 +414,47 @@ class Engine:
             self._on_progress(self.counters)
         else:
             self.counters.computed += len(solved)
-        for job in batch:
-            if claims[job.key] is not Claim.BUSY:
-                job.value = values[job.key]
+        busy = [key for key in keys if claims[key] is Claim.BUSY]
         log.debug(
             "batch of %d: %d computed, %d found stored, %d held by other workers",
-            len(batch),
+            len(keys),
             len(solved),
             len(found),
-            len(batch) - len(values),
+            len(busy),
         )
+        return values, busy
 
-    def _solve(self, jobs: list[_Job]) -> dict[str, tuple[Block, bytes]]:
-        """Runs in a worker thread: pure numpy and encoding, no I/O."""
+    async def _solve_in_threads(
+        self, keys: Sequence[str], successors: Mapping[str, Block]
+    ) -> dict[str, tuple[Block, bytes]]:
+        """``keys`` solved off the event loop, split over ``threads`` threads (the game's
+        solver releases the GIL), each as one :meth:`Game.solve_many` call."""
+        solved: dict[str, tuple[Block, bytes]] = {}
+        if not keys:
+            return solved
+        size = -(-len(keys) // self.threads)
+
+        async def run(part: Sequence[str]) -> None:
+            solved.update(
+                await anyio.to_thread.run_sync(self._solve, part, successors, limiter=self._limiter)
+            )
+
+        parts = [keys[start : start + size] for start in range(0, len(keys), size)]
+        async with anyio.create_task_group() as tg:
+            for part in parts[1:]:
+                tg.start_soon(run, part)
+            await run(parts[0])
+        return solved
+
+    def _solve(
+        self, keys: Sequence[str], successors: Mapping[str, Block]
+    ) -> dict[str, tuple[Block, bytes]]:
+        """Runs in a worker thread: the game's solver and encoding, no I/O."""
         solved = {}
-        for job in jobs:
-            value = self.game.solve(job.key, job.successors)
+        for key, value in zip(keys, self.game.solve_many(keys, successors), strict=True):
             value.setflags(write=False)
-            data = encode_block(value, fingerprint=self.game.fingerprint, key=job.key)
-            solved[job.key] = (value, data)
+            data = encode_block(value, fingerprint=self.game.fingerprint, key=key)
+            solved[key] = (value, data)
         return solved
 
     async def _renew_forever(self) -> None:
@@ -441,16 +493,11 @@ async def open_engine(
     compute_limiter: anyio.CapacityLimiter | None = None,
     cache_bytes: int | None = None,
     token: str | None = None,
-    keep_freed_memory: bool = True,
     on_progress: Callable[[Counters], None] | None = None,
     definition: bytes | None = None,
+    threads: int = 1,
 ) -> AsyncIterator[Engine]:
     """An engine whose claim renewal runs for as long as the context is open.
-
-    It tunes glibc's allocator first (:func:`memo_solver.core.runtime.keep_freed_memory`, once
-    per process), as the CLI and the workers do, so that any program solving gets the fast
-    path; ``keep_freed_memory=False`` (or ``MEMO_SOLVER_KEEP_FREED_MEMORY=0``) leaves the
-    allocator alone.
 
     ``on_progress(counters)`` is told, on the event loop, when a query has found blocks to
     compute, before it computes any (``needed`` grew; see :meth:`Engine._plan`), and when a
@@ -458,9 +505,10 @@ async def open_engine(
 
     ``definition``, for a game outside the registry (a rule-set file), is kept in the store
     beside the game's blocks before any is solved: what lets a worker solve it by its
-    fingerprint alone, and ``prune`` tell it from debris."""
-    if keep_freed_memory:
-        runtime.keep_freed_memory()
+    fingerprint alone, and ``prune`` tell it from debris.
+
+    ``threads``: how many threads a batch of blocks is split over (one per process by
+    default: workers scale by process)."""
     if definition is not None:
         await store.put_definition(namespace(game), definition)
     engine = Engine(
@@ -471,6 +519,7 @@ async def open_engine(
         cache_bytes=cache_bytes,
         token=token,
         on_progress=on_progress,
+        threads=threads,
     )
     try:
         async with anyio.create_task_group() as tg:

@@ -59,3 +59,9 @@ class Game(Protocol):
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         """``key``'s block from its successors' blocks: pure CPU work, no I/O."""
         ...
+
+    def solve_many(self, keys: Sequence[str], successors: Mapping[str, Block]) -> Sequence[Block]:
+        """The blocks of ``keys``, in order, from ``successors`` (holding every successor of
+        each): what the engine calls from a worker thread, so a game whose solver releases
+        the GIL and works on many blocks at once (the Yahtzee kernel) gets whole batches."""
+        ...

@@ -145,6 +145,9 @@ class DiceOfDoomGame:
             keys += [turn_key(1 - p, t, after, self.cells) for t in range(lowest, total)]
         return keys
 
+    def solve_many(self, keys: Sequence[str], successors: Mapping[str, Block]) -> Sequence[Block]:
+        return [self.solve(key, successors) for key in keys]
+
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         if key == ROOT:
             # Each summary is a mean over its total's turn starts: weigh it by their number.
@@ -152,7 +155,7 @@ class DiceOfDoomGame:
             shares = np.stack([successors[k] for k in self._summary_keys])
             return np.average(shares, axis=0, weights=weights)
         if "-" not in key:
-            values = np.concatenate(list(successors.values()))
+            values = np.concatenate([successors[s] for s in self.successors(key)])
             return np.array([values.mean(), np.mean(values == 1.0), np.mean(values == 0.5)])
         p, total, mask = parse_turn_key(key)
         dice = self.dice_of_code[self.codes_by_sum[total]]

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import solve_block
+from memo_solver.games.yahtzee.turn import solve_blocks
 
 
 def block_key(filled: int) -> str:
@@ -38,7 +38,8 @@ class _ByMask(Mapping[int, Block]):
 
 
 class YahtzeeGame:
-    """Blocks keyed by filled mask, solved by :func:`memo_solver.games.yahtzee.turn.solve_block`."""
+    """Blocks keyed by filled mask, solved in batches by
+    :func:`memo_solver.games.yahtzee.turn.solve_blocks`."""
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
@@ -76,4 +77,7 @@ class YahtzeeGame:
         return [[block_key(m) for m in layer] for layer in self.rules.layers(filled_of(key))]
 
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
-        return solve_block(self.rules, filled_of(key), _ByMask(successors))
+        return self.solve_many([key], successors)[0]
+
+    def solve_many(self, keys: Sequence[str], successors: Mapping[str, Block]) -> Sequence[Block]:
+        return list(solve_blocks(self.rules, [filled_of(k) for k in keys], _ByMask(successors)))
