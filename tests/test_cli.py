@@ -445,6 +445,23 @@ def test_precompute_solves_everything_once_and_status_shows_it(tmp_path: Path) -
     assert "128 of    128 blocks" in words.stdout
 
 
+def test_precompute_on_two_threads_solves_the_same_game(tmp_path: Path) -> None:
+    both = answer(
+        memo_solver(
+            tmp_path / "s.db", "precompute", "--rules", "yahtzee-lower", "--threads", "2", "--json"
+        )
+    )
+    assert both["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
+    assert both["blocks_computed"] == 128
+    refused = memo_solver(
+        tmp_path / "s.db", "precompute", "--rules", "yahtzee-lower", "--threads", "0"
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "memo-solver: error: --threads must be 1 or more, got 0"
+    ]
+
+
 def test_precompute_in_words(tmp_path: Path) -> None:
     result = memo_solver(tmp_path / "s.db", "precompute", "--rules", "yahtzee-upper")
 

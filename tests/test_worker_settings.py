@@ -26,6 +26,7 @@ from memo_solver.jobs.settings import (
     ENV_JOB_TTL_S,
     ENV_LEASE_S,
     ENV_REDIS_URL,
+    ENV_THREADS,
     ENV_WORKER_ID,
     WorkerSettings,
 )
@@ -33,6 +34,7 @@ from memo_solver.jobs.settings import (
 ENVIRONMENT = {
     ENV_REDIS_URL: "redis://from-env:6379/1",
     ENV_CONCURRENCY: "3",
+    ENV_THREADS: "2",
     ENV_LEASE_S: "4.5",
     ENV_WORKER_ID: "env-worker",
     ENV_JOB_TTL_S: "3600",
@@ -57,6 +59,7 @@ def test_without_environment_or_options_the_defaults_apply(
         1,
         10.0,
     )
+    assert settings.threads == 1  # workers scale by process
     assert settings.job_ttl_s == 86_400  # a finished job's record is kept a day
     assert settings.worker_id.startswith(f"{socket.gethostname()}:")
 
@@ -65,6 +68,7 @@ def test_the_environment_configures_a_worker(environment: pytest.MonkeyPatch) ->
     settings = settings_from([])
     assert settings.redis_url == "redis://from-env:6379/1"
     assert settings.concurrency == 3
+    assert settings.threads == 2
     assert settings.lease_s == 4.5
     assert settings.worker_id == "env-worker"
     assert settings.job_ttl_s == 3600
@@ -73,9 +77,10 @@ def test_the_environment_configures_a_worker(environment: pytest.MonkeyPatch) ->
 
 def test_the_command_line_overrides_the_environment(environment: pytest.MonkeyPatch) -> None:
     typed = ["--redis", "redis://typed:6379/2", "--concurrency", "2", "--lease", "6"]
-    settings = settings_from([*typed, "--id", "cli", "--job-ttl", "60"])
+    settings = settings_from([*typed, "--id", "cli", "--job-ttl", "60", "--threads", "4"])
     assert settings.redis_url == "redis://typed:6379/2"
     assert settings.concurrency == 2
+    assert settings.threads == 4
     assert settings.lease_s == 6.0
     assert settings.worker_id == "cli"
     assert settings.job_ttl_s == 60
@@ -95,7 +100,7 @@ def test_a_bad_number_in_the_environment_is_a_usage_error(
     assert "usage:" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("option", ["--concurrency", "--lease", "--job-ttl"])
+@pytest.mark.parametrize("option", ["--concurrency", "--threads", "--lease", "--job-ttl"])
 def test_zero_on_the_command_line_is_refused_not_replaced_by_the_environment(
     environment: pytest.MonkeyPatch, option: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -297,7 +297,11 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
             return await prune(args.dry_run, store, out)
         entry = _game(args)
         if args.command == "precompute":
-            options = ops.PrecomputeOptions(args.wait, args.wait_for_workers, args.here)
+            if args.threads < 1:
+                raise UsageError(f"--threads must be 1 or more, got {args.threads}")
+            options = ops.PrecomputeOptions(
+                args.wait, args.wait_for_workers, args.here, args.threads
+            )
             return await ops.precompute(entry, options, store, queue, out)
         if args.command == "export":
             return await ops.transfer("export", entry, args.to, store, out)

@@ -39,6 +39,8 @@ class PrecomputeOptions:
     """With ``wait``: keep waiting while no worker is alive."""
     here: bool = False
     """Solve in this process even with a job queue."""
+    threads: int = 1
+    """Threads a batch of blocks is split over, solving here."""
 
 
 async def precompute(
@@ -47,13 +49,13 @@ async def precompute(
     """A job for the workers where the store has a queue (unless ``here``), else solved here."""
     if queue is not None and not options.here:
         return await precompute_job(entry, options, queue, out)
-    return await precompute_here(entry, store, out)
+    return await precompute_here(entry, store, out, options.threads)
 
 
-async def precompute_here(entry: GameEntry, store: Store, out: Output) -> int:
+async def precompute_here(entry: GameEntry, store: Store, out: Output, threads: int = 1) -> int:
     """Solve the whole game in this process, cooperating with anyone else on the store."""
     game = entry.game
-    async with open_engine(game, store, definition=entry.definition) as engine:
+    async with open_engine(game, store, definition=entry.definition, threads=threads) as engine:
         total = game.block_count
         before = (await store.coverage(engine.namespace)).blocks
         started = time.monotonic()

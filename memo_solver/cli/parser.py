@@ -33,6 +33,7 @@ EXAMPLES = """examples:
   echo '{"filled": ["chance"], "dice": [6,6,6,6,6]}' | memo-solver advise --rules yahtzee -
   memo-solver value --rules yatzy
   memo-solver precompute --rules yahtzee
+  memo-solver precompute --rules maxi-yatzy --threads 2
   memo-solver --redis redis://127.0.0.1:6379/0 precompute --rules yahtzee --wait
   memo-solver --redis redis://127.0.0.1:6379/0 status
   memo-solver export --rules yahtzee --to yahtzee.msgpack
@@ -137,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     precompute.add_argument(
         "--here", action="store_true", help="with --redis: solve in this process, not a job"
+    )
+    precompute.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="threads solving each batch of blocks here (default 1; workers take their own "
+        "--threads)",
     )
     play = command("play", "play a game with advice after every roll")
     _rules_option(play, YAHTZEE)

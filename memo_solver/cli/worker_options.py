@@ -17,6 +17,7 @@ from memo_solver.jobs.settings import (
     ENV_JOB_TTL_S,
     ENV_LEASE_S,
     ENV_REDIS_URL,
+    ENV_THREADS,
     ENV_WORKER_ID,
     SettingsError,
     WorkerOptions,
@@ -55,6 +56,12 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         "--concurrency", type=int, help=f"jobs at once (default: ${ENV_CONCURRENCY}, else 1)"
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        help=f"threads solving each batch of blocks (default: ${ENV_THREADS}, else 1: "
+        "workers scale by process)",
+    )
+    parser.add_argument(
         "--lease", type=float, help=f"claim lease, seconds (default: ${ENV_LEASE_S}, else 10)"
     )
     parser.add_argument(
@@ -83,6 +90,7 @@ def settings_of(args: argparse.Namespace) -> WorkerSettings:
             redis=args.redis,
             id=args.id,
             concurrency=args.concurrency,
+            threads=args.threads,
             lease=args.lease,
             heartbeat=args.heartbeat,
             job_ttl=args.job_ttl,

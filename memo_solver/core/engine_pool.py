@@ -53,8 +53,10 @@ class EnginePool:
         capacity: int,
         cache_bytes: int,
         lease_s: float = DEFAULT_LEASE_S,
+        threads: int = 1,
     ) -> None:
         self._store = store
+        self._threads = threads
         self._limiter = limiter
         self._task_group = task_group
         self.capacity = capacity
@@ -114,6 +116,7 @@ class EnginePool:
                 cache_bytes=self._cache_bytes,
                 lease_s=self._lease_s,
                 definition=definition,
+                threads=self._threads,
             ) as engine:
                 slot.engine = engine
                 slot.ready.set()

@@ -17,6 +17,7 @@ from memo_solver.core.errors import UserError
 ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
 ENV_CONCURRENCY: Final = "MEMO_SOLVER_WORKER_CONCURRENCY"
+ENV_THREADS: Final = "MEMO_SOLVER_WORKER_THREADS"
 ENV_LEASE_S: Final = "MEMO_SOLVER_LEASE_S"
 ENV_JOB_TTL_S: Final = "MEMO_SOLVER_JOB_TTL_S"
 DEFAULT_REDIS_URL: Final = "redis://127.0.0.1:6379/0"
@@ -31,6 +32,9 @@ class WorkerSettings:
     """Unique per process: ``host:pid`` unless given; ``--check`` looks for this host's."""
     concurrency: int = 1
     """Jobs served at once (they share one engine per rule set)."""
+    threads: int = 1
+    """Threads each batch of blocks is split over: one by default, since workers scale by
+    process; more where a process has cores to itself."""
     lease_s: float = 10.0
     heartbeat_s: float = 2.0
     stale_job_s: float = 30.0
@@ -69,6 +73,7 @@ class WorkerOptions:
     redis: str | None = None
     id: str | None = None
     concurrency: int | None = None
+    threads: int | None = None
     lease: float | None = None
     heartbeat: float = 2.0
     job_ttl: float | None = None
@@ -85,18 +90,20 @@ def resolve(options: WorkerOptions) -> WorkerSettings:
     env = os.environ
     try:
         concurrency = _given(options.concurrency, int, env.get(ENV_CONCURRENCY, "1"))
+        threads = _given(options.threads, int, env.get(ENV_THREADS, "1"))
         lease_s = _given(options.lease, float, env.get(ENV_LEASE_S, "10"))
         job_ttl_s = _given(options.job_ttl, float, env.get(ENV_JOB_TTL_S, str(DEFAULT_JOB_TTL_S)))
     except ValueError as exc:
         raise SettingsError(f"bad number in the environment: {exc}") from None
     heartbeat_s = options.heartbeat
-    if concurrency < 1 or lease_s <= 0 or heartbeat_s <= 0 or job_ttl_s <= 0:
-        raise SettingsError("concurrency, lease, heartbeat and job TTL must be positive")
+    if concurrency < 1 or threads < 1 or lease_s <= 0 or heartbeat_s <= 0 or job_ttl_s <= 0:
+        raise SettingsError("concurrency, threads, lease, heartbeat and job TTL must be positive")
     host = socket.gethostname()
     return WorkerSettings(
         redis_url=options.redis or env.get(ENV_REDIS_URL, DEFAULT_REDIS_URL),
         worker_id=options.id or env.get(ENV_WORKER_ID) or f"{host}:{os.getpid()}",
         concurrency=concurrency,
+        threads=threads,
         lease_s=lease_s,
         heartbeat_s=heartbeat_s,
         stale_job_s=max(5 * heartbeat_s, 3 * lease_s),

@@ -65,7 +65,7 @@ class Worker:
         """Stream entry id -> job id, for the jobs being served now."""
         self.started_at = time.time()
         self._stopping = False
-        self._limiter = anyio.CapacityLimiter(settings.concurrency)
+        self._limiter = anyio.CapacityLimiter(settings.concurrency * settings.threads)
 
     async def run(self) -> None:
         """Serve jobs until SIGTERM or SIGINT; raise if Redis goes away (the caller retries)."""
@@ -74,10 +74,11 @@ class Worker:
             await self.store.ping()
             await self.queue.ensure_group()
             log.info(
-                "worker %s serving %s (concurrency %d, lease %.1f s)",
+                "worker %s serving %s (concurrency %d, %d thread(s) per batch, lease %.1f s)",
                 self.settings.worker_id,
                 self.store.description,
                 self.settings.concurrency,
+                self.settings.threads,
                 self.settings.lease_s,
             )
             stack.push_async_callback(self._forget_heartbeat)
@@ -89,6 +90,7 @@ class Worker:
                         lease_s=self.settings.lease_s,
                         compute_limiter=self._limiter,
                         token=f"{_PROCESS_TOKEN}/{name}",
+                        threads=self.settings.threads,
                     )
                 )
             async with anyio.create_task_group() as tg:
@@ -99,6 +101,7 @@ class Worker:
                     capacity=POOLED_ENGINES,
                     cache_bytes=POOLED_CACHE_BYTES,
                     lease_s=self.settings.lease_s,
+                    threads=self.settings.threads,
                 )
                 tg.start_soon(self._heartbeat_forever)
                 async with anyio.create_task_group() as serving:
