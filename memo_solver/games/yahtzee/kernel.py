@@ -19,9 +19,9 @@ A turn has three steps, each in its own function:
    +100's for a five of a kind) and lands the level on the successor block's level ``v'``.
    With ``shift`` off the lane's value is ``b + successor[v', j]`` (expected points); with
    ``shift`` on, value ``j`` means "points still needed: j + 1" and the score moves along the
-   axis instead: ``successor[v', j - b]``, which is 1 where ``j + 1 - b <= 0`` (reached) and
-   0 past the successor's last value (more than it can still give). The best box per roll is
-   a max per lane.
+   axis instead: ``successor[v', j - b]``, which is 1 where ``j + 1 - b <= 0`` (reached); the
+   successor holds the same width, its values past what its open boxes can give being 0.
+   The best box per roll is a max per lane.
 2. the reroll rounds (:func:`keep_values`, :func:`best_keep`): a keep is worth the average
    of its six children with one die more; a roll is worth its best sub-keep, found through
    the parents lattice. Both are per-lane linear or max operations, so they serve any value
@@ -77,11 +77,9 @@ def _landed(
         return value
     if banked == -np.inf:
         return -np.inf
-    still = j + 1 - int(banked)  # points still needed after the score
+    still = j + 1 - int(banked)  # points still needed after the score (points are never < 0)
     if still <= 0:
         return 1.0
-    if still > width:
-        return 0.0
     reached: float = successors[row, level * width + still - 1]
     return reached
 

@@ -158,7 +158,7 @@ class KernelTables:
     levels of a block some game reaches."""
 
     @cached_property
-    def _lane_sets(self) -> tuple[IntArray, IntArray]:
+    def lane_sets(self) -> tuple[IntArray, IntArray]:
         """Per lane set (:meth:`lane_set_of`), the reachable levels and their count."""
         rules = self.rules
         n_sets = 2 << self.upper_boxes.size
@@ -266,39 +266,48 @@ def kernel_tables(rules: RuleSet) -> KernelTables:
 
 
 def solve_blocks(
-    rules: RuleSet, masks: Sequence[int], successors: Mapping[int, FloatArray]
+    rules: RuleSet,
+    masks: Sequence[int],
+    successors: Mapping[int, FloatArray],
+    *,
+    width: int = 1,
+    shift: bool = False,
 ) -> FloatArray:
     """(N, n_upper, n_bonus): the blocks of these filled masks, from their successors'.
 
     Unreachable guideposts hold NaN: nothing reads them, and NaN makes a bug loud. One call
     of the compiled kernel solves them all (GIL released): what a layer of a whole solve
-    costs is the kernel's, plus a few vectorized steps per call."""
+    costs is the kernel's, plus a few vectorized steps per call.
+
+    With ``width`` > 1 each guidepost holds that many values along the kernel's value axis
+    (blocks (N, n_upper, n_bonus, width), successors the same per block), and ``shift``
+    moves a score along the axis instead of adding it: the block contract of
+    :mod:`memo_solver.games.yahtzee.kernel`."""
     tables = kernel_tables(rules)
     filled = np.asarray(masks, dtype=np.int64)
     open_ = rules.open_matrix(filled)
     n_open = open_.sum(axis=1)
     open_boxes = np.argsort(~open_, axis=1, kind="stable")
-    bits = np.int64(1) << open_boxes
-    succ_masks = np.where(
-        np.arange(open_.shape[1])[None, :] < n_open[:, None], filled[:, None] | bits, -1
-    )
+    in_use = np.arange(open_.shape[1])[None, :] < n_open[:, None]
+    succ_masks = np.where(in_use, filled[:, None] | np.int64(1) << open_boxes, -1)
     wanted = np.unique(succ_masks[succ_masks >= 0])
-    levels = rules.n_upper_levels * rules.n_bonus_levels
-    table = np.empty((max(wanted.size, 1), levels))
+    values = rules.n_upper_levels * rules.n_bonus_levels * width
+    table = np.empty((max(wanted.size, 1), values))
     for row, mask in enumerate(wanted.tolist()):
         table[row] = successors[mask].ravel()
     succ_rows = np.searchsorted(wanted, succ_masks)
-    lane_sets, lane_counts = tables._lane_sets
+    lane_sets, lane_counts = tables.lane_sets
     joker = tables.joker_rows(filled, open_)
-    out = np.full((filled.size, levels), np.nan)
+    out = np.full((filled.size, values), np.nan)
     kernel.solve_blocks(
         0, filled.size, open_boxes, n_open, succ_rows, table, lane_sets, lane_counts,
         tables.lane_set_of(filled), joker, tables.adjust, tables.extra, tables.roll_class,
-        tables.n_classes, tables.land_index, tables.land_banked,
-        tables.alike, tables.children, tables.parents,
-        tables.n_parents, tables.first, rules.rerolls, 1, False, kernel.TILE, out,
+        tables.n_classes, tables.land_index, tables.land_banked, tables.alike,
+        tables.children, tables.parents, tables.n_parents, tables.first, rules.rerolls,
+        width, shift, kernel.TILE, out,
     )  # fmt: skip
-    return out.reshape(filled.size, *rules.block_shape)
+    shape = rules.block_shape if width == 1 else (*rules.block_shape, width)
+    return out.reshape(filled.size, *shape)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,343 @@
+"""The compiled turn kernel against the numpy one it replaced, side by side in one run.
+
+Each figure comes from child processes (CPU = user + sys of the child, ``os.wait4``, or the
+child's own ``time.process_time`` around the timed part), alternating the two versions
+``--rounds`` times so that a shared machine's drift hits both; medians are printed.
+
+- ``maxi``: Maxi Yatzy blocks of three layers (5, 10 and 15 boxes filled), ``--sample``
+  random blocks each with random successor values (the same for both versions, seeded),
+  solved the way each version's precompute solves them: the base one block at a time
+  (``solve_block``), ours a layer chunk at a time (``solve_blocks``). Target: ours at least
+  5x faster.
+- ``advice``: each version's ``scripts/bench_advice.py --json``: warm advice median (the
+  whole game in the process memo) and cold advice for a three-open-box state (a fresh
+  in-memory store, then a fresh SQLite file, per state). Targets: warm no slower than the
+  base; cold on the in-memory store at most 5 ms.
+- ``library``: ours only, a cold ``yahtzee`` precompute into a fresh SQLite file through the
+  CLI and through ``open_engine`` from a script: the library path as fast as the CLI.
+- ``threads``: ours only, in one process with the kernel already loaded, the solve phase of
+  a cold ``yahtzee`` solve (``solve_layers`` on an in-memory store) with one thread and with
+  two; the load average before and after. Target: two threads at most 0.6 of one.
+
+The base version is a git worktree of ``--base-commit`` (default: the commit before the
+kernel) with its own venv, made under ``/tmp/memo-solver-bench/base`` on first use (pip,
+about 2 minutes) and reused after.
+
+Run (about 3 minutes)::
+
+    .venv/bin/python scripts/bench_kernel.py                 # every part, words
+    .venv/bin/python scripts/bench_kernel.py maxi threads    # some parts
+    .venv/bin/python scripts/bench_kernel.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from _bench import child_env, memo_solver_command, run_child
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_COMMIT = "7438a9f"
+"""main before the compiled kernel: the numpy turn math."""
+DEFAULT_BASE = Path("/tmp/memo-solver-bench/base")
+PARTS = ("maxi", "advice", "library", "threads")
+MAXI_SPEEDUP_TARGET = 5.0
+COLD_ADVICE_TARGET_MS = 5.0
+THREADS_TARGET = 0.6
+
+MAXI_CHILD = """
+import json, sys, time
+import numpy as np
+from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.games.yahtzee import turn
+rules = get_rule_set("maxi-yatzy")
+rng = np.random.default_rng(20261124)
+sample, repeats = int(sys.argv[1]), int(sys.argv[2])
+layers = []
+for filled_count in (5, 10, 15):
+    boxes = len(rules.categories)
+    masks = []
+    for _ in range(sample):
+        chosen = rng.choice(boxes, size=filled_count, replace=False)
+        masks.append(int(sum(1 << int(c) for c in chosen)))
+    successors = {}
+    for mask in masks:
+        for box in rules.open_boxes(mask):
+            successors[mask | 1 << box] = rng.random(rules.block_shape) * 300
+    layers.append((masks, successors))
+batch = getattr(turn, "solve_blocks", None)
+def solve(masks, successors):
+    if batch is not None:
+        batch(rules, masks, successors)
+    else:
+        for mask in masks:
+            turn.solve_block(rules, mask, successors)
+for masks, successors in layers:  # untimed: compile or load, first numpy passes
+    solve(masks[:2], successors)
+started = time.process_time()
+for _ in range(repeats):
+    for masks, successors in layers:
+        solve(masks, successors)
+blocks = repeats * sum(len(m) for m, _ in layers)
+print(json.dumps({"cpu_s": time.process_time() - started, "blocks": blocks}))
+"""
+
+LIBRARY_CHILD = """
+import json, sys
+from pathlib import Path
+import anyio
+from memo_solver.core.engine import open_engine
+from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.stores.sqlite import SQLiteStore
+
+async def main() -> float:
+    game = YahtzeeGame(get_rule_set("yahtzee"))
+    async with SQLiteStore(Path(sys.argv[1])) as store, open_engine(game, store) as engine:
+        return float((await engine.solve_layers(game.root()))[0, 0])
+
+print(json.dumps({"value": anyio.run(main)}))
+"""
+
+THREADS_CHILD = """
+import json, os, sys, time
+import anyio
+from memo_solver.core.engine import open_engine
+from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.stores.memory import MemoryStore
+
+game = YahtzeeGame(get_rule_set("yahtzee"))
+rounds = int(sys.argv[1])
+
+async def solve(threads: int) -> float:
+    async with open_engine(game, MemoryStore(), threads=threads) as engine:
+        started = time.perf_counter()
+        await engine.solve_layers(game.root())
+        return time.perf_counter() - started
+
+async def main() -> dict[str, object]:
+    await solve(1)  # untimed: load the kernel, build the tables
+    walls: dict[str, list[float]] = {"1": [], "2": []}
+    load_before = os.getloadavg()
+    for _ in range(rounds):
+        for threads in (1, 2):
+            walls[str(threads)].append(await solve(threads))
+    return {"walls": walls, "load_before": load_before, "load_after": os.getloadavg()}
+
+print(json.dumps(anyio.run(main)))
+"""
+
+
+def ensure_base(path: Path, commit: str) -> Path:
+    """The base checkout's python, made once (a git worktree and a venv), then reused."""
+    python = path / ".venv" / "bin" / "python"
+    if not python.exists():
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
+                check=True,
+                stdout=sys.stderr,
+            )
+        subprocess.run([sys.executable, "-m", "venv", str(path / ".venv")], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "-e", f"{path}[dev]"],
+            check=True,
+            stdout=sys.stderr,
+        )
+    return python
+
+
+def child_json(argv: list[str]) -> dict[str, Any]:
+    run = run_child(argv, child_env())
+    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    result["child_cpu_s"] = run.cpu_s
+    return result
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def bench_maxi(ours: str, base: str, rounds: int, sample: int, repeats: int) -> dict[str, Any]:
+    cpu: dict[str, list[float]] = {"ours": [], "base": []}
+    blocks = 0
+    for round_no in range(rounds):
+        order = [("ours", ours), ("base", base)]
+        for name, python in order if round_no % 2 == 0 else order[::-1]:
+            result = child_json([python, "-c", MAXI_CHILD, str(sample), str(repeats)])
+            cpu[name].append(result["cpu_s"])
+            blocks = result["blocks"]
+    ours_s, base_s = median(cpu["ours"]), median(cpu["base"])
+    return {
+        "blocks_timed": blocks,
+        "ours_cpu_s": ours_s,
+        "base_cpu_s": base_s,
+        "ours_ms_per_block": 1e3 * ours_s / blocks,
+        "base_ms_per_block": 1e3 * base_s / blocks,
+        "speedup": base_s / ours_s,
+        "runs": cpu,
+        "pass": base_s / ours_s >= MAXI_SPEEDUP_TARGET,
+    }
+
+
+def bench_advice(ours: str, base: str, rounds: int, states: int) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"ours": [], "base": []}
+    for round_no in range(rounds):
+        order = [("ours", ours, ROOT), ("base", base, Path(base).parents[2])]
+        for name, python, checkout in order if round_no % 2 == 0 else order[::-1]:
+            script = str(checkout / "scripts" / "bench_advice.py")
+            runs[name].append(child_json([python, script, "--json", "--states", str(states)]))
+
+    def figure(name: str, *path: str) -> float:
+        values = []
+        for run in runs[name]:
+            value: Any = run
+            for part in path:
+                value = value[part]
+            values.append(float(value))
+        return median(values)
+
+    result: dict[str, Any] = {}
+    for name in ("ours", "base"):
+        result[name] = {
+            "warm_median_ms": figure(name, "warm", "median_ms"),
+            "warm_p99_ms": figure(name, "warm", "p99_ms"),
+            "cold_three_open_memory_median_ms": figure(name, "cold_three_open_memory", "median_ms"),
+            "cold_three_open_sqlite_median_ms": figure(name, "cold_three_open_sqlite", "median_ms"),
+        }
+    ours_fig, base_fig = result["ours"], result["base"]
+    result["warm_ratio_ours_over_base"] = ours_fig["warm_median_ms"] / base_fig["warm_median_ms"]
+    result["pass"] = {
+        "warm_no_slower": ours_fig["warm_median_ms"] <= base_fig["warm_median_ms"] * 1.05,
+        "cold_memory_le_5_ms": ours_fig["cold_three_open_memory_median_ms"]
+        <= COLD_ADVICE_TARGET_MS,
+    }
+    return result
+
+
+def bench_library(ours: str, rounds: int, tmp: Path) -> dict[str, Any]:
+    command = memo_solver_command(str(Path(ours).parent / "memo-solver"))
+    cpu: dict[str, list[float]] = {"cli": [], "library": []}
+    for round_no in range(rounds):
+        cli = [command, "--store", str(tmp / f"cli{round_no}.sqlite3"), "precompute"]
+        library = [ours, "-c", LIBRARY_CHILD, str(tmp / f"lib{round_no}.sqlite3")]
+        order = [("cli", [*cli, "--rules", "yahtzee", "--json"]), ("library", library)]
+        for name, argv in order if round_no % 2 == 0 else order[::-1]:
+            cpu[name].append(run_child(argv, child_env()).cpu_s)
+    cli_s, library_s = median(cpu["cli"]), median(cpu["library"])
+    return {
+        "cli_cpu_s": cli_s,
+        "library_cpu_s": library_s,
+        "ratio_library_over_cli": library_s / cli_s,
+        "runs": cpu,
+    }
+
+
+def bench_threads(ours: str, rounds: int) -> dict[str, Any]:
+    result = child_json([ours, "-c", THREADS_CHILD, str(rounds)])
+    one, two = median(result["walls"]["1"]), median(result["walls"]["2"])
+    return {
+        "one_thread_wall_s": one,
+        "two_threads_wall_s": two,
+        "ratio": two / one,
+        "load_before": result["load_before"],
+        "load_after": result["load_after"],
+        "runs": result["walls"],
+        "pass": two / one <= THREADS_TARGET,
+    }
+
+
+def host() -> dict[str, Any]:
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("Run (about 3 minutes)::")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("parts", nargs="*", help=f"any of {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--sample", type=int, default=24, help="maxi blocks per layer")
+    parser.add_argument("--repeats", type=int, default=2, help="maxi passes over the sample")
+    parser.add_argument("--states", type=int, default=300, help="warm advice states")
+    parser.add_argument("--base", type=Path, default=DEFAULT_BASE, help="base checkout")
+    parser.add_argument("--base-commit", default=BASE_COMMIT, help="its commit, if made")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    parts = args.parts or list(PARTS)
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown parts {unknown}: choose from {', '.join(PARTS)}")
+    ours = sys.executable
+    base = str(ensure_base(args.base, args.base_commit)) if {"maxi", "advice"} & set(parts) else ""
+    report: dict[str, Any] = {"host": host(), "load_start": os.getloadavg()}
+    with tempfile.TemporaryDirectory(prefix="bench-kernel-") as tmp:
+        if "maxi" in parts:
+            report["maxi"] = bench_maxi(ours, base, args.rounds, args.sample, args.repeats)
+        if "advice" in parts:
+            report["advice"] = bench_advice(ours, base, args.rounds, args.states)
+        if "library" in parts:
+            report["library"] = bench_library(ours, args.rounds, Path(tmp))
+        if "threads" in parts:
+            report["threads"] = bench_threads(ours, args.rounds)
+    report["load_end"] = os.getloadavg()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"host: {report['host']['cpu']}, {report['host']['cores']} cores")
+    print(f"load average at start {report['load_start']}, at end {report['load_end']}")
+    if "maxi" in report:
+        m = report["maxi"]
+        print(
+            f"maxi-yatzy, {m['blocks_timed']} sampled blocks of 3 layers: ours "
+            f"{m['ours_ms_per_block']:.3f} ms/block, base {m['base_ms_per_block']:.3f} "
+            f"ms/block: {m['speedup']:.1f}x (target >= {MAXI_SPEEDUP_TARGET:.0f}x) "
+            f"{'PASS' if m['pass'] else 'FAIL'}"
+        )
+    if "advice" in report:
+        a = report["advice"]
+        for name in ("ours", "base"):
+            f = a[name]
+            print(
+                f"advice {name}: warm median {f['warm_median_ms']:.3f} ms (p99 "
+                f"{f['warm_p99_ms']:.3f}); cold three open, memory "
+                f"{f['cold_three_open_memory_median_ms']:.2f} ms, SQLite "
+                f"{f['cold_three_open_sqlite_median_ms']:.2f} ms"
+            )
+        print(f"  warm ours/base {a['warm_ratio_ours_over_base']:.2f}; checks {a['pass']}")
+    if "library" in report:
+        lib = report["library"]
+        print(
+            f"cold yahtzee precompute, CPU: CLI {lib['cli_cpu_s']:.2f} s, library path "
+            f"{lib['library_cpu_s']:.2f} s (ratio {lib['ratio_library_over_cli']:.2f})"
+        )
+    if "threads" in report:
+        t = report["threads"]
+        print(
+            f"yahtzee solve phase, wall: 1 thread {t['one_thread_wall_s']:.3f} s, 2 threads "
+            f"{t['two_threads_wall_s']:.3f} s: {t['ratio']:.2f} (target <= {THREADS_TARGET}) "
+            f"{'PASS' if t['pass'] else 'FAIL'}; load {t['load_before']} -> {t['load_after']}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
