@@ -51,11 +51,11 @@ class ChildRun:
     max_rss_mb: float
 
 
-def run_child(argv: list[str], env: dict[str, str]) -> ChildRun:
-    """Run ``argv`` to completion and read its own rusage with ``os.wait4``."""
+def run_child(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> ChildRun:
+    """Run ``argv`` (in ``cwd``) to completion and read its own rusage with ``os.wait4``."""
     with tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=errors)
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=errors)
         assert proc.stdout is not None
         out = proc.stdout.read().decode()
         proc.stdout.close()

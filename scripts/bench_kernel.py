@@ -159,8 +159,10 @@ def ensure_base(path: Path, commit: str) -> Path:
 
 
 def child_json(argv: list[str]) -> dict[str, Any]:
-    run = run_child(argv, child_env())
-    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    """A child's JSON output; it runs in its own checkout (``python -c`` imports the
+    package from the current folder first)."""
+    run = run_child(argv, child_env(), cwd=Path(argv[0]).parents[2])
+    result: dict[str, Any] = json.loads(run.stdout)
     result["child_cpu_s"] = run.cpu_s
     return result
 

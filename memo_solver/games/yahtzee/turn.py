@@ -184,11 +184,8 @@ class KernelTables:
         return q << 1 | filled
 
     @cached_property
-    def _joker(self) -> tuple[dict[int, int], list[FloatArray], list[int]]:
-        """Joker rows found so far: situation to row, the rows (C, 6), and the boxes each
-        row knows. Row 0 is all zeros: no Joker, or the Yahtzee box still open."""
-        boxes = len(self.rules.categories)
-        return {0: 0}, [np.zeros((boxes, FACES_OF_ALIKE))], [(1 << boxes) - 1]
+    def _joker(self) -> _JokerRows:
+        return _JokerRows(len(self.rules.categories))
 
     def joker_rows(self, masks: IntArray, open_: npt.NDArray[np.bool_]) -> IntArray:
         """(N,): each block's row of :attr:`adjust`, found or made.
@@ -206,31 +203,65 @@ class KernelTables:
         upper_open = np.bitwise_or.reduce(np.where(open_, face_bits[None, :], 0), axis=1)
         lower_open = (open_ & (faces == 0)[None, :]).any(axis=1)
         situation = np.where(masks >> yahtzee & 1 == 1, 1 + (upper_open << 1 | lower_open), 0)
-        index, rows, known = self._joker
+        joker = self._joker
         open_bits = (open_ * (1 << np.arange(open_.shape[1], dtype=np.int64))).sum(axis=1)
         for key in np.unique(situation).tolist():
-            if key not in index:
-                index[key] = len(rows)
-                rows.append(np.zeros_like(rows[0]))
-                known.append(0)
-            row = index[key]
-            for b in np.flatnonzero((situation == key) & (open_bits & ~known[row] != 0)).tolist():
-                if open_bits[b] & ~known[row]:
-                    self._learn(row, int(masks[b]))
-                    known[row] |= int(open_bits[b])
-        return np.array([index[key] for key in situation.tolist()], dtype=np.int64)
+            row = joker.row_of(key)
+            for b in np.flatnonzero((situation == key) & (open_bits & ~joker.known[row] != 0)):
+                if open_bits[b] & ~joker.known[row]:
+                    joker.learn(row, rules, int(masks[b]))
+        return np.array([joker.index[key] for key in situation.tolist()], dtype=np.int64)
 
-    def _learn(self, row: int, filled: int) -> None:
-        boxes = self.rules.open_boxes(filled)
-        alike = self.rules.universe.alike_rolls
-        table = points(self.rules, filled, boxes)[:, alike]
-        self._joker[1][row][boxes] = table - self.rules.scores[boxes][:, alike]
+    def joker_row(self, filled: int) -> int:
+        """:meth:`joker_rows` of one block, remembered (what advice asks, state by state)."""
+        row = self._joker.by_mask.get(filled)
+        if row is None:
+            mask = np.array([filled], dtype=np.int64)
+            row = int(self.joker_rows(mask, self.rules.open_matrix(mask))[0])
+            self._joker.by_mask[filled] = row
+        return row
 
     @property
     def adjust(self) -> FloatArray:
         """(rows, C, 6): points the Joker adds to each all-alike roll, -inf where it forbids
         the box."""
-        return np.stack(self._joker[1])
+        return self._joker.stacked()
+
+
+class _JokerRows:
+    """The Joker rows of one rule set found so far. Row 0 is all zeros: no Joker, or the
+    Yahtzee box still open."""
+
+    def __init__(self, boxes: int) -> None:
+        self.index = {0: 0}
+        """Situation to row."""
+        self.rows = [np.zeros((boxes, FACES_OF_ALIKE))]
+        self.known = [(1 << boxes) - 1]
+        """The boxes each row holds."""
+        self.by_mask: dict[int, int] = {}
+        """Rows of single blocks asked for before: at most every mask of the game."""
+        self._stacked: FloatArray | None = None
+
+    def row_of(self, situation: int) -> int:
+        if situation not in self.index:
+            self.index[situation] = len(self.rows)
+            self.rows.append(np.zeros_like(self.rows[0]))
+            self.known.append(0)
+        return self.index[situation]
+
+    def learn(self, row: int, rules: RuleSet, filled: int) -> None:
+        """Fill ``row`` for the boxes open in ``filled`` from the scoring rule itself."""
+        boxes = rules.open_boxes(filled)
+        alike = rules.universe.alike_rolls
+        table = points(rules, filled, boxes)[:, alike]
+        self.rows[row][boxes] = table - rules.scores[boxes][:, alike]
+        self.known[row] |= sum(1 << box for box in boxes)
+        self._stacked = None
+
+    def stacked(self) -> FloatArray:
+        if self._stacked is None:
+            self._stacked = np.stack(self.rows)
+        return self._stacked
 
 
 @lru_cache(maxsize=64)
@@ -340,8 +371,7 @@ def turn_tables(
     tables = kernel_tables(rules)
     dice = rules.universe
     boxes = rules.open_boxes(filled)
-    mask = np.array([filled], dtype=np.int64)
-    joker = int(tables.joker_rows(mask, rules.open_matrix(mask))[0])
+    joker = tables.joker_row(filled)
     lanes = guideposts.flat
     count = lanes.size
     scores = np.empty((len(boxes), dice.n_rolls, count))
