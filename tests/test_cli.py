@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
-from cli_support import TEMPFAIL, one_error_line
+from cli_support import TEMPFAIL, TINY_RULES, one_error_line
 from redis_server import RedisServer, free_port
 from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
@@ -169,14 +169,6 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     assert (
         refused.stderr == f"memo-solver: error: dice: expected an integer 1..6, got 0 (in {bad})\n"
     )
-
-
-TINY_RULES = {
-    "name": "tiny",
-    "dice": 1,
-    "rerolls": 1,
-    "boxes": [{"name": "chance", "kind": "chance"}],
-}
 
 
 # --- advise -----------------------------------------------------------------------------------
@@ -585,6 +577,7 @@ COMMANDS: dict[str, list[str]] = {
     "play": [],
     "status": [],
     "prune": [],
+    "compile": [],
     "export": ["--to", "x.msgpack"],
     "import": ["--from", "x.msgpack"],
     "stats": [],
