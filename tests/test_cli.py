@@ -30,6 +30,7 @@ from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_fi
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser
 from memo_solver.cli.worker_options import build_parser as worker_parser
+from memo_solver.core.compiled import CACHE_ENV, cache_dir
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rule_file import read_rule_file
 
@@ -39,6 +40,8 @@ CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
     **{k: v for k, v in os.environ.items() if k != "MEMO_SOLVER_STORE"},
     "OPENBLAS_NUM_THREADS": "1",
+    # The compiled code the suite's own processes use, wherever a test puts the cache folder.
+    CACHE_ENV: str(cache_dir()),
 }
 TIMEOUT_S = 120
 TOL = 1e-9
