@@ -6,8 +6,10 @@ code path real commands take, not the kernel directly: numba compiles one machin
 argument types, and only the real path passes the real ones (the same C-contiguous int64
 and float64 arrays for every rule set, so one rule set's workload serves them all).
 
-A module that defines compiled functions adds a workload to :data:`WORKLOADS`;
-tests/test_compiled.py fails while any compiled function of the package is left out.
+A module that defines compiled functions adds a workload to :data:`WORKLOADS` (one that
+needs solved blocks can solve a small rule set on an engine over a ``MemoryStore``, inside
+``anyio.run``); tests/test_compiled.py fails while any compiled function of the package is
+left out.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _turn_kernel() -> None:
 
 
 WORKLOADS: Final[tuple[Callable[[], None], ...]] = (_turn_kernel,)
-"""One per module of compiled functions, each a few milliseconds once compiled."""
+"""Together they reach every compiled function; each takes milliseconds once compiled."""
 
 
 def warm_up() -> None:
