@@ -20,10 +20,18 @@ RUN pip install --no-cache-dir . \
     && cd / \
     && rm -rf /src
 
-# Never run as root. The worker keeps no state on disk: everything lives in Redis.
+# Never run as root. The worker keeps no state on disk but compiled code: everything else
+# lives in Redis.
 RUN useradd --create-home --uid 10001 --user-group solver
 USER solver
 WORKDIR /home/solver
+
+# The solver's loops compiled once, at build time, into a folder of the image's user, so no
+# container pays it at start. The machine code is for the build host's CPU model: on
+# another model the first process of each container compiles again (seconds; see the
+# README's "Compiled code").
+ENV MEMO_SOLVER_COMPILE_CACHE=/home/solver/.cache/memo-solver/compiled
+RUN memo-solver compile
 
 # Exec form: python is the process that receives `docker stop`'s SIGTERM (compose adds an
 # init as PID 1 that forwards it), so the worker can release its claims and exit cleanly.

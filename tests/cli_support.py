@@ -8,6 +8,14 @@ USAGE = 2
 """Exit status of bad input: fix the command."""
 TEMPFAIL = 75
 """Exit status of store trouble (EX_TEMPFAIL): the same command may work later."""
+TINY_RULES = {
+    "name": "tiny",
+    "dice": 1,
+    "rerolls": 1,
+    "boxes": [{"name": "chance", "kind": "chance"}],
+}
+"""A rule-set file's JSON for a whole game solved in a blink: one die, one chance box, one
+reroll (keep a 4, 5 or 6, else roll again: the start is worth 4.25)."""
 
 
 def one_error_line(result: subprocess.CompletedProcess[str], status: int = USAGE) -> str:

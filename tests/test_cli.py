@@ -23,13 +23,14 @@ from typing import Any
 
 import anyio
 import pytest
-from cli_support import TEMPFAIL, one_error_line
+from cli_support import TEMPFAIL, TINY_RULES, one_error_line
 from redis_server import RedisServer, free_port
 from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser
 from memo_solver.cli.worker_options import build_parser as worker_parser
+from memo_solver.core.compiled import CACHE_ENV, cache_dir
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rule_file import read_rule_file
 
@@ -39,6 +40,8 @@ CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
     **{k: v for k, v in os.environ.items() if k != "MEMO_SOLVER_STORE"},
     "OPENBLAS_NUM_THREADS": "1",
+    # The compiled code the suite's own processes use, wherever a test puts the cache folder.
+    CACHE_ENV: str(cache_dir()),
 }
 TIMEOUT_S = 120
 TOL = 1e-9
@@ -169,14 +172,6 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     assert (
         refused.stderr == f"memo-solver: error: dice: expected an integer 1..6, got 0 (in {bad})\n"
     )
-
-
-TINY_RULES = {
-    "name": "tiny",
-    "dice": 1,
-    "rerolls": 1,
-    "boxes": [{"name": "chance", "kind": "chance"}],
-}
 
 
 # --- advise -----------------------------------------------------------------------------------
@@ -602,6 +597,7 @@ COMMANDS: dict[str, list[str]] = {
     "play": [],
     "status": [],
     "prune": [],
+    "compile": [],
     "export": ["--to", "x.msgpack"],
     "import": ["--from", "x.msgpack"],
     "stats": [],

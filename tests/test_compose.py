@@ -279,6 +279,32 @@ def test_dockerfile_installs_the_project_and_runs_the_worker_unprivileged() -> N
     assert cmd[-1] == 'CMD ["python", "-m", "worker"]', cmd
 
 
+def test_the_image_compiles_the_solver_at_build_time_into_a_folder_of_its_user() -> None:
+    lines = [
+        line.strip()
+        for line in DOCKERFILE.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    settings = [
+        found.group(1)
+        for line in lines
+        if line.startswith("ENV ")
+        and (found := re.search(r"\bMEMO_SOLVER_COMPILE_CACHE=(\S+)", line))
+    ]
+    assert len(settings) == 1, "the image does not name its compile cache folder"
+    users = [i for i, line in enumerate(lines) if line.startswith("USER ")]
+    user = lines[users[-1]].split()[1]
+    # Under the user's home (useradd --create-home): written at build time, and again at run
+    # time when a container's CPU needs its own machine code.
+    assert settings[0].startswith(f"/home/{user}/"), settings
+    assert any("useradd --create-home" in line and user in line for line in lines)
+    install = next(i for i, line in enumerate(lines) if "pip install" in line)
+    compiles = [i for i, line in enumerate(lines) if line == "RUN memo-solver compile"]
+    assert compiles, "the image does not compile the solver at build time"
+    # As the user that runs the containers, into the folder they read, after the install.
+    assert compiles[0] > max(install, users[-1]), lines
+
+
 def test_dockerignore_keeps_the_venv_and_git_out_of_the_build() -> None:
     patterns = {
         line.strip().rstrip("/")

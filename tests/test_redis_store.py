@@ -32,6 +32,7 @@ from redis.crc import key_slot
 from redis_server import RedisServer, free_port
 
 from memo_solver.core.codec import FORMAT_VERSION
+from memo_solver.core.compiled import CACHE_ENV, cache_dir
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Claim, StoreUnavailableError
 from memo_solver.games.yahtzee.catalog import RULE_SETS
@@ -388,6 +389,9 @@ async def test_an_unreachable_url_never_shows_its_password() -> None:
     assert "s3cret-pw" not in store.description
 
 
+COMPILED = str(cache_dir())
+
+
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memo_solver", *args],
@@ -395,7 +399,8 @@ def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
         check=False,
-        env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", **env},
+        # The compiled code the suite's own processes use, wherever ``env`` puts the cache.
+        env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", CACHE_ENV: COMPILED, **env},
     )
 
 

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ EngineWork = Callable[["Engine", "RuleSet", "JobQueue | None"], Coroutine[Any, A
 
 def main(argv: Sequence[str] | None = None) -> int:
     pin_blas_threads()
+    warnings.formatwarning = _format_warning
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
@@ -84,6 +86,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(settings)
 
 
+_PYTHON_FORMAT_WARNING = warnings.formatwarning
+
+
+def _format_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    """The package's own warnings (a compile cache folder it cannot use) speak to the person
+    running the command: one line, like its errors; other libraries' keep Python's form."""
+    if category.__module__.startswith("memo_solver."):
+        return f"{PROG}: warning: {message}\n"
+    return _PYTHON_FORMAT_WARNING(message, category, filename, lineno, line)
+
+
 def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
     """A worker's settings on the options as every command resolves them: --redis and -v on
     either side of ``worker``, the command line over the environment."""
@@ -107,6 +126,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             return cmd_rules(args.action, args.name, Output(args.json))
         if args.command == "serve":
             return cmd_serve(args)
+        if args.command == "compile":
+            from memo_solver.cli.compiled import compile_command
+
+            return compile_command(Output(args.json))
         return _run_async(args)
     except Exception as exc:
         fault = _redis_fault(exc, args)

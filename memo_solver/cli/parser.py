@@ -36,6 +36,7 @@ EXAMPLES = """examples:
   memo-solver precompute --rules maxi-yatzy --threads 2
   memo-solver --redis redis://127.0.0.1:6379/0 precompute --rules yahtzee --wait
   memo-solver --redis redis://127.0.0.1:6379/0 status
+  memo-solver compile
   memo-solver export --rules yahtzee --to yahtzee.msgpack
   memo-solver --redis redis://127.0.0.1:6379/0 import --rules yahtzee --from yahtzee.msgpack
   memo-solver worker --redis redis://127.0.0.1:6379/0
@@ -181,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="list what would go, with its blocks; delete nothing"
     )
     prune.epilog = PRUNE_EXAMPLES
+    compile_ = command(
+        "compile",
+        "compile the solver's loops for this CPU into the compile cache (seconds, once per "
+        "install and CPU), so that no later process pays it",
+    )
+    compile_.epilog = COMPILE_EXAMPLES
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)
     export.add_argument(
@@ -292,6 +299,16 @@ PRUNE_EXAMPLES = """examples:
   memo-solver prune --dry-run
   memo-solver --redis redis://127.0.0.1:6379/0 prune --dry-run --json
   memo-solver --redis redis://127.0.0.1:6379/0 prune
+"""
+COMPILE_EXAMPLES = """examples:
+  memo-solver compile
+  memo-solver compile --json
+  MEMO_SOLVER_COMPILE_CACHE=/var/cache/memo-solver memo-solver compile
+
+The cache folder is $MEMO_SOLVER_COMPILE_CACHE if set, else $NUMBA_CACHE_DIR, else the
+user's cache folder (~/.cache/memo-solver/compiled on Linux). Machine code is kept per CPU
+model: on another CPU the first process compiles again. A folder that cannot be written is
+not an error: each process compiles in memory instead, with one warning.
 """
 YAHTZEE = "yahtzee"
 DOOM = "dice-of-doom"

@@ -16,7 +16,9 @@ the code is cached on disk and loaded by later processes in milliseconds:
   CPU model and features, so a cache copied to another CPU (a Docker image built on one
   host, run on another) is not used there and the first process compiles again;
 - a folder that cannot be written (a read-only image, a full disk) is not an error: the
-  code compiles in memory in each process, with one warning saying so.
+  code compiles in memory in each process, with one warning saying so;
+- ``memo-solver compile`` (:mod:`memo_solver.cli.compiled`) fills the folder ahead of time,
+  counting what it compiled and what it loaded with :func:`compile_counts`.
 
 This module must be imported before any module that defines compiled functions, since the
 cache folder is read when a function is defined; :func:`jit` sees to that for its users.
@@ -29,10 +31,12 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 import numba
+from numba.core.registry import cpu_target
 from platformdirs import user_cache_path
 
 log = logging.getLogger(__name__)
@@ -87,8 +91,44 @@ CACHING: Final = _configure()
 """Whether compiled code is kept on disk in this process (False: the folder was unusable)."""
 
 
+_DEFINED: Final[list[Any]] = []
+"""Every function :func:`jit` made in this process (numba Dispatchers), in definition order."""
+
+
 def jit(func: F) -> F:
     """Compile ``func`` on first call: no Python objects, the GIL released, cached on disk
     when the folder allows. Bounds are not checked: callers pass arrays that fit."""
+    dispatcher = numba.njit(cache=CACHING, nogil=True, error_model="numpy")(func)
+    _DEFINED.append(dispatcher)
     # A Dispatcher, called like ``func``: typed as ``func`` for its callers.
-    return cast(F, numba.njit(cache=CACHING, nogil=True, error_model="numpy")(func))
+    return cast(F, dispatcher)
+
+
+@dataclass(frozen=True)
+class CompileCounts:
+    """The compiled functions this process has defined, and where their machine code came
+    from. A function that only compiled functions call has no machine code of its own when
+    its callers were loaded from the cache: its code is inside theirs."""
+
+    functions: int
+    """Compiled functions defined so far (those of the modules imported)."""
+    compiled: int
+    """Functions compiled in this process (for at least one set of argument types)."""
+    loaded: int
+    """Functions whose machine code was read from the cache folder instead."""
+
+
+def compile_counts() -> CompileCounts:
+    """What :func:`jit`'s functions have compiled and loaded in this process so far."""
+    return CompileCounts(
+        functions=len(_DEFINED),
+        compiled=sum(1 for d in _DEFINED if d.stats.cache_misses),
+        loaded=sum(1 for d in _DEFINED if d.stats.cache_hits),
+    )
+
+
+def host_cpu() -> str:
+    """The CPU model machine code is compiled for: with the CPU's features, the key of
+    numba's cache entries, so a cache filled on another model is not used here."""
+    _triple, model, _features = cpu_target.target_context.codegen().magic_tuple()
+    return str(model)
