@@ -5,7 +5,9 @@ The kernel (:mod:`memo_solver.games.yahtzee.kernel`) knows dice lattices and lan
 rules: this module turns a rule set into its arrays once (:class:`KernelTables`, built from
 the one scoring rule in :mod:`memo_solver.games.yahtzee.scoring`), then either solves whole
 batches of blocks (:func:`solve_blocks`, what the engine calls) or keeps every value inside
-one turn for B guideposts (:func:`turn_tables`: advice, the strategy's choices).
+one turn for B guideposts (:func:`turn_tables`: advice, the strategy's choices). The kernel
+module is imported by the first call of either: numba's import costs a process about 0.2 s
+of CPU, which commands answering from stored blocks alone (a value, a status) never pay.
 
 Values exclude points already banked and include every future bonus. The upper bonus is
 banked by the score that reaches the threshold, so a block whose upper total is already at
@@ -22,7 +24,6 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee import kernel
 from memo_solver.games.yahtzee.dice import Dice
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
 from memo_solver.games.yahtzee.scoring import extra_bonus, land, points
@@ -314,6 +315,8 @@ def solve_blocks(
     (blocks (N, n_upper, n_bonus, width), successors the same per block), and ``shift``
     moves a score along the axis instead of adding it: the block contract of
     :mod:`memo_solver.games.yahtzee.kernel`."""
+    from memo_solver.games.yahtzee import kernel  # numba: imported by the first solve only
+
     tables = kernel_tables(rules)
     filled = np.asarray(masks, dtype=np.int64)
     open_ = rules.open_matrix(filled)
@@ -368,6 +371,8 @@ def turn_tables(
     rerolls: int,
 ) -> TurnTables:
     """The kernel's steps for B guideposts of one block, each step's values kept."""
+    from memo_solver.games.yahtzee import kernel  # numba: imported by the first solve only
+
     tables = kernel_tables(rules)
     dice = rules.universe
     boxes = rules.open_boxes(filled)
