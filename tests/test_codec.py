@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import zlib
+
 import msgpack
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memo_solver.core.codec import FORMAT_VERSION, decode_block, encode_block
+from memo_solver.core.codec import FORMAT_VERSION, checksum, decode_block, encode_block
 from memo_solver.core.game import Block
 
 FP = "0123456789abcdef"
@@ -73,6 +75,24 @@ def test_round_trip_of_a_one_value_block() -> None:
     decoded = decode(encode_block(block, fingerprint=FP, key=KEY), shape=(1, 1))
     assert decoded is not None
     assert decoded[0, 0] == block[0, 0]
+
+
+def test_a_block_written_before_the_packing_still_reads() -> None:
+    """Stores filled before the NaN packing hold ``zlib(float64 bytes)`` under the same
+    header without ``"n"``: they keep serving (no recompute, no new namespace)."""
+    block = sample()
+    payload = block.tobytes()
+    header = {"v": FORMAT_VERSION, "f": FP, "k": KEY, "s": list(SHAPE), "c": checksum(payload)}
+    decoded = decode(msgpack.packb([header, zlib.compress(payload, 1)]))
+    assert decoded is not None
+    assert decoded.tobytes() == payload
+
+
+def test_the_packing_keeps_only_the_values_that_are_not_nan() -> None:
+    block = np.full((64, 2), np.nan)
+    block[::3, 0] = 1.5
+    _, packed = msgpack.unpackb(encode_block(block, fingerprint=FP, key=KEY))
+    assert len(packed) == 128 // 8 + 8 * 22  # a bit per value, then the 22 values
 
 
 def test_forged_block_with_a_valid_header_decodes() -> None:

@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=int,
         default=1,
-        help="threads solving each batch of blocks here (default 1; workers take their own "
+        help="threads solving each batch of blocks here (default: 1; workers take their own "
         "--threads)",
     )
     play = command("play", "play a game with advice after every roll")
