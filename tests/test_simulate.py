@@ -42,7 +42,7 @@ from memo_solver.games.yahtzee.simulate import (
     PolicyCache,
     dice_tables,
     greedy_policy,
-    optimal_policy,
+    optimal_policies,
     simulate,
     throw,
 )
@@ -188,9 +188,10 @@ def test_block_policies_choose_what_turn_policy_chooses(
 ) -> None:
     rules = GAMES[name]
     rolls = np.arange(rules.universe.n_rolls)[:, None]
+    successors = {k: v for filled in masks for k, v in _successors(player, rules, filled).items()}
+    batch = optimal_policies(rules, list(masks), successors)  # one compiled call for all
     for filled in masks:
-        successors = _successors(player, rules, filled)
-        compact = optimal_policy(rules, filled, successors)
+        compact = batch[filled]
         full = _turn_policy(rules, filled, successors)
         for n in range(1, rules.rerolls + 1):
             keeps = dice_tables(rules.universe).keep_of_mask[rolls, compact.keep[n]]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final, cast
@@ -46,7 +46,7 @@ from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.dice import FACES, MAX_DICE, Dice
 from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.policy import turn_policy
+from memo_solver.games.yahtzee.policy import block_choices
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.scoring import land, points
 from memo_solver.games.yahtzee.summary import Strategy, Summary
@@ -163,33 +163,33 @@ class BlockPolicy:
         return sum(a.nbytes for a in [*arrays, *self.keep])
 
 
-def optimal_policy(rules: RuleSet, filled: int, successors: Mapping[str, Block]) -> BlockPolicy:
-    """The optimal strategy of one block (:func:`memo_solver.games.yahtzee.policy.turn_policy`),
-    packed
-    for lookups: one byte per choice."""
-    guideposts = Guideposts.reachable(rules, filled)
-    policy = turn_policy(
-        rules, filled, lambda box: successors[block_key(filled | 1 << box)], guideposts
+def optimal_policies(
+    rules: RuleSet, masks: Sequence[int], successors: Mapping[str, Block]
+) -> dict[int, BlockPolicy]:
+    """The optimal strategy of these blocks (:func:`memo_solver.games.yahtzee.policy.
+    block_choices`, the choices of :func:`memo_solver.games.yahtzee.policy.turn_policy`),
+    packed for lookups: one byte per choice. Every block needs an open box."""
+    tables = dice_tables(rules.universe)
+    choices = block_choices(
+        rules, masks, lambda mask: successors[block_key(mask)], tables.mask_of_keep
     )
-    tables = policy.tables
-    mask_of_keep = dice_tables(rules.universe).mask_of_keep
-    rolls = np.arange(rules.universe.n_rolls)[:, None]
-    keep = [np.empty((0, 0), dtype=np.uint8)]
-    for n in range(1, rules.rerolls + 1):
-        masks = mask_of_keep[rolls, policy.keep[n]]
-        if (masks == _NOT_INSIDE).any():
+    policies = {}
+    for filled, batch in zip(masks, choices, strict=True):
+        chosen = batch.copy()  # the policy's own bytes, not a view of the whole batch
+        if (chosen[1:] == _NOT_INSIDE).any():
             raise AssertionError(f"block {filled:x}: a chosen keep is not inside its roll")
-        keep.append(masks)
-    box = policy.box
-    column = np.full(rules.block_shape, -1, dtype=np.int16)
-    column[guideposts.upper, guideposts.bonus] = np.arange(guideposts.upper.size)
-    return BlockPolicy(
-        boxes=np.array(tables.boxes, dtype=np.int64),
-        points=_points16(tables.points),
-        keep=tuple(keep),
-        box=box.astype(np.uint8),
-        column=column,
-    )
+        guideposts = Guideposts.reachable(rules, filled)
+        column = np.full(rules.block_shape, -1, dtype=np.int16)
+        column[guideposts.upper, guideposts.bonus] = np.arange(guideposts.upper.size)
+        boxes = rules.open_boxes(filled)
+        policies[filled] = BlockPolicy(
+            boxes=np.array(boxes, dtype=np.int64),
+            points=_points16(points(rules, filled, boxes)),
+            keep=(np.empty((0, 0), dtype=np.uint8), *chosen[1:]),
+            box=chosen[0],
+            column=column,
+        )
+    return policies
 
 
 def greedy_policy(rules: RuleSet, filled: int) -> BlockPolicy:
@@ -281,9 +281,8 @@ class PolicyCache:
 
     def _build(self, masks: list[int], successors: Mapping[str, Block]) -> dict[int, BlockPolicy]:
         """Runs in a worker thread, so the event loop (and the engine's claim renewals)
-        keeps running. One thread: the work is many small numpy calls that hold the GIL,
-        and a second thread measured no faster."""
-        return {m: optimal_policy(self.rules, m, successors) for m in masks}
+        keeps running: the compiled choices release the GIL."""
+        return optimal_policies(self.rules, masks, successors)
 
     async def fill(self, engine: Engine | None, batch: int = 512) -> None:
         """Build the policy of every block a game can play (all but the full scorecard),
@@ -495,7 +494,7 @@ __all__ = [
     "dice_tables",
     "game_log",
     "greedy_policy",
-    "optimal_policy",
+    "optimal_policies",
     "simulate",
     "throw",
 ]
