@@ -237,23 +237,24 @@ def block_choices(
     masks: Sequence[int],
     successor: Callable[[int], FloatArray],
     keep_codes: SmallArray,
+    levels: Sequence[IntArray],
 ) -> list[SmallArray]:
-    """Each block's choices at its reachable guideposts, (rerolls + 1, n_rolls, B) bytes:
-    [0] the position of the box scored with no reroll left, [n] with n rerolls left the
-    keep chosen, as ``keep_codes[roll, keep]`` (the caller's one-byte code of a keep
-    inside a roll). The same choices as :func:`turn_policy`'s, in one compiled call for
-    all the blocks: a block's turn tables and the Python around them cost more than its
-    choices (``successor`` gives a block by its filled mask)."""
+    """Each block's choices at its guideposts ``levels[b]`` (reachable ones, as raveled
+    (upper, bonus) indices), (rerolls + 1, n_rolls, B) bytes: [0] the position of the box
+    scored with no reroll left, [n] with n rerolls left the keep chosen, as
+    ``keep_codes[roll, keep]`` (the caller's one-byte code of a keep inside a roll). The
+    same choices as :func:`turn_policy`'s, in one compiled call for all the blocks: a
+    block's turn tables and the Python around them cost more than its choices
+    (``successor`` gives a block by its filled mask)."""
     tables = kernel_tables(rules)
     dice = rules.universe
     filled = np.asarray(masks, dtype=np.int64)
     open_ = rules.open_matrix(filled)
     n_open = open_.sum(axis=1)
     open_boxes = np.argsort(~open_, axis=1, kind="stable")  # the open boxes first, in order
-    guideposts = [Guideposts.reachable(rules, mask).flat for mask in masks]
-    n_lanes = np.array([lanes.size for lanes in guideposts], dtype=np.int64)
+    n_lanes = np.array([flat.size for flat in levels], dtype=np.int64)
     lanes = np.zeros((filled.size, max(1, int(n_lanes.max(initial=0)))), dtype=np.int64)
-    for b, flat in enumerate(guideposts):
+    for b, flat in enumerate(levels):
         lanes[b, : flat.size] = flat
     succ_rows = np.zeros_like(open_boxes)
     row_of: dict[int, int] = {}
