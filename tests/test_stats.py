@@ -245,8 +245,8 @@ def test_maxi_yatzy_late_states_with_six_dice_rolled(solver: Solver, data: st.Da
 
 
 # Late states of every rule set: a few boxes open, with or without the turn's dice. (From
-# the start, the 13-box games take 25-40 CPU s each and run above and below; the 15-box
-# yatzy takes 100 s and runs with ``-m full``.)
+# the start, the 13-box games take 6-10 CPU s each and run above and below; the 15-box
+# yatzy takes 30 s and runs with ``-m full``.)
 LATE = {
     "yahtzee": (1, 3),
     "yahtzee-free-joker": (1, 2),
