@@ -14,7 +14,13 @@ import pytest
 
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.dice import FACES, Dice, dice_universe
-from memo_solver.games.yahtzee.policy import choose_keeps, outcomes, tie, turn_policy
+from memo_solver.games.yahtzee.policy import (
+    block_choices,
+    choose_keeps,
+    outcomes,
+    tie,
+    turn_policy,
+)
 from memo_solver.games.yahtzee.rules import FloatArray
 from memo_solver.games.yahtzee.turn import Guideposts
 
@@ -115,3 +121,10 @@ def test_the_box_chosen_is_the_first_best_by_the_tie_key(name: str) -> None:
         }
         policy = turn_policy(rules, filled, coarse.__getitem__, guideposts)
         assert np.array_equal(policy.box, tie(policy.tables.scores).argmax(axis=0))
+
+
+def test_a_full_scorecard_has_no_choices() -> None:
+    rules = RULE_SETS["yahtzee-upper"]
+    codes = np.zeros((rules.universe.n_rolls, rules.universe.n_keeps), dtype=np.uint8)
+    with pytest.raises(ValueError, match="every box filled"):
+        block_choices(rules, [rules.all_filled], np.zeros, codes, [np.array([0])])

@@ -251,6 +251,8 @@ def block_choices(
     filled = np.asarray(masks, dtype=np.int64)
     open_ = rules.open_matrix(filled)
     n_open = open_.sum(axis=1)
+    if not n_open.all():
+        raise ValueError("a block with every box filled has no turn to choose in")
     open_boxes = np.argsort(~open_, axis=1, kind="stable")  # the open boxes first, in order
     n_lanes = np.array([flat.size for flat in levels], dtype=np.int64)
     lanes = np.zeros((filled.size, max(1, int(n_lanes.max(initial=0)))), dtype=np.int64)
