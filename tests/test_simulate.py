@@ -42,7 +42,7 @@ from memo_solver.games.yahtzee.simulate import (
     PolicyCache,
     dice_tables,
     greedy_policy,
-    optimal_policy,
+    optimal_policies,
     simulate,
     throw,
 )
@@ -188,9 +188,10 @@ def test_block_policies_choose_what_turn_policy_chooses(
 ) -> None:
     rules = GAMES[name]
     rolls = np.arange(rules.universe.n_rolls)[:, None]
+    successors = {k: v for filled in masks for k, v in _successors(player, rules, filled).items()}
+    batch = optimal_policies(rules, list(masks), successors)  # one compiled call for all
     for filled in masks:
-        successors = _successors(player, rules, filled)
-        compact = optimal_policy(rules, filled, successors)
+        compact = batch[filled]
         full = _turn_policy(rules, filled, successors)
         for n in range(1, rules.rerolls + 1):
             keeps = dice_tables(rules.universe).keep_of_mask[rolls, compact.keep[n]]
@@ -519,6 +520,35 @@ def test_a_filled_cache_builds_nothing_more(player: Player) -> None:
     summary, _ = player.play("yahtzee-upper", 1000, seed=1, cache=cache)
     assert summary.policies_built == 0
     assert summary.policy_bytes == cache.nbytes
+
+
+def test_a_policy_built_for_some_guideposts_chooses_as_the_whole_block(player: Player) -> None:
+    """Policies are built for the guideposts games stand on, then extended: every column
+    holds the whole block's choices at its guidepost, however it was put together."""
+    rules = RULE_SETS["yahtzee"]
+    mask = rules.all_filled & ~0b1000001000111  # ones to threes, sixes, chance open
+    successors = _successors(player, rules, mask)
+    whole = optimal_policies(rules, [mask], successors)[mask]
+    reachable = Guideposts.reachable(rules, mask).flat
+    first, then = reachable[[5, 0, 9]], reachable[[9, 2, 5, 17]]
+    cache = PolicyCache(rules)
+    engine = player.engine(rules)
+
+    (partial,) = player.portal.call(cache.policies, engine, [mask], [first])
+    (extended,) = player.portal.call(cache.policies, engine, [mask], [then])
+    (again,) = player.portal.call(cache.policies, engine, [mask], [first])
+
+    assert partial.box.shape[1] == 3
+    assert partial.lacking(reachable).size == reachable.size - 3
+    assert extended.box.shape[1] == 5  # only the two new guideposts were built
+    assert again is extended  # nothing more to build
+    assert cache.built == 2
+    assert cache.nbytes == extended.nbytes
+    for level in then.tolist() + first.tolist():
+        ours, full = extended.column.ravel()[level], whole.column.ravel()[level]
+        assert np.array_equal(extended.box[:, ours], whole.box[:, full])
+        for n in range(1, rules.rerolls + 1):
+            assert np.array_equal(extended.keep[n][:, ours], whole.keep[n][:, full])
 
 
 def test_a_filled_cache_of_a_forced_order_game_holds_its_prefixes(player: Player) -> None:

@@ -245,8 +245,8 @@ def test_maxi_yatzy_late_states_with_six_dice_rolled(solver: Solver, data: st.Da
 
 
 # Late states of every rule set: a few boxes open, with or without the turn's dice. (From
-# the start, the 13-box games take 25-40 CPU s each and run above and below; the 15-box
-# yatzy takes 100 s and runs with ``-m full``.)
+# the start, the 13-box games take 6-10 CPU s each and run above and below; the 15-box
+# yatzy takes 30 s and runs with ``-m full``.)
 LATE = {
     "yahtzee": (1, 3),
     "yahtzee-free-joker": (1, 2),
@@ -481,10 +481,12 @@ async def test_distribution_in_thread_is_the_same_and_stops_when_cancelled() -> 
         here = await score_distribution(engine, LOWER, state)
         there = await stats.distribution_in_thread(engine, LOWER, state)
         assert np.array_equal(here.probabilities, there.probabilities)
+    yazy = RULE_SETS["yazy"]  # a pass of 2,048 blocks: long enough to be cancelled in it
+    async with open_engine(YahtzeeGame(yazy), MemoryStore()) as engine:
         await engine.block("0")  # solved: the cancel below lands in the thread's pass
         started = time.monotonic()
         with anyio.move_on_after(0.05) as scope:
-            await stats.distribution_in_thread(engine, LOWER, start_state())
+            await stats.distribution_in_thread(engine, yazy, start_state())
         assert scope.cancelled_caught
         assert time.monotonic() - started < 0.5  # not held up by the thread
 

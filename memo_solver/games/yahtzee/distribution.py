@@ -2,13 +2,13 @@
 
 A forward pass over the blocks below a state, most-open first: each reachable guidepost
 carries the distribution of the points banked since the state (a probability for every
-total), each turn's outcomes under :mod:`memo_solver.games.yahtzee.policy` move that mass, shifted
-by
-the points and bonuses banked, to the next turn's guideposts, and the blocks with every
-box filled hold the answer. Per turn, outcomes with the same points land together, so the
-work is one shifted add per (box, points) class and guidepost, of the totals that
-guidepost can hold (its window), all of a box's in a few whole-array steps (:class:`_Turn`).
-The same pass yields the chances of the bonuses and the expected points of every box.
+total), each turn's outcomes under :mod:`memo_solver.games.yahtzee.policy` move that mass,
+shifted by the points and bonuses banked, to the next turn's guideposts, and the blocks
+with every box filled hold the answer. Per turn, outcomes with the same points land
+together, so the work is one shifted add per (box, points) class and guidepost, of the
+totals that guidepost can hold (its window), in a compiled loop (:func:`_turn`; the whole
+``yahtzee`` distribution takes about 9 CPU s, 40 when these were array steps). The same
+pass yields the chances of the bonuses and the expected points of every box.
 The values the policy needs are solved on the engine first (everything below the state,
 shared with everyone on the memo); the pass itself (:func:`forward_pass`) only reads them
 from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
@@ -20,11 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from memo_solver.core.compiled import jit
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.game import block_key
@@ -38,8 +40,8 @@ IntArray = npt.NDArray[np.int64]
 Progress = Callable[[int, int], None]
 _EVENTS = ("extra", "alike")
 """What the pass follows the chance of never having had: a +100 bonus, a turn ending with
-all dice alike. One mass per guidepost each, moved like the scores but never shifted."""
-Spared = dict[str, dict[int, FloatArray]]
+all dice alike. One mass per guidepost each (a block's are an (events, B) array), moved
+like the scores but never shifted."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def forward_pass(
     row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
     mass: dict[int, FloatArray] = {start: np.zeros((first.upper.size, 1))}
     mass[start][row, 0] = 1.0
-    spared: Spared = {event: {start: mass[start][:, 0].copy()} for event in _EVENTS}
+    spared: dict[int, FloatArray] = {start: np.repeat(mass[start].T, len(_EVENTS), axis=0)}
     tally = _Tally()
     for done, filled in enumerate(order):
         here = mass.pop(filled, None)
@@ -155,7 +157,8 @@ def forward_pass(
             continue
         if filled == rules.all_filled:
             final = here.sum(axis=0)
-            hit = {event: max(0.0, 1.0 - float(spared[event][filled].sum())) for event in _EVENTS}
+            never = spared[filled].sum(axis=1)
+            hit = {event: max(0.0, 1.0 - float(never[e])) for e, event in enumerate(_EVENTS)}
             return Distribution(
                 probabilities=final,
                 p_upper_bonus=tally.p_upper_bonus,
@@ -166,7 +169,7 @@ def forward_pass(
                 bonus_points=tally.bonus_points,
             )
         rolls, rerolls = _first_rolls(rules, state if filled == start else None, here.shape[0])
-        here_spared = {event: spared[event].pop(filled) for event in _EVENTS}
+        here_spared = spared.pop(filled)
         _turn(blocks, rules, filled, here, here_spared, rolls, rerolls, mass, spared, tally)
         if progress is not None:
             progress(done + 1, len(order))
@@ -189,13 +192,21 @@ def _turn(
     rules: RuleSet,
     filled: int,
     here: FloatArray,
-    here_spared: dict[str, FloatArray],
+    here_spared: FloatArray,
     rolls: FloatArray,
     rerolls: int,
     mass: dict[int, FloatArray],
-    spared: Spared,
+    spared: dict[int, FloatArray],
     tally: _Tally,
 ) -> None:
+    """Move the block's mass ``here`` (B, totals) to the blocks its boxes fill.
+
+    The rolls a turn ends on fall into classes of equal points in a box (and equal
+    all-alike-ness, for the +100); every (class, guidepost) pair lands on one guidepost of
+    the next block having banked one gain, so the move is one shifted add of the guidepost's
+    window of totals per pair (:func:`_shift_add`, compiled), and the tallies are a few
+    array steps over the pairs of all boxes at once.
+    """
     guideposts = Guideposts.reachable(rules, filled)
     successors: dict[int, Block] = {}
     for box in rules.open_boxes(filled):
@@ -204,80 +215,99 @@ def _turn(
             raise MissingBlockError(f"the distribution's pass needs block {key}, not solved")
         successors[box] = blocks[key]
     policy = turn_policy(rules, filled, successors.__getitem__, guideposts)
-    ends = outcomes(policy, rolls, rerolls)
-    turn = _Turn(rules, filled, guideposts, here, here_spared, mass, spared, tally)
-    for i, box in enumerate(policy.tables.boxes):
-        turn.score(box, policy.tables.points[i], ends[i])
-
-
-@dataclass
-class _Turn:
-    """One block's guideposts and their mass, moved box by box to the next blocks.
-
-    Each box's rolls fall into classes of equal points (and equal all-alike-ness, for
-    the +100), and every (class, guidepost) pair is one shifted add of the guidepost's
-    mass: all pairs of a box go in a few whole-array steps, never a loop over them (a
-    dozen numpy calls per class, as before, cost more than the adds: the whole ``yahtzee``
-    distribution took 65-72 CPU s then, 33 s now with the windows).
-    """
-
-    rules: RuleSet
-    filled: int
-    guideposts: Guideposts
-    here: FloatArray
-    here_spared: dict[str, FloatArray]
-    mass: dict[int, FloatArray]
-    spared: Spared
-    tally: _Tally
-
-    def __post_init__(self) -> None:
-        self.reach = self.here.sum(axis=1)
-        # Each guidepost's mass lives in a window of totals (its first to last nonzero):
-        # moving only the windows moves a ninth of the numbers (yahtzee, from the start).
-        nonzero = self.here != 0
-        held = nonzero.any(axis=1)
-        self.first = np.where(held, nonzero.argmax(axis=1), 0)
-        last = self.here.shape[1] - nonzero[:, ::-1].argmax(axis=1)
-        self.length = np.where(held, last - self.first, 0)
-
-    def score(self, box: int, table: FloatArray, weights: FloatArray) -> None:
-        """Move the mass that scores ``box``: ``table`` its points per roll (-inf where the
-        Joker forbids it), ``weights`` (n_rolls, B) the chance of ending the turn there."""
-        rules, gp, tally, reach = self.rules, self.guideposts, self.tally, self.reach
-        category = rules.categories[box]
-        nxt_filled = self.filled | 1 << box
-        nxt = Guideposts.reachable(rules, nxt_filled)
-        nxt_row = _row_lookup(rules, nxt)
-        points = np.where(np.isfinite(table), table, 0.0)
-        codes, class_of = np.unique(
-            points.astype(np.int64) * 2 + rules.universe.all_alike, return_inverse=True
-        )
-        pts, alike = (codes // 2)[:, None], (codes % 2 == 1)[:, None]  # (K, 1)
-        members = class_of == np.arange(codes.size)[:, None]  # (K, n_rolls): each class's rolls
-        w = members @ weights  # (K, B): the chance of each class
-        tally.box_points[category.name] = tally.box_points.get(category.name, 0.0) + float(
-            (points @ weights) @ reach
-        )
-        landing = land(rules, box, pts, alike, gp.upper[None, :], gp.bonus[None, :])
-        upper_bonus, extra = landing.upper_bonus, landing.extra
-        tally.p_yahtzee += float((w * landing.fifty).sum(axis=0) @ reach)
-        tally.p_upper_bonus += float((w * (upper_bonus > 0)).sum(axis=0) @ reach)
-        _add_bonus(tally, "upper", float((w * upper_bonus).sum(axis=0) @ reach))
-        _add_bonus(tally, "yahtzee", float((w * extra).sum(axis=0) @ reach))
-        live = w > 0
+    classes = _Classes.of(rules, policy.tables.boxes, policy.tables.points)
+    weights = np.zeros((classes.points.size, guideposts.upper.size))
+    ends = outcomes(rules.universe, policy.keep, rolls, rerolls)
+    _class_weights(ends, policy.box, classes.of_roll, weights)
+    reach = here.sum(axis=1)
+    pts, alike = classes.points[:, None], classes.alike[:, None]
+    landing = land(rules, classes.box[:, None], pts, alike, guideposts.upper, guideposts.bonus)
+    shape = weights.shape
+    upper_bonus = np.broadcast_to(landing.upper_bonus, shape)
+    extra = np.ascontiguousarray(np.broadcast_to(landing.extra, shape))
+    gains = pts + upper_bonus + extra
+    reached = weights * reach
+    boxes = policy.tables.boxes
+    box_points = np.bincount(classes.position, reached.sum(axis=1) * classes.points, len(boxes))
+    for i, box in enumerate(boxes):
+        name = rules.categories[box].name
+        tally.box_points[name] = tally.box_points.get(name, 0.0) + float(box_points[i])
+    tally.p_yahtzee += float(reached[np.broadcast_to(landing.fifty, shape)].sum())
+    tally.p_upper_bonus += float(reached[upper_bonus > 0].sum())
+    _add_bonus(tally, "upper", float((reached * upper_bonus).sum()))
+    _add_bonus(tally, "yahtzee", float((reached * extra).sum()))
+    first, length = _windows(here)
+    upper = np.broadcast_to(landing.upper, shape)
+    flag = np.broadcast_to(landing.flag, shape)
+    hit_alike = classes.alike.astype(np.int64)
+    for i, box in enumerate(boxes):
+        lo, hi = classes.bounds[i], classes.bounds[i + 1]
+        live = weights[lo:hi] > 0
         if not live.any():
-            return  # the strategy never scores this box here: no mass, no block to visit
-        _, column = np.nonzero(live)
-        rows = np.broadcast_to(nxt_row[landing.upper, landing.flag], w.shape)[live]
-        gains = (pts + upper_bonus + extra)[live]
-        target = _grown(
-            self.mass, nxt_filled, nxt.upper.size, int(gains.max()) + self.here.shape[1]
+            continue  # the strategy never scores this box here: no mass, no block to visit
+        nxt_filled = filled | 1 << box
+        nxt = Guideposts.reachable(rules, nxt_filled)
+        rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
+        width = int(gains[lo:hi][live].max()) + here.shape[1]
+        target = _grown(mass, nxt_filled, nxt.upper.size, width)
+        into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), nxt.upper.size)))
+        _shift_add(
+            here, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
+            hit_alike[lo:hi], here_spared, target, into,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Classes:
+    """A block's rolls by (open box, points, all alike), each class's rolls scored alike:
+    sorted by box, so each box's classes are one run ``bounds[i]:bounds[i + 1]``."""
+
+    position: IntArray
+    """(K,) the class's box as its position among the open boxes."""
+    box: IntArray
+    points: IntArray
+    alike: npt.NDArray[np.bool_]
+    of_roll: IntArray
+    """(C_open, n_rolls) the class of each roll in each open box."""
+    bounds: IntArray
+
+    @classmethod
+    def of(cls, rules: RuleSet, boxes: list[int], table: FloatArray) -> _Classes:
+        points = np.where(np.isfinite(table), table, 0.0).astype(np.int64)
+        span = int(points.max()) + 1
+        position = np.arange(len(boxes))[:, None]
+        codes = (position * span + points) * 2 + rules.universe.all_alike
+        unique, of_roll = np.unique(codes, return_inverse=True)
+        where, alike = np.divmod(unique, 2)
+        position, points = np.divmod(where, span)
+        return cls(
+            position=position,
+            box=np.asarray(boxes, dtype=np.int64)[position],
+            points=points,
+            alike=alike == 1,
+            of_roll=of_roll.reshape(codes.shape).astype(np.int64),
+            bounds=np.searchsorted(position, np.arange(len(boxes) + 1)),
         )
-        _shift_add(target, rows, gains, w[live], self.here, column, self.first, self.length)
-        happened = {"extra": extra > 0, "alike": np.broadcast_to(alike, w.shape)}
-        for event, hit in happened.items():
-            into = self.spared[event].setdefault(nxt_filled, np.zeros(nxt.upper.size))
-            np.add.at(into, rows, np.where(hit, 0.0, w * self.here_spared[event])[live])
+
+
+@jit
+def _class_weights(ends: FloatArray, box: IntArray, of_roll: IntArray, weights: FloatArray) -> None:
+    """weights[k, t] += the chance that lane t's turn ends on a roll of class k: the roll's
+    chance, in the class of the box the strategy scores it in."""
+    for r in range(ends.shape[0]):
+        for t in range(ends.shape[1]):
+            weights[of_roll[box[r, t], r], t] += ends[r, t]
+
+
+def _windows(here: FloatArray) -> tuple[IntArray, IntArray]:
+    """Each guidepost's window of totals, its first to last nonzero (empty where it holds
+    no mass): moving only the windows moves a ninth of the numbers (yahtzee, from the start)."""
+    nonzero = here != 0
+    held = nonzero.any(axis=1)
+    first: IntArray = np.where(held, nonzero.argmax(axis=1), 0)
+    last = here.shape[1] - nonzero[:, ::-1].argmax(axis=1)
+    length: IntArray = np.where(held, last - first, 0)
+    return first, length
 
 
 def _add_bonus(tally: _Tally, name: str, amount: float) -> None:
@@ -285,9 +315,11 @@ def _add_bonus(tally: _Tally, name: str, amount: float) -> None:
         tally.bonus_points[name] = tally.bonus_points.get(name, 0.0) + amount
 
 
-def _row_lookup(rules: RuleSet, guideposts: Guideposts) -> IntArray:
-    """(n_upper, n_bonus): the row of each guidepost in the block's reachable list."""
-    lookup = np.full(rules.block_shape, -1, dtype=np.int64)
+@lru_cache(maxsize=1024)
+def _row_lookup(guideposts: Guideposts) -> IntArray:
+    """(n_upper, n_bonus): the row of each guidepost in the block's reachable list (kept
+    per list: blocks with the same upper boxes and Yahtzee box filled share one)."""
+    lookup = np.full(guideposts.rules.block_shape, -1, dtype=np.int64)
     lookup[guideposts.upper, guideposts.bonus] = np.arange(guideposts.upper.size)
     return lookup
 
@@ -303,27 +335,33 @@ def _grown(mass: dict[int, FloatArray], filled: int, height: int, need: int) -> 
     return target
 
 
+@jit
 def _shift_add(
-    target: FloatArray,
-    rows: IntArray,
-    gains: IntArray,
-    weights: FloatArray,
     here: FloatArray,
-    column: IntArray,
     first: IntArray,
     length: IntArray,
+    weights: FloatArray,
+    rows: IntArray,
+    gains: IntArray,
+    extra: IntArray,
+    alike: IntArray,
+    here_spared: FloatArray,
+    target: FloatArray,
+    spared: FloatArray,
 ) -> None:
-    """For every pair p, with b = column[p] and its window s = first[b] .. + length[b]:
-    target[rows[p], gains[p] + s] += weights[p] * here[b, s].
-
-    The windows are laid end to end in one flat run, so all pairs take a few whole-array
-    steps; ``add.at`` sums the pairs that land on one row (a block's classes, capped totals).
-    """
-    lengths = length[column]
-    total = int(lengths.sum())
-    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    begin = first[column]
-    source = np.repeat(column * here.shape[1] + begin, lengths) + within
-    into = np.repeat(rows * target.shape[1] + gains + begin, lengths) + within
-    amounts = here.reshape(-1)[source] * np.repeat(weights, lengths)
-    np.add.at(target.reshape(-1), into, amounts)
+    """For every pair (class k, lane t) of weight w > 0, with the lane's window s = first[t]
+    .. + length[t]: target[rows[k, t], gains[k, t] + s] += w * here[t, s]; and the mass
+    that never had a +100 (``extra``) or all dice alike (``alike``) moves to spared[:, row]
+    unless the pair has it."""
+    for k in range(weights.shape[0]):
+        for t in range(weights.shape[1]):
+            w = weights[k, t]
+            if w > 0.0:
+                row, lo = rows[k, t], first[t]
+                shift = gains[k, t] + lo
+                for s in range(length[t]):
+                    target[row, shift + s] += w * here[t, lo + s]
+                if extra[k, t] == 0:
+                    spared[0, row] += w * here_spared[0, t]
+                if alike[k] == 0:
+                    spared[1, row] += w * here_spared[1, t]

@@ -7,23 +7,36 @@ as in :mod:`memo_solver.games.yahtzee.advice`: score now before rerolling; among
 one holding more dice, then the first in keep order; among boxes, the first in scorecard
 order. Keeping all five dice when scoring now is as good leads to the same box one roll
 later, so both give the same distribution.
+
+The choices and the turn's mass are loops over the dice lattices of
+:class:`memo_solver.games.yahtzee.dice.Dice`, compiled (:func:`memo_solver.core.compiled.jit`):
+a block's policy is built thousands of times by a simulation and the exact distribution,
+where the array steps they replace cost more than the turn's values themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.dice import Dice
+from memo_solver.core.compiled import jit
+from memo_solver.games.yahtzee import kernel
+from memo_solver.games.yahtzee.dice import FACES, Dice
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.turn import Guideposts, TurnTables, turn_tables
+from memo_solver.games.yahtzee.turn import Guideposts, TurnTables, kernel_tables, turn_tables
 
 IntArray = npt.NDArray[np.int64]
-TIE_DECIMALS = 9
+SmallArray = npt.NDArray[np.uint8]
+TIE_DECIMALS: Final = 9
+TIE_SCALE: Final = 10.0**TIE_DECIMALS
+"""Values are tied when they round to the same number of 1e-9 ticks: ``rint(v * 1e9)``,
+the very steps of ``numpy.round(v, 9)`` before its division, so :func:`tie` and the
+compiled choices rank alike."""
 
 
 @dataclass(frozen=True)
@@ -46,36 +59,89 @@ def tie(values: FloatArray) -> FloatArray:
 
 
 @lru_cache(maxsize=8)
-def _ranks(dice: Dice) -> tuple[IntArray, int, int]:
-    """Each keep's rank by the tie rule (more dice, then first), the number of ranks, and
-    the most value ticks an int64 key can hold beside them."""
-    n = dice.n_keeps
-    rank: IntArray = dice.keep_sizes * n + (n - 1 - np.arange(n))
-    ranks = (dice.count + 1) * n
-    return rank, ranks, int(np.iinfo(np.int64).max // ranks)
+def _ranks(dice: Dice) -> tuple[IntArray, IntArray, int]:
+    """Each keep's rank by the tie rule (higher wins: more dice, then the first keep), the
+    keep of each rank, and the bits a rank takes in an integer key."""
+    order: IntArray = np.lexsort((-np.arange(dice.n_keeps), dice.keep_sizes))  # worst first
+    rank = np.empty(dice.n_keeps, dtype=np.int64)
+    rank[order] = np.arange(dice.n_keeps)
+    return rank, order.astype(np.int64), (dice.n_keeps - 1).bit_length()
+
+
+@jit
+def _best_keeps(
+    keeps: FloatArray,
+    n: int,
+    rank: IntArray,
+    keep_of_rank: IntArray,
+    bits: int,
+    parents: IntArray,
+    n_parents: IntArray,
+    key: IntArray,
+    chosen: IntArray,
+) -> int:
+    """chosen[r, t]: the best keep inside roll r for each of the first ``n`` lanes, from
+    the keeps' values ``keeps`` (n_keeps, >= n); returns how many values lie outside the
+    ticks a key can hold (the choices are wrong unless none does).
+
+    Each keep's key is ``ticks << bits | rank``, so one integer max orders keeps by value,
+    then size, then first; walking the keeps smallest first, each keep's best is itself or
+    its parents' best (one die fewer, done before). An integer max has no branch to
+    mispredict, and a mask decodes the rank (comparing ticks then ranks, or decoding with
+    a division, ran 5x slower)."""
+    n_keeps = keeps.shape[0]
+    first_roll = n_keeps - chosen.shape[0]
+    limit = float(np.iinfo(np.int64).max >> bits)
+    low = (1 << bits) - 1
+    outside = 0
+    for k in range(n_keeps):
+        own = rank[k]
+        for t in range(n):
+            tick = np.rint(keeps[k, t] * TIE_SCALE)
+            outside += not (0.0 <= tick < limit)
+            key[k, t] = np.int64(tick) << bits | own
+        for p in range(n_parents[k]):
+            parent = parents[k, p]
+            for t in range(n):
+                key[k, t] = max(key[k, t], key[parent, t])
+    for r in range(n_keeps - first_roll):
+        for t in range(n):
+            chosen[r, t] = keep_of_rank[key[first_roll + r, t] & low]
+    return outside
+
+
+_OUT_OF_RANGE = "keep values out of the range the integer tie keys can order"
 
 
 def choose_keeps(dice: Dice, keeps: FloatArray) -> IntArray:
-    """(n_rolls, B) for each roll the best keep inside it, by the tie rule.
-
-    Among the keeps inside a roll: the better value to 1e-9, then more dice, then the
-    first keep. Rounded values are whole numbers of 1e-9 ticks, so one integer
-    ``ticks * ranks + size * n_keeps + (n_keeps - 1 - keep)`` orders keeps exactly by that
-    rule, and the best keep inside each roll is a running max over the parents, as in
-    :func:`memo_solver.games.yahtzee.turn.best_keep` (0.3 ms for 100 guideposts, 15x faster than
-    comparing values, then sizes).
-    """
-    rank, ranks, max_ticks = _ranks(dice)
-    ticks = np.rint(tie(keeps) * 10.0**TIE_DECIMALS)
-    if not np.all((ticks >= 0) & (ticks < max_ticks)):
-        raise ValueError("keep values out of the range the integer tie keys can order")
-    key = ticks.astype(np.int64) * ranks + rank[:, None]
-    for size in range(1, dice.count + 1):
-        lo, hi = dice.size_offsets[size], dice.size_offsets[size + 1]
-        parents = key.take(dice.parents[size], axis=0)
-        np.maximum(key[lo:hi], np.maximum.reduce(parents, axis=0), out=key[lo:hi])
-    chosen: IntArray = (dice.n_keeps - 1) - key[dice.keep_of_roll :] % dice.n_keeps
+    """(n_rolls, B) for each roll the best keep inside it, by the tie rule: among the keeps
+    inside a roll, the better value to 1e-9, then more dice, then the first keep."""
+    width = keeps.shape[1]
+    parents, n_parents = dice.parent_rows
+    key = np.empty((dice.n_keeps, width), dtype=np.int64)
+    chosen = np.empty((dice.n_rolls, width), dtype=np.int64)
+    values = np.ascontiguousarray(keeps, dtype=np.float64)
+    if _best_keeps(values, width, *_ranks(dice), parents, n_parents, key, chosen):
+        raise ValueError(_OUT_OF_RANGE)
     return chosen
+
+
+@jit
+def _best_boxes(scores: FloatArray, n: int, chosen: IntArray) -> None:
+    """chosen[r, t]: the first box with the most ticks for roll r, the first ``n`` lanes.
+    Reading ``scores`` once is what this costs: a branch-free select ran slower."""
+    n_boxes, n_rolls = scores.shape[0], scores.shape[1]
+    best = np.empty(n)
+    for r in range(n_rolls):
+        for t in range(n):
+            best[t] = np.rint(scores[0, r, t] * TIE_SCALE)
+            chosen[r, t] = 0
+        for i in range(1, n_boxes):
+            for t in range(n):
+                tick = np.rint(scores[i, r, t] * TIE_SCALE)
+                if tick > best[t]:
+                    best[t] = tick
+                    chosen[r, t] = i
 
 
 def turn_policy(
@@ -87,24 +153,179 @@ def turn_policy(
     tables = turn_tables(rules, filled, successor, guideposts, rules.rerolls)
     keep = [np.empty((0, 0), dtype=np.int64)]
     keep += [choose_keeps(rules.universe, tables.keeps[n]) for n in range(1, rules.rerolls + 1)]
-    box: IntArray = tie(tables.scores).argmax(axis=0)  # the first best box
+    box = np.empty((rules.universe.n_rolls, guideposts.upper.size), dtype=np.int64)
+    _best_boxes(tables.scores, box.shape[1], box)
     return TurnPolicy(tables, keep, box)
 
 
-def outcomes(policy: TurnPolicy, rolls: FloatArray, rerolls_left: int) -> FloatArray:
-    """(C_open, n_rolls, B): the chance that the turn ends scoring each roll in each open box.
+# --- many blocks' choices at once, without their values (the simulation) ---------------------
+
+
+@jit
+def _choose_blocks(
+    open_boxes: IntArray,
+    n_open: IntArray,
+    succ_rows: IntArray,
+    successors: FloatArray,
+    lanes: IntArray,
+    n_lanes: IntArray,
+    adjust: FloatArray,
+    joker_row: IntArray,
+    extra: FloatArray,
+    roll_class: IntArray,
+    n_classes: IntArray,
+    land_index: IntArray,
+    land_banked: FloatArray,
+    alike: IntArray,
+    children: IntArray,
+    parents: IntArray,
+    n_parents: IntArray,
+    rank: IntArray,
+    keep_of_rank: IntArray,
+    bits: int,
+    keep_codes: SmallArray,
+    rerolls: int,
+    offsets: IntArray,
+    out: SmallArray,
+) -> int:
+    """Block b's choices into ``out[offsets[b]:]`` as (rerolls + 1, n_rolls, n_lanes[b]):
+    [0] the box (its position among the open ones), [n] the keep's code (``keep_codes``
+    per roll and keep) with n rerolls left. The kernel's steps of :func:`turn_policy`, the
+    choices read from its work area as each step leaves it; returns what
+    :func:`_best_keeps` counts."""
+    n_keeps, n_rolls = parents.shape[0], roll_class.shape[1]
+    first_roll = n_keeps - n_rolls
+    width = lanes.shape[1]
+    values = np.zeros((open_boxes.shape[1], max(1, n_classes.max()), width))
+    scores = np.zeros((open_boxes.shape[1], n_rolls, width))
+    work = np.zeros((n_keeps, width))
+    key = np.empty((n_keeps, width), dtype=np.int64)
+    chosen = np.empty((n_rolls, width), dtype=np.int64)
+    steps = np.zeros(width, dtype=np.int64)
+    outside = 0
+    for b in range(open_boxes.shape[0]):
+        n, count = n_lanes[b], n_open[b]
+        boxes, rows, levels = open_boxes[b, :count], succ_rows[b, :count], lanes[b]
+        block = out[offsets[b] : offsets[b + 1]].reshape((rerolls + 1, n_rolls, n))
+        kernel.landing_values(
+            boxes, rows, successors, n_classes, land_index, land_banked, levels, steps, n, 1,
+            False, values,
+        )  # fmt: skip
+        kernel.score_rolls(
+            boxes, rows, successors, roll_class, land_index, land_banked, alike,
+            adjust[joker_row[b]], extra, levels, steps, n, 1, False, values, work, first_roll,
+            scores[:count],
+        )  # fmt: skip
+        _best_boxes(scores[:count], n, chosen)
+        for r in range(n_rolls):
+            for t in range(n):
+                block[0, r, t] = chosen[r, t]
+        for left in range(1, rerolls + 1):
+            kernel.keep_values(work, children, n)
+            outside += _best_keeps(
+                work, n, rank, keep_of_rank, bits, parents, n_parents, key, chosen
+            )
+            for r in range(n_rolls):
+                for t in range(n):
+                    block[left, r, t] = keep_codes[r, chosen[r, t]]
+            kernel.best_keep(work, parents, n_parents, n)
+    return outside
+
+
+def block_choices(
+    rules: RuleSet,
+    masks: Sequence[int],
+    successor: Callable[[int], FloatArray],
+    keep_codes: SmallArray,
+    levels: Sequence[IntArray],
+) -> list[SmallArray]:
+    """Each block's choices at its guideposts ``levels[b]`` (reachable ones, as raveled
+    (upper, bonus) indices), (rerolls + 1, n_rolls, B) bytes: [0] the position of the box
+    scored with no reroll left, [n] with n rerolls left the keep chosen, as
+    ``keep_codes[roll, keep]`` (the caller's one-byte code of a keep inside a roll). The
+    same choices as :func:`turn_policy`'s, in one compiled call for all the blocks: a
+    block's turn tables and the Python around them cost more than its choices
+    (``successor`` gives a block by its filled mask)."""
+    tables = kernel_tables(rules)
+    dice = rules.universe
+    filled = np.asarray(masks, dtype=np.int64)
+    open_ = rules.open_matrix(filled)
+    n_open = open_.sum(axis=1)
+    if not n_open.all():
+        raise ValueError("a block with every box filled has no turn to choose in")
+    open_boxes = np.argsort(~open_, axis=1, kind="stable")  # the open boxes first, in order
+    n_lanes = np.array([flat.size for flat in levels], dtype=np.int64)
+    lanes = np.zeros((filled.size, max(1, int(n_lanes.max(initial=0)))), dtype=np.int64)
+    for b, flat in enumerate(levels):
+        lanes[b, : flat.size] = flat
+    succ_rows = np.zeros_like(open_boxes)
+    row_of: dict[int, int] = {}
+    for b, mask in enumerate(masks):
+        for i in range(int(n_open[b])):
+            succ_rows[b, i] = row_of.setdefault(mask | 1 << int(open_boxes[b, i]), len(row_of))
+    successors = np.stack([successor(mask).ravel() for mask in row_of] or [np.zeros(1)])
+    offsets = np.zeros(filled.size + 1, dtype=np.int64)
+    np.cumsum((rules.rerolls + 1) * dice.n_rolls * n_lanes, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    joker = tables.joker_rows(filled, open_)  # first: it may add rows to ``adjust``
+    outside = _choose_blocks(
+        open_boxes, n_open, succ_rows, successors, lanes, n_lanes, tables.adjust, joker,
+        tables.extra, tables.roll_class, tables.n_classes,
+        tables.land_index, tables.land_banked, tables.alike, tables.children, tables.parents,
+        tables.n_parents, *_ranks(dice), keep_codes, rules.rerolls, offsets, out,
+    )  # fmt: skip
+    if outside:
+        raise ValueError(_OUT_OF_RANGE)
+    return [
+        out[offsets[b] : offsets[b + 1]].reshape(rules.rerolls + 1, dice.n_rolls, -1)
+        for b in range(filled.size)
+    ]
+
+
+# --- where the choices take the dice (the exact distribution) --------------------------------
+
+
+@jit
+def _reroll(rolls: FloatArray, keep: IntArray, children: IntArray, work: FloatArray) -> None:
+    """``rolls`` (n_rolls, B) becomes the chances of the rolls after one reroll, ``keep``
+    the keep chosen in each roll. Each keep's mass goes to its six children, a sixth each,
+    smallest keeps first (the keep lattice read backwards), so the mass of a keep of s dice
+    ends on the rolls of its 6^(count - s) throws: O(keeps x 6) per lane, where the dense
+    transition matrix took O(keeps x rolls)."""
+    n_keeps, n = work.shape
+    first_roll = children.shape[0]
+    sixth = 1.0 / FACES
+    for k in range(n_keeps):
+        for t in range(n):
+            work[k, t] = 0.0
+    for r in range(n_keeps - first_roll):
+        for t in range(n):
+            work[keep[r, t], t] += rolls[r, t]
+    for k in range(first_roll):
+        c0, c1, c2 = children[k, 0], children[k, 1], children[k, 2]
+        c3, c4, c5 = children[k, 3], children[k, 4], children[k, 5]
+        for t in range(n):
+            share = work[k, t] * sixth
+            work[c0, t] += share
+            work[c1, t] += share
+            work[c2, t] += share
+            work[c3, t] += share
+            work[c4, t] += share
+            work[c5, t] += share
+    for r in range(n_keeps - first_roll):
+        for t in range(n):
+            rolls[r, t] = work[first_roll + r, t]
+
+
+def outcomes(dice: Dice, keep: list[IntArray], rolls: FloatArray, rerolls_left: int) -> FloatArray:
+    """(n_rolls, B): the chance that the turn ends on each roll (scored there in the box the
+    policy chooses), the keeps chosen being ``keep`` (:attr:`TurnPolicy.keep`).
 
     ``rolls`` (n_rolls, B) is the chance of each roll with ``rerolls_left`` rerolls to go (the
     first roll's chances at the start of a turn, or a single roll for a state with dice).
     """
-    dice = policy.tables.dice
-    width = rolls.shape[1]
-    columns = np.arange(width)[None, :]
+    work = np.empty((dice.n_keeps, rolls.shape[1]))
+    ends = np.array(rolls, dtype=np.float64, order="C")  # a copy, moved in place
     for n in range(rerolls_left, 0, -1):
-        flat = (policy.keep[n] * width + columns).ravel()
-        kept = np.bincount(flat, weights=rolls.ravel(), minlength=dice.n_keeps * width)
-        rolls = dice.transition.T @ kept.reshape(dice.n_keeps, width)
-    ends = np.zeros((len(policy.tables.boxes), dice.n_rolls, width))
-    roll_index = np.arange(dice.n_rolls)[:, None]
-    ends[policy.box, roll_index, columns] = rolls
+        _reroll(ends, keep[n], dice.child_rows, work)
     return ends

@@ -12,7 +12,7 @@ From the start the points to come are the final score. From a state they are the
 still to come: what is already on the scorecard is not included (the upper total so far
 only decides whether the bonus is still to be won), and the output says so.
 
-The full ``yahtzee`` game takes about 35 CPU s (the 15-box ``yatzy`` about 100), so the
+The full ``yahtzee`` game takes about 9 CPU s (the 15-box ``yatzy`` about 18), so the
 command line shows a progress bar, and the HTTP service and the workers run the pass in a
 worker thread (:func:`distribution_in_thread`) so that their event loop stays free.
 """
@@ -73,12 +73,11 @@ async def distribution_in_thread(
 ) -> Distribution:
     """The distribution, computed in a worker thread so that the event loop stays free.
 
-    The forward pass is tens of CPU seconds of numpy for a whole game with no await that
-    yields, so run on a server's loop it would stall every other request, deadlines
-    included. The blocks it needs are solved first on ``engine`` (async, shared with
-    everyone); the pass then reads them from a plain mapping in a thread, with no engine
-    and no event loop there. Cancelled, this returns at once and the thread stops at its
-    next block.
+    The forward pass is seconds of CPU for a whole game with no await that yields, so run
+    on a server's loop it would stall every other request, deadlines included. The blocks
+    it needs are solved first on ``engine`` (async, shared with everyone); the pass then
+    reads them from a plain mapping in a thread, with no engine and no event loop there.
+    Cancelled, this returns at once and the thread stops at its next block.
     """
     blocks = await blocks_below(engine, rules, state)
     stop = threading.Event()
