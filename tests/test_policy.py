@@ -18,10 +18,10 @@ from memo_solver.games.yahtzee.policy import (
     block_choices,
     choose_keeps,
     outcomes,
-    tie,
     turn_policy,
 )
 from memo_solver.games.yahtzee.rules import FloatArray
+from memo_solver.games.yahtzee.ties import tie
 from memo_solver.games.yahtzee.turn import Guideposts
 
 

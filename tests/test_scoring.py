@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memo_solver.games.yahtzee.catalog import RULE_SETS, get_rule_set
-from memo_solver.games.yahtzee.policy import tie
 from memo_solver.games.yahtzee.rules import Joker, RuleSet
 from memo_solver.games.yahtzee.scoring import (
     Scored,
@@ -29,6 +28,7 @@ from memo_solver.games.yahtzee.scoring import (
     score,
 )
 from memo_solver.games.yahtzee.state import State, guidepost, parse_state
+from memo_solver.games.yahtzee.ties import tie
 from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
 
 YAHTZEE = RULE_SETS["yahtzee"]

@@ -1,7 +1,7 @@
 """Rank every legal action of a state with its expected final score and its loss.
 
 Ties are broken the same way everywhere (advice, play, the distribution and the
-simulation), on the key of :func:`memo_solver.games.yahtzee.policy.tie`: among actions of
+simulation), on the key of :func:`memo_solver.games.yahtzee.ties.tie`: among actions of
 equal value (to 1e-9), scoring now comes first, then keeps holding more dice, then the
 scorecard order. Keeping every die is worth exactly the best score one reroll later, so
 a player is never told to reroll for nothing. What a score banks comes from
@@ -20,10 +20,10 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee.dice import Dice
 from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.policy import tie
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.scoring import Scored, score
 from memo_solver.games.yahtzee.state import State, guidepost
+from memo_solver.games.yahtzee.ties import tie
 from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
 
 _NUMBERS: Final = ("no", "one", "two", "three", "four", "five", "six")

@@ -2,8 +2,9 @@
 
 Values say how good a state is; analysts also need *which* action the strategy takes, so
 that a simulation plays it and the exact score distribution follows it. Ties between
-equally good actions (values equal to 1e-9: :func:`tie`) are broken by one rule, the same
-as in :mod:`memo_solver.games.yahtzee.advice`: score now before rerolling; among keeps, the
+equally good actions (values equal to 1e-9: :mod:`memo_solver.games.yahtzee.ties`) are
+broken by one rule, the same as in :mod:`memo_solver.games.yahtzee.advice`: score now before
+rerolling; among keeps, the
 one holding more dice, then the first in keep order; among boxes, the first in scorecard
 order. Keeping all five dice when scoring now is as good leads to the same box one roll
 later, so both give the same distribution.
@@ -19,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -28,15 +28,11 @@ from memo_solver.core.compiled import jit
 from memo_solver.games.yahtzee import kernel
 from memo_solver.games.yahtzee.dice import FACES, Dice
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
+from memo_solver.games.yahtzee.ties import TIE_SCALE
 from memo_solver.games.yahtzee.turn import Guideposts, TurnTables, kernel_tables, turn_tables
 
 IntArray = npt.NDArray[np.int64]
 SmallArray = npt.NDArray[np.uint8]
-TIE_DECIMALS: Final = 9
-TIE_SCALE: Final = 10.0**TIE_DECIMALS
-"""Values are tied when they round to the same number of 1e-9 ticks: ``rint(v * 1e9)``,
-the very steps of ``numpy.round(v, 9)`` before its division, so :func:`tie` and the
-compiled choices rank alike."""
 
 
 @dataclass(frozen=True)
@@ -48,14 +44,6 @@ class TurnPolicy:
     """keep[n] (n_rolls, B): the keep chosen for each roll with n rerolls left (n >= 1)."""
     box: IntArray
     """(n_rolls, B): with no rerolls left, the position in ``tables.boxes`` of the box chosen."""
-
-
-def tie(values: FloatArray) -> FloatArray:
-    """The tie rule's key: values equal to 1e-9 count as tied. Equal choices reached by
-    different float sums differ in the last bit, and the choice must not depend on that;
-    advice ranks by the same key, so that it names the move the strategy plays."""
-    rounded: FloatArray = np.round(values, TIE_DECIMALS)
-    return rounded
 
 
 @lru_cache(maxsize=8)

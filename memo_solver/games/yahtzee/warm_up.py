@@ -17,8 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+import anyio
+
+from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee import turn
 from memo_solver.games.yahtzee.catalog import get_rule_set
+from memo_solver.games.yahtzee.distribution import score_distribution
+from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.simulate import PolicyCache, simulate
+from memo_solver.games.yahtzee.state import start_state
+from memo_solver.stores.memory import MemoryStore
 
 
 def _turn_kernel() -> None:
@@ -34,7 +42,20 @@ def _turn_kernel() -> None:
     )
 
 
-WORKLOADS: Final[tuple[Callable[[], None], ...]] = (_turn_kernel,)
+def _strategy() -> None:
+    """The strategy's choices on a small rule set: its exact score distribution (policies and
+    the forward pass) and a few simulated games (block policies in batches)."""
+    rules = get_rule_set("yahtzee-lower")
+
+    async def run() -> None:
+        async with open_engine(YahtzeeGame(rules), MemoryStore()) as engine:
+            await score_distribution(engine, rules, start_state())
+            await simulate(engine, PolicyCache(rules), games=20, seed=0)
+
+    anyio.run(run)
+
+
+WORKLOADS: Final[tuple[Callable[[], None], ...]] = (_turn_kernel, _strategy)
 """Together they reach every compiled function; each takes milliseconds once compiled."""
 
 
