@@ -38,10 +38,12 @@ from memo_solver.core.store import Claim, Store, StoreUnavailableError
 
 log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 10.0
+"""Long enough for a batch (512 Maxi Yatzy blocks take about 0.1 s), short enough that the
+claims of a killed process hold others up for seconds, not minutes; renewed every third of
+it."""
 LAYER_CHUNK = 512
-"""Blocks a layered solve asks for at once: a few store round trips' worth."""
-"""Long enough for a batch (256 blocks take about 0.15 s), short enough that the claims of
-a killed process hold others up for seconds, not minutes; renewed every third of it."""
+"""Blocks of a layer a whole solve claims, solves and commits at once: a few store round
+trips' worth, and enough blocks for the kernel's batch call to cost nothing beside them."""
 _MAX_BATCH = 256
 _BATCH_S = 0.25
 """About how long one batch should compute: cheap blocks (a Yahtzee block, 0.6 ms) go 256
