@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 import yahtzee_figures
@@ -549,6 +550,30 @@ def test_a_policy_built_for_some_guideposts_chooses_as_the_whole_block(player: P
         assert np.array_equal(extended.box[:, ours], whole.box[:, full])
         for n in range(1, rules.rerolls + 1):
             assert np.array_equal(extended.keep[n][:, ours], whole.keep[n][:, full])
+
+
+def test_an_empty_store_is_solved_a_layer_at_a_time_first() -> None:
+    """Games from the start need nearly every block: the engine's whole-solve path solves
+    them once, before the first turn, not top-down from each turn's policies."""
+    rules = RULE_SETS["yahtzee-lower"]
+
+    async def play() -> tuple[list[str], list[str]]:
+        async with open_engine(YahtzeeGame(rules), MemoryStore()) as engine:
+            whole_solves: list[str] = []
+            layered = engine.solve_layers
+
+            async def solve_layers(key: str) -> Any:
+                whole_solves.append(key)
+                return await layered(key)
+
+            engine.solve_layers = solve_layers  # type: ignore[method-assign,assignment]
+            await simulate(engine, PolicyCache(rules), 50, seed=1)
+            first = list(whole_solves)
+            await simulate(engine, PolicyCache(rules), 50, seed=2)  # solved: nothing more
+            return first, whole_solves
+
+    first, both = anyio.run(play)
+    assert first == both == [block_key(0)]
 
 
 def test_a_filled_cache_of_a_forced_order_game_holds_its_prefixes(player: Player) -> None:

@@ -351,8 +351,8 @@ def _shift_add(
 ) -> None:
     """For every pair (class k, lane t) of weight w > 0, with the lane's window s = first[t]
     .. + length[t]: target[rows[k, t], gains[k, t] + s] += w * here[t, s]; and the mass
-    that never had a +100 (``extra``) or all dice alike (``alike``) moves to spared[:, row]
-    unless the pair has it."""
+    that never had a +100 (``extra``) or all dice alike (``alike``) moves to spared[0, row]
+    and spared[1, row] (the order of ``_EVENTS``) unless the pair has it."""
     for k in range(weights.shape[0]):
         for t in range(weights.shape[1]):
             w = weights[k, t]

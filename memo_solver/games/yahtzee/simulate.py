@@ -395,6 +395,8 @@ async def simulate(
     )
     built, building = cache.built, cache.build_seconds
     started = time.perf_counter()
+    if engine is not None and cache.strategy == "optimal":
+        await _solved(engine)
     first = 0
     while first < games:
         size = min(chunk_games, games - first)
@@ -411,6 +413,15 @@ async def simulate(
     summary.policy_seconds = cache.build_seconds - building
     summary.policy_bytes = cache.nbytes
     return summary
+
+
+async def _solved(engine: Engine) -> None:
+    """Solve the whole game first if the store lacks it, a layer at a time (the engine's
+    whole-solve path): games from the start need nearly every block, and the policies
+    asking for their successors one turn at a time would solve them top-down instead."""
+    root = engine.game.root()
+    if root not in await engine.stored([root]):
+        await engine.solve_layers(root)
 
 
 async def _play_chunk(
