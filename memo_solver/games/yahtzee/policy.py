@@ -29,7 +29,13 @@ from memo_solver.games.yahtzee import kernel
 from memo_solver.games.yahtzee.dice import FACES, Dice
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
 from memo_solver.games.yahtzee.ties import TIE_SCALE
-from memo_solver.games.yahtzee.turn import Guideposts, TurnTables, kernel_tables, turn_tables
+from memo_solver.games.yahtzee.turn import (
+    Batch,
+    Guideposts,
+    TurnTables,
+    kernel_tables,
+    turn_tables,
+)
 
 IntArray = npt.NDArray[np.int64]
 SmallArray = npt.NDArray[np.uint8]
@@ -236,29 +242,19 @@ def block_choices(
     (``successor`` gives a block by its filled mask)."""
     tables = kernel_tables(rules)
     dice = rules.universe
-    filled = np.asarray(masks, dtype=np.int64)
-    open_ = rules.open_matrix(filled)
-    n_open = open_.sum(axis=1)
-    if not n_open.all():
+    batch = Batch.of(rules, masks, successor)
+    if not batch.n_open.all():
         raise ValueError("a block with every box filled has no turn to choose in")
-    open_boxes = np.argsort(~open_, axis=1, kind="stable")  # the open boxes first, in order
     n_lanes = np.array([flat.size for flat in levels], dtype=np.int64)
-    lanes = np.zeros((filled.size, max(1, int(n_lanes.max(initial=0)))), dtype=np.int64)
+    lanes = np.zeros((batch.filled.size, max(1, int(n_lanes.max(initial=0)))), dtype=np.int64)
     for b, flat in enumerate(levels):
         lanes[b, : flat.size] = flat
-    succ_rows = np.zeros_like(open_boxes)
-    row_of: dict[int, int] = {}
-    for b, mask in enumerate(masks):
-        for i in range(int(n_open[b])):
-            succ_rows[b, i] = row_of.setdefault(mask | 1 << int(open_boxes[b, i]), len(row_of))
-    successors = np.stack([successor(mask).ravel() for mask in row_of] or [np.zeros(1)])
-    offsets = np.zeros(filled.size + 1, dtype=np.int64)
+    offsets = np.zeros(batch.filled.size + 1, dtype=np.int64)
     np.cumsum((rules.rerolls + 1) * dice.n_rolls * n_lanes, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
-    joker = tables.joker_rows(filled, open_)  # first: it may add rows to ``adjust``
     outside = _choose_blocks(
-        open_boxes, n_open, succ_rows, successors, lanes, n_lanes, tables.adjust, joker,
-        tables.extra, tables.roll_class, tables.n_classes,
+        batch.open_boxes, batch.n_open, batch.succ_rows, batch.successors, lanes, n_lanes,
+        tables.adjust, batch.joker, tables.extra, tables.roll_class, tables.n_classes,
         tables.land_index, tables.land_banked, tables.alike, tables.children, tables.parents,
         tables.n_parents, *_ranks(dice), keep_codes, rules.rerolls, offsets, out,
     )  # fmt: skip
@@ -266,7 +262,7 @@ def block_choices(
         raise ValueError(_OUT_OF_RANGE)
     return [
         out[offsets[b] : offsets[b + 1]].reshape(rules.rerolls + 1, dice.n_rolls, -1)
-        for b in range(filled.size)
+        for b in range(batch.filled.size)
     ]
 
 

@@ -297,6 +297,45 @@ def kernel_tables(rules: RuleSet) -> KernelTables:
     )
 
 
+@dataclass(frozen=True)
+class Batch:
+    """Blocks solved by one call of the kernel, as it reads them: each block's open boxes
+    first in its row (``open_boxes[b, :n_open[b]]``), the row of ``successors`` each lands
+    on, and its Joker row (:meth:`KernelTables.joker_rows`: read the tables' ``adjust``
+    after building the batch, which may add rows to it)."""
+
+    filled: IntArray
+    n_open: IntArray
+    open_boxes: IntArray
+    succ_rows: IntArray
+    successors: FloatArray
+    """(distinct successors, values): each successor block raveled, once."""
+    joker: IntArray
+
+    @classmethod
+    def of(
+        cls,
+        rules: RuleSet,
+        masks: Sequence[int],
+        successor: Callable[[int], FloatArray],
+        width: int = 1,
+    ) -> Batch:
+        filled = np.asarray(masks, dtype=np.int64)
+        open_ = rules.open_matrix(filled)
+        n_open = open_.sum(axis=1)
+        open_boxes = np.argsort(~open_, axis=1, kind="stable")
+        in_use = np.arange(open_.shape[1])[None, :] < n_open[:, None]
+        succ_masks = np.where(in_use, filled[:, None] | np.int64(1) << open_boxes, -1)
+        wanted = np.unique(succ_masks[succ_masks >= 0])
+        values = rules.n_upper_levels * rules.n_bonus_levels * width
+        table = np.empty((max(wanted.size, 1), values))
+        for row, mask in enumerate(wanted.tolist()):
+            table[row] = successor(mask).ravel()
+        joker = kernel_tables(rules).joker_rows(filled, open_)
+        succ_rows = np.searchsorted(wanted, succ_masks)
+        return cls(filled, n_open, open_boxes, succ_rows, table, joker)
+
+
 def solve_blocks(
     rules: RuleSet,
     masks: Sequence[int],
@@ -318,30 +357,18 @@ def solve_blocks(
     from memo_solver.games.yahtzee import kernel  # numba: imported by the first solve only
 
     tables = kernel_tables(rules)
-    filled = np.asarray(masks, dtype=np.int64)
-    open_ = rules.open_matrix(filled)
-    n_open = open_.sum(axis=1)
-    open_boxes = np.argsort(~open_, axis=1, kind="stable")
-    in_use = np.arange(open_.shape[1])[None, :] < n_open[:, None]
-    succ_masks = np.where(in_use, filled[:, None] | np.int64(1) << open_boxes, -1)
-    wanted = np.unique(succ_masks[succ_masks >= 0])
-    values = rules.n_upper_levels * rules.n_bonus_levels * width
-    table = np.empty((max(wanted.size, 1), values))
-    for row, mask in enumerate(wanted.tolist()):
-        table[row] = successors[mask].ravel()
-    succ_rows = np.searchsorted(wanted, succ_masks)
+    batch = Batch.of(rules, masks, successors.__getitem__, width)
     lane_sets, lane_counts = tables.lane_sets
-    joker = tables.joker_rows(filled, open_)
-    out = np.full((filled.size, values), np.nan)
+    out = np.full((batch.filled.size, batch.successors.shape[1]), np.nan)
     kernel.solve_blocks(
-        0, filled.size, open_boxes, n_open, succ_rows, table, lane_sets, lane_counts,
-        tables.lane_set_of(filled), joker, tables.adjust, tables.extra, tables.roll_class,
-        tables.n_classes, tables.land_index, tables.land_banked, tables.alike,
-        tables.children, tables.parents, tables.n_parents, tables.first, rules.rerolls,
-        width, shift, kernel.TILE, out,
+        0, batch.filled.size, batch.open_boxes, batch.n_open, batch.succ_rows,
+        batch.successors, lane_sets, lane_counts, tables.lane_set_of(batch.filled),
+        batch.joker, tables.adjust, tables.extra, tables.roll_class, tables.n_classes,
+        tables.land_index, tables.land_banked, tables.alike, tables.children, tables.parents,
+        tables.n_parents, tables.first, rules.rerolls, width, shift, kernel.TILE, out,
     )  # fmt: skip
     shape = rules.block_shape if width == 1 else (*rules.block_shape, width)
-    return out.reshape(filled.size, *shape)
+    return out.reshape(batch.filled.size, *shape)
 
 
 @dataclass(frozen=True)
