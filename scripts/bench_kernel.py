@@ -16,8 +16,9 @@ child's own ``time.process_time`` around the timed part), alternating the two ve
 - ``library``: ours only, a cold ``yahtzee`` precompute into a fresh SQLite file through the
   CLI and through ``open_engine`` from a script: the library path as fast as the CLI.
 - ``threads``: ours only, in one process with the kernel already loaded, the solve phase of
-  a cold ``yahtzee`` solve (``solve_layers`` on an in-memory store) with one thread and with
-  two; the load average before and after. Target: two threads at most 0.6 of one.
+  a cold ``yahtzee`` solve (``solve_layers`` on an in-memory store, then on a fresh SQLite
+  file, as ``precompute`` does) with one thread and with two; the load average before and
+  after. Target: two threads at most 0.6 of one.
 
 The base version is a git worktree of ``--base-commit`` (default: the commit before the
 kernel) with its own venv, made under ``/tmp/memo-solver-bench/base`` on first use (pip,
@@ -109,29 +110,35 @@ print(json.dumps({"value": anyio.run(main)}))
 """
 
 THREADS_CHILD = """
-import json, os, sys, time
+import json, os, sys, tempfile, time
+from pathlib import Path
 import anyio
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.catalog import get_rule_set
 from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 game = YahtzeeGame(get_rule_set("yahtzee"))
 rounds = int(sys.argv[1])
+folder = Path(tempfile.mkdtemp(prefix="bench-threads-"))
+files = iter(range(10**6))
 
-async def solve(threads: int) -> float:
-    async with open_engine(game, MemoryStore(), threads=threads) as engine:
+async def solve(threads: int, kind: str) -> float:
+    store = MemoryStore() if kind == "memory" else SQLiteStore(folder / f"{next(files)}.db")
+    async with store, open_engine(game, store, threads=threads) as engine:
         started = time.perf_counter()
         await engine.solve_layers(game.root())
         return time.perf_counter() - started
 
 async def main() -> dict[str, object]:
-    await solve(1)  # untimed: load the kernel, build the tables
-    walls: dict[str, list[float]] = {"1": [], "2": []}
+    await solve(1, "memory")  # untimed: load the kernel, build the tables
+    walls = {f"{kind}/{n}": [] for kind in ("memory", "sqlite") for n in (1, 2)}
     load_before = os.getloadavg()
     for _ in range(rounds):
-        for threads in (1, 2):
-            walls[str(threads)].append(await solve(threads))
+        for kind in ("memory", "sqlite"):
+            for threads in (1, 2):
+                walls[f"{kind}/{threads}"].append(await solve(threads, kind))
     return {"walls": walls, "load_before": load_before, "load_after": os.getloadavg()}
 
 print(json.dumps(anyio.run(main)))
@@ -248,16 +255,20 @@ def bench_library(ours: str, rounds: int, tmp: Path) -> dict[str, Any]:
 
 def bench_threads(ours: str, rounds: int) -> dict[str, Any]:
     result = child_json([ours, "-c", THREADS_CHILD, str(rounds)])
-    one, two = median(result["walls"]["1"]), median(result["walls"]["2"])
-    return {
-        "one_thread_wall_s": one,
-        "two_threads_wall_s": two,
-        "ratio": two / one,
+    report: dict[str, Any] = {
         "load_before": result["load_before"],
         "load_after": result["load_after"],
         "runs": result["walls"],
-        "pass": two / one <= THREADS_TARGET,
     }
+    for kind in ("memory", "sqlite"):
+        one, two = median(result["walls"][f"{kind}/1"]), median(result["walls"][f"{kind}/2"])
+        report[kind] = {
+            "one_thread_wall_s": one,
+            "two_threads_wall_s": two,
+            "ratio": two / one,
+            "pass": two / one <= THREADS_TARGET,
+        }
+    return report
 
 
 def host() -> dict[str, Any]:
@@ -333,11 +344,14 @@ def main() -> int:
         )
     if "threads" in report:
         t = report["threads"]
-        print(
-            f"yahtzee solve phase, wall: 1 thread {t['one_thread_wall_s']:.3f} s, 2 threads "
-            f"{t['two_threads_wall_s']:.3f} s: {t['ratio']:.2f} (target <= {THREADS_TARGET}) "
-            f"{'PASS' if t['pass'] else 'FAIL'}; load {t['load_before']} -> {t['load_after']}"
-        )
+        for kind in ("memory", "sqlite"):
+            k = t[kind]
+            print(
+                f"yahtzee solve phase on {kind}, wall: 1 thread {k['one_thread_wall_s']:.3f} s, "
+                f"2 threads {k['two_threads_wall_s']:.3f} s: {k['ratio']:.2f} (target <= "
+                f"{THREADS_TARGET}) {'PASS' if k['pass'] else 'FAIL'}"
+            )
+        print(f"  load {t['load_before']} -> {t['load_after']}")
     return 0
 
 

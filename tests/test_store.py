@@ -551,9 +551,9 @@ async def test_sqlite_a_failing_statement_commits_nothing_of_its_claims(
 ) -> None:
     failing_connections(monkeypatch)
     async with SQLiteStore(tmp_path / "memo.sqlite") as store:
-        # BEGIN, then two SELECTs and an INSERT per key: the 11th statement is the third
-        # key's first SELECT, after two claims were written.
-        FailingConnection.statements_left = 11
+        # BEGIN, two SELECTs for the batch, the INSERT of every claim: the COMMIT fails,
+        # after the claims were written.
+        FailingConnection.statements_left = 4
         with pytest.raises(StoreUnavailableError, match="injected"):
             await store.try_claim(NS, KEYS, A, LONG_LEASE)
         assert (await store.coverage(NS)).claims == 0

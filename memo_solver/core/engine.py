@@ -41,7 +41,7 @@ DEFAULT_LEASE_S = 10.0
 """Long enough for a batch (512 Maxi Yatzy blocks take about 0.1 s), short enough that the
 claims of a killed process hold others up for seconds, not minutes; renewed every third of
 it."""
-LAYER_CHUNK = 512
+LAYER_CHUNK = 256
 """Blocks of a layer a whole solve claims, solves and commits at once: a few store round
 trips' worth, and enough blocks for the kernel's batch call to cost nothing beside them."""
 _MAX_BATCH = 256
@@ -146,12 +146,22 @@ class Engine:
         costs no task, event or in-flight record per block. ``shuffle`` orders each layer at
         random, so that workers solving the same cone side by side mostly take different
         blocks (the claims keep them from computing any block twice)."""
+        in_flight = anyio.CapacityLimiter(self.threads)
+
+        async def solve(keys: Sequence[str]) -> None:
+            async with in_flight:
+                await self._solve_chunk(keys)
+
         for layer in self.game.layers(key):
             order = list(layer)
             if shuffle is not None:
                 shuffle.shuffle(order)
-            for start in range(0, len(order), chunk):
-                await self._solve_chunk(order[start : start + chunk])
+            chunks = [order[start : start + chunk] for start in range(0, len(order), chunk)]
+            # With threads, as many chunks as threads at once: one's claims, lookups and
+            # commit run on the event loop while the others' blocks are in the kernel.
+            async with anyio.create_task_group() as tg:
+                for keys in chunks:
+                    tg.start_soon(solve, keys)
         return await self.block(key)
 
     async def _solve_chunk(self, keys: Sequence[str]) -> None:
@@ -164,8 +174,10 @@ class Engine:
         later = [key for key in keys if key not in found and key in self._in_flight]
         todo = [key for key in keys if key not in found and key not in self._in_flight]
         if todo:
-            wanted = dict.fromkeys(s for key in todo for s in self.game.successors(key))
-            successors = await self.blocks(list(wanted))
+            wanted = list(dict.fromkeys(s for key in todo for s in self.game.successors(key)))
+            successors = await self.stored(wanted)  # the layers below: all there, as a rule
+            if len(successors) < len(wanted):
+                successors.update(await self.blocks([s for s in wanted if s not in successors]))
             _, busy = await self._claim_and_solve(todo, successors)
             later += busy
         if later:

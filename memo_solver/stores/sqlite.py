@@ -14,6 +14,7 @@ read-only, locked past the timeout, or failed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import sqlite3
@@ -195,31 +196,42 @@ class SQLiteStore:
         self, namespace: str, keys: Sequence[str], token: str, lease_s: float
     ) -> dict[str, Claim]:
         def claim(db: sqlite3.Connection) -> dict[str, Claim]:
+            # Set-based: three statements for the whole batch, not three per key (the
+            # per-key form held the GIL 12 us a key, a fifth of a compiled solve's time).
             now = time.time()
-            result: dict[str, Claim] = {}
+            wanted = json.dumps(list(keys))
             with _transaction(db):
-                for key in keys:
-                    holder = db.execute(
-                        "SELECT token, expires FROM claims WHERE namespace = ? AND key = ?",
-                        (namespace, key),
-                    ).fetchone()
-                    if db.execute(
-                        "SELECT 1 FROM blocks WHERE namespace = ? AND key = ?", (namespace, key)
-                    ).fetchone():
-                        result[key] = Claim.DONE
-                    elif (
-                        holder is not None
-                        and holder[0] != token
-                        and holder[1] > now
-                        and not _holder_died(holder[0])
-                    ):
-                        result[key] = Claim.BUSY
-                    else:
-                        db.execute(
-                            "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
-                            (namespace, key, token, now + lease_s),
-                        )
-                        result[key] = Claim.CLAIMED
+                done = {
+                    key
+                    for (key,) in db.execute(
+                        "SELECT key FROM blocks WHERE namespace = ? "
+                        "AND key IN (SELECT value FROM json_each(?))",
+                        (namespace, wanted),
+                    )
+                }
+                holders = dict(
+                    db.execute(
+                        "SELECT key, token FROM claims WHERE namespace = ? AND expires > ? "
+                        "AND token != ? AND key IN (SELECT value FROM json_each(?))",
+                        (namespace, now, token, wanted),
+                    ).fetchall()
+                )
+                result = {
+                    key: Claim.DONE
+                    if key in done
+                    else Claim.BUSY
+                    if key in holders and not _holder_died(holders[key])
+                    else Claim.CLAIMED
+                    for key in keys
+                }
+                db.executemany(
+                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                    [
+                        (namespace, key, token, now + lease_s)
+                        for key, state in result.items()
+                        if state is Claim.CLAIMED
+                    ],
+                )
             return result
 
         return await self._run(claim)
