@@ -41,7 +41,7 @@ DEFAULT_LEASE_S = 10.0
 """Long enough for a batch (512 Maxi Yatzy blocks take about 0.1 s), short enough that the
 claims of a killed process hold others up for seconds, not minutes; renewed every third of
 it."""
-LAYER_CHUNK = 256
+LAYER_CHUNK = 512
 """Blocks of a layer a whole solve claims, solves and commits at once: a few store round
 trips' worth, and enough blocks for the kernel's batch call to cost nothing beside them."""
 _MAX_BATCH = 256
@@ -156,9 +156,11 @@ class Engine:
             order = list(layer)
             if shuffle is not None:
                 shuffle.shuffle(order)
-            chunks = [order[start : start + chunk] for start in range(0, len(order), chunk)]
-            # With threads, as many chunks as threads at once: one's claims, lookups and
-            # commit run on the event loop while the others' blocks are in the kernel.
+            # With threads, as many chunks as threads at once, each a thread's share: one's
+            # claims, lookups and commit run on the event loop while the others' blocks are
+            # in the kernel.
+            size = max(1, chunk // self.threads)
+            chunks = [order[start : start + size] for start in range(0, len(order), size)]
             async with anyio.create_task_group() as tg:
                 for keys in chunks:
                     tg.start_soon(solve, keys)
