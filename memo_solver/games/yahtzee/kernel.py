@@ -150,10 +150,20 @@ def score_rolls(
         cls = roll_class[open_boxes[0], r]
         for t in range(n):
             work[row, t] = values[0, cls, t]
-        for i in range(1, open_boxes.size):
+        i = 1
+        while i + 3 <= open_boxes.size:  # three boxes a pass: a third of the row's traffic
+            c1 = roll_class[open_boxes[i], r]
+            c2 = roll_class[open_boxes[i + 1], r]
+            c3 = roll_class[open_boxes[i + 2], r]
+            for t in range(n):
+                best = _larger(values[i, c1, t], values[i + 1, c2, t])
+                work[row, t] = _larger(_larger(best, values[i + 2, c3, t]), work[row, t])
+            i += 3
+        while i < open_boxes.size:
             cls = roll_class[open_boxes[i], r]
             for t in range(n):
                 work[row, t] = _larger(values[i, cls, t], work[row, t])
+            i += 1
         if keep_scores:
             for i in range(open_boxes.size):
                 cls = roll_class[open_boxes[i], r]
