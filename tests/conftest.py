@@ -89,7 +89,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the ``full`` tests (over a CPU minute and a half each) unless the ``-m``
+    """Leave out the ``full`` tests (half a CPU minute to a few CPU minutes each) unless the ``-m``
     expression names ``full``: ``-m full`` runs them, ``-m slow`` the slow ones without them. (An
     ``-m 'not full'`` in addopts would do for a bare run, but any ``-m`` on the command line
     replaces it, so ``-m slow`` would run them too.)"""

@@ -17,12 +17,13 @@ from typing import Any, cast
 import anyio
 import anyio.lowlevel
 import pytest
+from store_faults import FULL, on_every_connection, store_file
 
 from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import Counters, Engine, open_engine
 from memo_solver.core.engine import namespace as namespace_of
 from memo_solver.core.game import Block, Game
-from memo_solver.core.store import Claim, Store
+from memo_solver.core.store import Claim, Store, StoreFullError
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
@@ -293,6 +294,19 @@ async def test_a_layered_solve_splits_its_chunks_over_threads() -> None:
 
 
 # --- failure and recovery --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+async def test_a_layered_solve_on_a_full_store_raises_the_stores_error_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """Chunks in flight side by side fail together: the caller sees the store's own error
+    (the CLI words it and exits 75), not a group of them."""
+    path = await store_file(tmp_path / "full.sqlite3")
+    on_every_connection(monkeypatch, FULL)
+    async with SQLiteStore(path) as store, open_engine(LOWER, store, threads=threads) as engine:
+        with pytest.raises(StoreFullError):
+            await engine.solve_layers(LOWER.root(), chunk=16)
 
 
 async def test_a_cancelled_solve_resumes_where_it_stopped(tmp_path: Path, small: Game) -> None:

@@ -161,9 +161,12 @@ class Engine:
             # in the kernel.
             size = max(1, chunk // self.threads)
             chunks = [order[start : start + size] for start in range(0, len(order), size)]
-            async with anyio.create_task_group() as tg:
-                for keys in chunks:
-                    tg.start_soon(solve, keys)
+            try:
+                async with anyio.create_task_group() as tg:
+                    for keys in chunks:
+                        tg.start_soon(solve, keys)
+            except BaseExceptionGroup as group:  # the store gone: say so, not a group of it
+                raise first_failure(group) from None
         return await self.block(key)
 
     async def _solve_chunk(self, keys: Sequence[str]) -> None:
@@ -456,10 +459,13 @@ class Engine:
             )
 
         parts = [keys[start : start + size] for start in range(0, len(keys), size)]
-        async with anyio.create_task_group() as tg:
-            for part in parts[1:]:
-                tg.start_soon(run, part)
-            await run(parts[0])
+        try:
+            async with anyio.create_task_group() as tg:
+                for part in parts[1:]:
+                    tg.start_soon(run, part)
+                await run(parts[0])
+        except BaseExceptionGroup as group:
+            raise first_failure(group) from None
         return solved
 
     def _solve(
