@@ -29,6 +29,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 
 from memo_solver.core.cache import BlockCache
@@ -161,12 +162,9 @@ class Engine:
             # in the kernel.
             size = max(1, chunk // self.threads)
             chunks = [order[start : start + size] for start in range(0, len(order), size)]
-            try:
-                async with anyio.create_task_group() as tg:
-                    for keys in chunks:
-                        tg.start_soon(solve, keys)
-            except BaseExceptionGroup as group:  # the store gone: say so, not a group of it
-                raise first_failure(group) from None
+            async with task_group() as tg:
+                for keys in chunks:
+                    tg.start_soon(solve, keys)
         return await self.block(key)
 
     async def _solve_chunk(self, keys: Sequence[str]) -> None:
@@ -321,15 +319,12 @@ class Engine:
                 result[key] = await self._fly(key, flights[key], fetch_first=False)
 
             if len(unowned) > 1:
-                try:
-                    async with anyio.create_task_group() as tg:
-                        for key in unowned[1:]:
-                            tg.start_soon(own, key)
-                        await own(unowned[0])
-                        for key in others:
-                            result[key] = await self._shared(key, fetch_first=False)
-                except BaseExceptionGroup as group:
-                    raise first_failure(group) from None
+                async with task_group() as tg:
+                    for key in unowned[1:]:
+                        tg.start_soon(own, key)
+                    await own(unowned[0])
+                    for key in others:
+                        result[key] = await self._shared(key, fetch_first=False)
             else:
                 # One owner or none: no task group needed (the common case deep down).
                 for key in unowned:
@@ -459,13 +454,10 @@ class Engine:
             )
 
         parts = [keys[start : start + size] for start in range(0, len(keys), size)]
-        try:
-            async with anyio.create_task_group() as tg:
-                for part in parts[1:]:
-                    tg.start_soon(run, part)
-                await run(parts[0])
-        except BaseExceptionGroup as group:
-            raise first_failure(group) from None
+        async with task_group() as tg:
+            for part in parts[1:]:
+                tg.start_soon(run, part)
+            await run(parts[0])
         return solved
 
     def _solve(
@@ -543,15 +535,23 @@ async def open_engine(
         on_progress=on_progress,
         threads=threads,
     )
+    async with task_group() as tg:
+        tg.start_soon(engine._renew_forever)
+        tg.start_soon(engine._pipeline_forever)
+        tg.start_soon(engine._lookup_forever)
+        try:
+            yield engine
+        finally:
+            tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def task_group() -> AsyncIterator[anyio.abc.TaskGroup]:
+    """A task group whose failure is raised as the first non-cancellation error in it (see
+    :func:`first_failure`), as callers expect it."""
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(engine._renew_forever)
-            tg.start_soon(engine._pipeline_forever)
-            tg.start_soon(engine._lookup_forever)
-            try:
-                yield engine
-            finally:
-                tg.cancel_scope.cancel()
+            yield tg
     except BaseExceptionGroup as group:
         raise first_failure(group) from None
 
