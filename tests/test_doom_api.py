@@ -314,6 +314,7 @@ BAD_REQUESTS: list[tuple[bytes, str, str]] = [
     (b'{"board": "a-3 b-3 / a-2 b-2", "to_move": null}', "to_move", "string"),
     (b'{"board": "a-3 b-3 / a-2 b-2", "captured": -1}', "captured", "greater than or equal"),
     (b'{"board": "a-3 b-3 / a-2 b-2", "captured": 1.5}', "captured", "integer"),
+    (b'{"board": "a-3 b-3 / a-2 b-2", "captured": false}', "captured", "integer"),  # not 0
     (b'{"board": "a-3 b-3 / a-2 b-2", "stats": "maybe"}', "stats", "boolean"),
     (b"[]", "body", "dictionary"),
 ]

@@ -42,7 +42,11 @@ class DoomAdviceRequest(BaseModel):
     )
     to_move: str = Field("a", max_length=8, description="the player to move: a or b")
     captured: int = Field(
-        0, ge=0, le=3 * MAX_SIZE * MAX_SIZE, description="dice captured so far this turn"
+        0,
+        ge=0,
+        le=3 * MAX_SIZE * MAX_SIZE,
+        strict=True,  # a JSON number: true or false is not a count (0 or 1 in lax mode)
+        description="dice captured so far this turn",
     )
     stats: bool = Field(
         False, description="also count the game tree below (solves the position here)"
