@@ -224,13 +224,10 @@ class SQLiteStore:
                     else Claim.CLAIMED
                     for key in keys
                 }
-                db.executemany(
-                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
-                    [
-                        (namespace, key, token, now + lease_s)
-                        for key, state in result.items()
-                        if state is Claim.CLAIMED
-                    ],
+                claimed = [key for key, state in result.items() if state is Claim.CLAIMED]
+                db.execute(
+                    "INSERT OR REPLACE INTO claims SELECT ?, value, ?, ? FROM json_each(?)",
+                    (namespace, token, now + lease_s, json.dumps(claimed)),
                 )
             return result
 
@@ -261,9 +258,10 @@ class SQLiteStore:
                     "INSERT OR REPLACE INTO blocks VALUES (?, ?, ?)",
                     [(namespace, key, data) for key, data in blocks.items()],
                 )
-                db.executemany(
-                    "DELETE FROM claims WHERE namespace = ? AND key = ? AND token = ?",
-                    [(namespace, key, token) for key in blocks],
+                db.execute(
+                    "DELETE FROM claims WHERE namespace = ? AND token = ? "
+                    "AND key IN (SELECT value FROM json_each(?))",
+                    (namespace, token, json.dumps(list(blocks))),
                 )
 
         await self._run(commit)
