@@ -17,8 +17,10 @@ child's own ``time.process_time`` around the timed part), alternating the two ve
   CLI and through ``open_engine`` from a script: the library path as fast as the CLI.
 - ``threads``: ours only, in one process with the kernel already loaded, the solve phase of
   a cold ``yahtzee`` solve (``solve_layers`` on an in-memory store, then on a fresh SQLite
-  file, as ``precompute`` does) with one thread and with two; the load average before and
-  after. Target: two threads at most 0.6 of one.
+  file, as ``precompute`` does) with one thread and with two, and the bare kernel on the
+  widest layer in one Python thread and in two (what two cores give the SIMD code itself,
+  before any engine work); the load average before and after. Target: two threads at most
+  0.6 of one.
 
 The base version is a git worktree of ``--base-commit`` (default: the commit before the
 kernel) with its own venv, made under ``/tmp/memo-solver-bench/base`` on first use (pip,
@@ -110,9 +112,10 @@ print(json.dumps({"value": anyio.run(main)}))
 """
 
 THREADS_CHILD = """
-import json, os, sys, tempfile, time
+import json, os, sys, tempfile, threading, time
 from pathlib import Path
 import anyio
+from memo_solver.games.yahtzee import turn
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.catalog import get_rule_set
 from memo_solver.games.yahtzee.game import YahtzeeGame
@@ -131,14 +134,35 @@ async def solve(threads: int, kind: str) -> float:
         await engine.solve_layers(game.root())
         return time.perf_counter() - started
 
+# The widest layer solved by the bare kernel, split over Python threads: what two cores
+# give this SIMD code before any engine work.
+def bare_kernel(threads: int, blocks: dict[int, object], layer: list[int]) -> float:
+    parts = [(game.rules, layer[i::threads], blocks) for i in range(threads)]
+    workers = [threading.Thread(target=turn.solve_blocks, args=part) for part in parts]
+    started = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return time.perf_counter() - started
+
+
 async def main() -> dict[str, object]:
     await solve(1, "memory")  # untimed: load the kernel, build the tables
     walls = {f"{kind}/{n}": [] for kind in ("memory", "sqlite") for n in (1, 2)}
     load_before = os.getloadavg()
+    blocks: dict[int, object] = {}
+    for layer in game.rules.layers(0):
+        for mask, block in zip(layer, turn.solve_blocks(game.rules, layer, blocks)):
+            blocks[mask] = block
+    widest = max(game.rules.layers(0), key=len)
+    walls.update({"kernel/1": [], "kernel/2": []})
     for _ in range(rounds):
         for kind in ("memory", "sqlite"):
             for threads in (1, 2):
                 walls[f"{kind}/{threads}"].append(await solve(threads, kind))
+        for threads in (1, 2):
+            walls[f"kernel/{threads}"].append(bare_kernel(threads, blocks, widest))
     return {"walls": walls, "load_before": load_before, "load_after": os.getloadavg()}
 
 print(json.dumps(anyio.run(main)))
@@ -260,7 +284,7 @@ def bench_threads(ours: str, rounds: int) -> dict[str, Any]:
         "load_after": result["load_after"],
         "runs": result["walls"],
     }
-    for kind in ("memory", "sqlite"):
+    for kind in ("memory", "sqlite", "kernel"):
         one, two = median(result["walls"][f"{kind}/1"]), median(result["walls"][f"{kind}/2"])
         report[kind] = {
             "one_thread_wall_s": one,
@@ -344,10 +368,11 @@ def main() -> int:
         )
     if "threads" in report:
         t = report["threads"]
-        for kind in ("memory", "sqlite"):
+        for kind in ("memory", "sqlite", "kernel"):
             k = t[kind]
+            what = "the bare kernel, widest layer" if kind == "kernel" else f"solve phase on {kind}"
             print(
-                f"yahtzee solve phase on {kind}, wall: 1 thread {k['one_thread_wall_s']:.3f} s, "
+                f"yahtzee {what}, wall: 1 thread {k['one_thread_wall_s']:.3f} s, "
                 f"2 threads {k['two_threads_wall_s']:.3f} s: {k['ratio']:.2f} (target <= "
                 f"{THREADS_TARGET}) {'PASS' if k['pass'] else 'FAIL'}"
             )
