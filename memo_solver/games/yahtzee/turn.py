@@ -37,8 +37,7 @@ FACES_OF_ALIKE: Final = 6
 class Guideposts:
     """B turn-start states of one block: their upper levels (capped) and bonus flags.
 
-    It also keeps the gather indices the scoring step needs, computed once: every block
-    with the same upper boxes and Yahtzee box filled shares one instance.
+    Every block with the same upper boxes and Yahtzee box filled shares one instance.
     """
 
     rules: RuleSet
@@ -59,8 +58,8 @@ class Guideposts:
 
     @classmethod
     def one(cls, rules: RuleSet, upper: int, bonus: int) -> Guideposts:
-        """A single guidepost (advice for one state), kept with its gather indices: a rule
-        set has at most a few hundred."""
+        """A single guidepost (advice for one state), kept: a rule set has at most a few
+        hundred."""
         return _one(rules, upper, bonus)
 
     @cached_property
@@ -69,35 +68,13 @@ class Guideposts:
         flat: IntArray = self.upper * self.rules.n_bonus_levels + self.bonus
         return flat
 
-    def landing(self, box: int) -> tuple[IntArray, IntArray, FloatArray]:
-        """Scoring ``box``, by classes of rolls with equal points: the class of each roll
-        (n_rolls,), and per class where each guidepost lands in the successor block and what
-        it banks (the points and the upper bonus; the Joker and the +100 come after, on the
-        five-of-a-kind rolls alone), each (K, B) or, where it is the same for all, (1, B)
-        or (K, 1)."""
-        cached = self._landings.get(box)
-        if cached is None:
-            classes, index, banked = _box_landing(self.rules, box)
-            index = index[:, self.flat]
-            if banked.shape[1] > 1:
-                banked = banked[:, self.flat]
-            cached = self._landings[box] = (classes, index, banked)
-        return cached
-
-    @cached_property
-    def _landings(self) -> dict[int, tuple[IntArray, IntArray, FloatArray]]:
-        return {}
-
-    @cached_property
-    def extra(self) -> FloatArray:
-        """(B,) the +100 each guidepost banks for a five of a kind."""
-        extra: FloatArray = extra_bonus(self.rules, True, self.bonus).astype(np.float64)
-        return extra
-
 
 @lru_cache(maxsize=256)
 def _box_landing(rules: RuleSet, box: int) -> tuple[IntArray, IntArray, FloatArray]:
-    """:meth:`Guideposts.landing` for every guidepost of a block, reachable or not: the
+    """Scoring ``box`` from every level of a block, reachable or not, by classes of rolls with
+    equal points: the class of each roll (n_rolls,), and per class where each level lands in
+    the successor block and what it banks (the points and the upper bonus; the Joker and
+    the +100 come after, on the all-alike rolls alone), (K, levels) or (1, levels). The
     rolls of a box fall into a few classes of equal points (six for an upper box: the
     count of its face), so a turn moves a few rows of successor values, not every roll. Outside
     the upper section every class lands on one row (the Yahtzee box: two, for the flag)
@@ -215,6 +192,8 @@ class KernelTables:
 
     def joker_row(self, filled: int) -> int:
         """:meth:`joker_rows` of one block, remembered (what advice asks, state by state)."""
+        if self.rules.joker == "none" or self.rules.yahtzee_box is None:
+            return 0  # nothing to remember
         row = self._joker.by_mask.get(filled)
         if row is None:
             mask = np.array([filled], dtype=np.int64)
