@@ -134,9 +134,12 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
         cpu = {pid: cpu_seconds(pid) - before[pid] for pid in before}
         rss = {name: peak_rss(pid) for name, pid in pids.items()}
         rss["redis-server"] = peak_rss(redis_pid)
-        blocks_key = redis_keys.blocks(namespace(GAME))
-        stored = int(client.hlen(blocks_key))
-        hash_bytes = int(client.memory_usage(blocks_key, samples=0) or 0)
+        ns = namespace(GAME)
+        layout = redis_keys.Layout(ns, int(client.get(redis_keys.layout(ns)) or 1))
+        stored = sum(int(client.hlen(group)) for group in layout.block_groups())
+        hash_bytes = sum(
+            int(client.memory_usage(group, samples=0) or 0) for group in layout.block_groups()
+        )
         used = int(client.info("memory")["used_memory"])
         time.sleep(2.5)  # one more heartbeat, so the counters are final
         shares = {

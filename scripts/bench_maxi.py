@@ -162,7 +162,10 @@ def two_workers(binary: str) -> dict[str, Any]:
             computed = wait_for("a heartbeat after the job", counters, 30, every=0.5)
             ns = namespace(YahtzeeGame(get_rule_set("maxi-yatzy")))
             used = int(client.info("memory")["used_memory"])
-            blocks_bytes = int(client.memory_usage(redis_keys.blocks(ns), samples=0) or 0)
+            groups = redis_keys.Layout(ns, int(client.get(redis_keys.layout(ns)) or 1))
+            blocks_bytes = sum(
+                int(client.memory_usage(group, samples=0) or 0) for group in groups.block_groups()
+            )
     return {
         "wall_s": wall,
         "value": value,

@@ -214,7 +214,9 @@ def run_redis(binary: str, workdir: Path, round_no: int) -> RedisRun:
         worker_before, redis_before = cpu_seconds(worker_pid), cpu_seconds(redis_pid)
         wall, value = run_job(client, url)
         worker_after, redis_after = cpu_seconds(worker_pid), cpu_seconds(redis_pid)
-        blocks = client.hlen(redis_keys.blocks(_namespace()))
+        ns = _namespace()
+        layout = redis_keys.Layout(ns, int(client.get(redis_keys.layout(ns)) or 1))
+        blocks = sum(int(client.hlen(group)) for group in layout.block_groups())
         if blocks != BLOCKS:
             raise SystemExit(f"{blocks} blocks stored after the job, not {BLOCKS}")
     return RedisRun(

@@ -429,7 +429,7 @@ async def test_operator_endpoints_refuse_a_missing_or_wrong_token(
     async with api_client(redis_url, QUICK) as client:
         response = await client.request(method, path, json=body, headers=headers)
         assert words in error_of(response, status, "authorization")
-        redis = client.app.state.service.store.redis  # type: ignore[attr-defined]
+        redis = await client.app.state.service.store.client()  # type: ignore[attr-defined]
         assert await redis.keys("*job*") == []  # nothing was queued
 
 

@@ -192,7 +192,7 @@ async def test_a_cold_question_past_the_budget_goes_to_live_workers(redis_url: s
     maxi = rule_set_document(RULE_SETS["maxi-yatzy"]) | {"name": "my-maxi", "upper_bonus": 50}
     async with api_client(redis_url, settings) as client:
         service = client.app.state.service  # type: ignore[attr-defined]
-        await beat(service.store.redis, "w1", {"worker": "w1"}, ttl_s=60)
+        await beat(await service.store.client(), "w1", {"worker": "w1"}, ttl_s=60)
         response = await client.post("/v1/value", json={"rules": maxi, "state": "start"})
         message = error_of(response, 503, "state")
         assert "went to the workers" in message

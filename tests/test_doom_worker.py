@@ -40,6 +40,7 @@ from worker_support import (
     pending,
     refused_jobs,
     start_workers,
+    stored_blocks,
     wait_for,
 )
 
@@ -49,7 +50,6 @@ from memo_solver.games.dice_of_doom.board import Board
 from memo_solver.games.dice_of_doom.game import doom_game
 from memo_solver.games.dice_of_doom.tree import DoomSolver, Position, make_position
 from memo_solver.jobs import queue as jobs
-from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 
 SMALL, LARGE = doom_game(2), doom_game(3)
@@ -78,7 +78,7 @@ def warm_job(game: str, board: str, to_move: str) -> jobs.Job:
 
 
 def blocks_done(r: redis.Redis, ns: str) -> int:
-    return int(r.hlen(redis_keys.blocks(ns)))
+    return stored_blocks(r, ns)
 
 
 def done_record(r: redis.Redis, job_id: str) -> dict[str, str] | None:

@@ -43,9 +43,11 @@ from worker_support import (
     heartbeat,
     job_record,
     json_of,
+    layout_of,
     pending,
     refused_jobs,
     start_workers,
+    stored_blocks,
     wait_for,
     with_store,
 )
@@ -58,6 +60,7 @@ from memo_solver.jobs import queue as jobs
 from memo_solver.service.app import ApiSettings
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.redis_client import standalone_client
 from memo_solver.stores.sqlite import SQLiteStore
 
 T = TypeVar("T")
@@ -106,13 +109,13 @@ def test_health_coverage_status_and_worker_check_never_scan(
     async def look(store: RedisStore) -> tuple[Any, ...]:
         await store.try_claim(LOWER_NS, ["held"], "the-test", 60)
         await store.commit(LOWER_NS, {"a": b"1", "b": b"2"}, None)
-        await jobs.beat(store.redis, "w-test", {"id": "w-test"}, 60)
-        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
+        await jobs.beat(await store.client(), "w-test", {"id": "w-test"}, 60)
+        await jobs.enqueue(await store.client(), jobs.Job.precompute("yahtzee-lower"))
         return (
             await store.coverage(LOWER_NS),
-            await jobs.live_worker_count(store.redis),
-            [w["id"] for w in await jobs.live_workers(store.redis)],
-            await jobs.recent_jobs(store.redis),
+            await jobs.live_worker_count(await store.client()),
+            [w["id"] for w in await jobs.live_workers(await store.client())],
+            await jobs.recent_jobs(await store.client()),
         )
 
     coverage, alive, workers, (kept, recent) = with_store(no_scan_url, look)
@@ -128,7 +131,8 @@ def test_health_coverage_status_and_worker_check_never_scan(
 
 async def test_the_claims_set_keeps_only_about_the_live_claims(redis_url: str) -> None:
     """Lapsed claims leave the set at the next claim: it never grows with the work done."""
-    async with RedisStore(redis_url) as store:
+    claims = redis_keys.Layout(LOWER_NS, 1).claims(0)
+    async with RedisStore(redis_url, groups=1) as store:  # one claims set holds them all
         await store.try_claim(LOWER_NS, ["a", "b", "c"], "short", 0.05)
 
         async def lapsed() -> bool:
@@ -136,11 +140,11 @@ async def test_the_claims_set_keeps_only_about_the_live_claims(redis_url: str) -
 
         with anyio.fail_after(5):
             await until(lapsed)
-        assert await store.redis.zcard(redis_keys.claims(LOWER_NS)) == 3
+        assert await (await store.client()).zcard(claims) == 3
         await store.try_claim(LOWER_NS, ["d"], "long", 60)
-        assert await store.redis.zcard(redis_keys.claims(LOWER_NS)) == 1
+        assert await (await store.client()).zcard(claims) == 1
         await store.release(LOWER_NS, ["d"], "long")
-        assert await store.redis.zcard(redis_keys.claims(LOWER_NS)) == 0
+        assert await (await store.client()).zcard(claims) == 0
 
 
 def test_status_reports_the_namespaces_own_size_not_the_servers(
@@ -149,7 +153,8 @@ def test_status_reports_the_namespaces_own_size_not_the_servers(
     r.set("someone-elses", b"x" * 2_000_000)
     cli_json(redis_url, "precompute", "--rules", "yahtzee-lower", "--here")
     status = cli_json(redis_url, "status")
-    hash_bytes = int(r.memory_usage(redis_keys.blocks(LOWER_NS)) or 0)
+    groups = layout_of(r, LOWER_NS).block_groups()
+    hash_bytes = sum(int(r.memory_usage(group) or 0) for group in groups)
     assert status["size_basis"] == "redis-memory-usage"
     assert status["size_bytes"] == status["rule_sets"]["yahtzee-lower"]["bytes"] == hash_bytes
     assert 0 < status["size_bytes"] < 1_000_000
@@ -184,11 +189,16 @@ def test_a_worker_the_cli_and_the_store_run_on_a_one_node_cluster(
             answers += [await store.keys(ns), await store.coverage(ns)]
             async with open_engine(UPPER, store) as engine:
                 answers.append(float((await engine.block(UPPER.root())).flat[0]))
-            job_id, _ = await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-upper"))
-            await jobs.finish(store.redis, job_id, 60, status="done")
-            await jobs.beat(store.redis, "w-test", {"id": "w-test"}, 60)
-            await jobs.forget_worker(store.redis, "w-test")
-            answers += [await jobs.recent_jobs(store.redis), await jobs.trim_stream(store.redis)]
+            job_id, _ = await jobs.enqueue(
+                await store.client(), jobs.Job.precompute("yahtzee-upper")
+            )
+            await jobs.finish(await store.client(), job_id, 60, status="done")
+            await jobs.beat(await store.client(), "w-test", {"id": "w-test"}, 60)
+            await jobs.forget_worker(await store.client(), "w-test")
+            answers += [
+                await jobs.recent_jobs(await store.client()),
+                await jobs.trim_stream(await store.client()),
+            ]
             return answers
 
     answers = with_store(cluster_url, every_store_call)
@@ -213,33 +223,33 @@ async def test_a_job_record_expires_once_finished_or_failed_never_while_queued(
 ) -> None:
     async with RedisStore(redis_url) as store:
         job = jobs.Job.precompute("yahtzee-lower")
-        assert await jobs.enqueue(store.redis, job) == (job.id, True)
+        assert await jobs.enqueue(await store.client(), job) == (job.id, True)
         assert r.pttl(redis_keys.job(job.id)) == -1  # queued: kept
-        await jobs.finish(store.redis, job.id, 60, status="failed", error="boom")
+        await jobs.finish(await store.client(), job.id, 60, status="failed", error="boom")
         assert 0 < r.pttl(redis_keys.job(job.id)) <= 60_000
-        assert await jobs.enqueue(store.redis, job) == (job.id, True)  # failed: again
+        assert await jobs.enqueue(await store.client(), job) == (job.id, True)  # failed: again
         assert r.pttl(redis_keys.job(job.id)) == -1
         assert job_record(r, job.id)["status"] == "queued"
         assert "error" not in job_record(r, job.id)
-        await jobs.finish(store.redis, job.id, 60, status="done")
+        await jobs.finish(await store.client(), job.id, 60, status="done")
         assert 0 < r.pttl(redis_keys.job(job.id)) <= 60_000
-        assert await jobs.enqueue(store.redis, job) == (job.id, False)  # done: joined
-        assert await jobs.enqueue(store.redis, job, again_if_done=True) == (job.id, True)
+        assert await jobs.enqueue(await store.client(), job) == (job.id, False)  # done: joined
+        assert await jobs.enqueue(await store.client(), job, again_if_done=True) == (job.id, True)
 
 
 async def test_recent_jobs_forget_the_records_that_expired(redis_url: str, r: redis.Redis) -> None:
     async with RedisStore(redis_url) as store:
         kept, gone = jobs.Job.precompute("yahtzee-lower"), jobs.Job.precompute("yahtzee-upper")
         for job in (kept, gone):
-            await jobs.enqueue(store.redis, job)
-        await jobs.finish(store.redis, gone.id, 0.05, status="done")
+            await jobs.enqueue(await store.client(), job)
+        await jobs.finish(await store.client(), gone.id, 0.05, status="done")
 
         async def expired() -> bool:
             return not r.exists(redis_keys.job(gone.id))
 
         with anyio.fail_after(5):
             await until(expired)
-        count, listed = await jobs.recent_jobs(store.redis)
+        count, listed = await jobs.recent_jobs(await store.client())
     assert (count, [job["id"] for job in listed]) == (1, [kept.id])
     assert r.zrange(redis_keys.RECENT_JOBS, 0, -1) == [kept.id.encode()]
 
@@ -248,9 +258,9 @@ async def test_a_trim_drops_only_what_every_worker_acknowledged(
     redis_url: str, r: redis.Redis
 ) -> None:
     async with RedisStore(redis_url) as store:
-        await jobs.ensure_group(store.redis)
+        await jobs.ensure_group(await store.client())
         for rules in ("yahtzee-lower", "yahtzee-upper", "yazy"):
-            await jobs.enqueue(store.redis, jobs.Job.precompute(rules))
+            await jobs.enqueue(await store.client(), jobs.Job.precompute(rules))
 
         def read(count: int) -> list[bytes]:
             entries: Any = r.xreadgroup(
@@ -268,16 +278,16 @@ async def test_a_trim_drops_only_what_every_worker_acknowledged(
         first, second = read(2)
         third = stream()[2]
         ack(first)
-        assert await jobs.trim_stream(store.redis) == 1  # the acknowledged one only
+        assert await jobs.trim_stream(await store.client()) == 1  # the acknowledged one only
         assert stream() == [second, third]
         ack(second)
-        assert await jobs.trim_stream(store.redis) == 1
+        assert await jobs.trim_stream(await store.client()) == 1
         assert stream() == [third]  # queued, unread
-        assert await jobs.trim_stream(store.redis) == 0
+        assert await jobs.trim_stream(await store.client()) == 0
         assert read(1) == [third]
-        assert await jobs.trim_stream(store.redis) == 0  # read, not yet acknowledged
+        assert await jobs.trim_stream(await store.client()) == 0  # read, not yet acknowledged
         ack(third)
-        assert await jobs.trim_stream(store.redis) == 1
+        assert await jobs.trim_stream(await store.client()) == 1
         assert r.xlen(redis_keys.JOB_STREAM) == 0
 
 
@@ -287,20 +297,20 @@ async def test_a_trim_survives_the_last_acknowledgement_landing_while_it_looks(
     """The group said one entry was pending; by the time the trim asks which, a worker
     has acknowledged it (XPENDING's summary then has no oldest id)."""
     async with RedisStore(redis_url) as store:
-        await jobs.ensure_group(store.redis)
-        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
+        await jobs.ensure_group(await store.client())
+        await jobs.enqueue(await store.client(), jobs.Job.precompute("yahtzee-lower"))
         entries: Any = r.xreadgroup(
             redis_keys.JOB_GROUP, "reader", {redis_keys.JOB_STREAM: ">"}, count=1
         )
         ((entry_id, _),) = entries[0][1]
-        look = store.redis.xpending
+        look = (await store.client()).xpending
 
         async def acknowledged_meanwhile(*args: Any, **kwargs: Any) -> Any:
             r.xack(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id)
             return await look(*args, **kwargs)
 
-        monkeypatch.setattr(store.redis, "xpending", acknowledged_meanwhile)
-        assert await jobs.trim_stream(store.redis) == 1
+        monkeypatch.setattr(await store.client(), "xpending", acknowledged_meanwhile)
+        assert await jobs.trim_stream(await store.client()) == 1
         assert r.xlen(redis_keys.JOB_STREAM) == 0
 
 
@@ -310,8 +320,8 @@ async def test_a_trim_forgets_idle_consumers_that_hold_nothing(
     """Each worker process reads under names of its own: the names of those gone must not
     pile up in the group (a live one that reads again is simply made again)."""
     async with RedisStore(redis_url) as store:
-        await jobs.ensure_group(store.redis)
-        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
+        await jobs.ensure_group(await store.client())
+        await jobs.enqueue(await store.client(), jobs.Job.precompute("yahtzee-lower"))
         r.xreadgroup(redis_keys.JOB_GROUP, "holds-a-job", {redis_keys.JOB_STREAM: ">"})
         r.xgroup_createconsumer(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "gone")
 
@@ -324,9 +334,9 @@ async def test_a_trim_forgets_idle_consumers_that_hold_nothing(
 
         with anyio.fail_after(5):
             await until(both_idle)
-        await jobs.trim_stream(store.redis, idle_consumer_s=3600)
+        await jobs.trim_stream(await store.client(), idle_consumer_s=3600)
         assert set(consumers()) == {"holds-a-job", "gone"}  # not idle that long
-        await jobs.trim_stream(store.redis, idle_consumer_s=0.05)
+        await jobs.trim_stream(await store.client(), idle_consumer_s=0.05)
     assert set(consumers()) == {"holds-a-job"}  # its entry is pending: kept
 
 
@@ -371,7 +381,7 @@ async def test_cold_requests_hand_their_state_to_the_workers_once(
     body = {"rules": "yahtzee", "state": "start"}
     async with api_client(redis_url, COLD) as client:
         if worker_alive:
-            redis_client = client.app.state.service.store.redis  # type: ignore[attr-defined]
+            redis_client = await client.app.state.service.store.client()  # type: ignore[attr-defined]
             await jobs.beat(redis_client, "w-test", {"id": "w-test"}, 60)
         for _ in range(3):
             error_of(await client.post("/v1/value", json=body), 503, "state")
@@ -417,12 +427,12 @@ def test_a_precompute_whose_blocks_were_deleted_runs_again(
 ) -> None:
     start_workers(children, r, redis_url, ["w1"])
     first = cli_json(redis_url, "precompute", "--rules", "yahtzee-lower", "--wait", timeout=60)
-    r.delete(redis_keys.blocks(LOWER_NS))
+    r.delete(*layout_of(r, LOWER_NS).block_groups())
     assert cli_json(redis_url, "status")["rule_sets"]["yahtzee-lower"]["blocks_done"] == 0
     again = cli_json(redis_url, "precompute", "--rules", "yahtzee-lower", "--wait", timeout=60)
     assert again["job"] == first["job"]
     assert again["value"] == pytest.approx(LOWER_PIN, abs=TOL)
-    assert r.hlen(redis_keys.blocks(LOWER_NS)) == LOWER.block_count
+    assert stored_blocks(r, LOWER_NS) == LOWER.block_count
 
 
 def test_precompute_wait_with_no_live_worker_says_so_at_once(
@@ -451,7 +461,7 @@ def test_precompute_wait_with_no_live_worker_says_so_at_once(
 
 def test_redis_timeouts_are_explicit_and_the_url_overrides_them() -> None:
     def timeouts(url: str) -> tuple[Any, ...]:
-        kwargs = RedisStore(url).redis.connection_pool.connection_kwargs
+        kwargs = standalone_client(url).connection_pool.connection_kwargs
         names = ("socket_timeout", "socket_connect_timeout", "health_check_interval")
         return tuple(kwargs[name] for name in names)
 
@@ -460,6 +470,8 @@ def test_redis_timeouts_are_explicit_and_the_url_overrides_them() -> None:
         "redis://127.0.0.1:1/0?socket_timeout=2.5&socket_connect_timeout=1&health_check_interval=3"
     )
     assert timeouts(tuned) == (2.5, 1.0, 3)
+    assert RedisStore(tuned).socket_timeout_s == 2.5
+    assert RedisStore("redis://127.0.0.1:1/0").socket_timeout_s == 5.0
 
 
 def test_a_worker_paused_past_its_reply_timeout_goes_on_without_a_restart(

@@ -30,6 +30,7 @@ import pytest
 import redis
 from redis.crc import key_slot
 from redis_server import RedisServer, free_port
+from worker_support import stored_blocks
 
 from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.compiled import CACHE_ENV, cache_dir
@@ -39,6 +40,7 @@ from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.redis_keys import Layout
 
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
 LOWER_PIN = RULE_SETS["yahtzee-lower"].start_value
@@ -58,8 +60,7 @@ async def opened(url: str, *, listen: bool = True) -> AsyncIterator[RedisStore]:
     """A RedisStore on ``url``: entered with its notifications flowing, or (``listen=False``)
     never entered, so that nothing but its one-second re-check can wake its waiters.
 
-    An entered store subscribes in the background: the server is asked until it counts
-    the subscription.
+    An entered store subscribes to a group's channel when one of its waiters first waits.
     """
     store = RedisStore(url)
     if not listen:
@@ -68,19 +69,8 @@ async def opened(url: str, *, listen: bool = True) -> AsyncIterator[RedisStore]:
         finally:
             await store.aclose()
         return
-    before = await _pattern_subscribers(store)
     async with store:
-        with anyio.fail_after(5):
-            while True:
-                if await _pattern_subscribers(store) > before:
-                    break
-                await anyio.sleep(0.005)
         yield store
-
-
-async def _pattern_subscribers(store: RedisStore) -> int:
-    clients = await store.redis.client_list()
-    return sum(1 for client in clients if int(client.get("psub", 0)) > 0)
 
 
 # --- keys and slots ------------------------------------------------------------------------
@@ -97,79 +87,146 @@ def _slot(port: int, name: str) -> int:
         return int(node.execute_command("CLUSTER", "KEYSLOT", name))
 
 
-def test_namespace_keys_share_one_cluster_slot(cluster_node: int) -> None:
-    names = [redis_keys.blocks(NS), redis_keys.claims(NS), *redis_keys.namespace_keys(NS)]
-    for key in [LOWER.root(), *LOWER.successors(LOWER.root()), "7f"]:
-        names += [redis_keys.claim(NS, key), redis_keys.done_channel(NS, key)]
-    slot = _slot(cluster_node, redis_keys.blocks(NS))
-    for name in names:
-        assert TAG in name, name
-        assert _slot(cluster_node, name) == slot, name
-        assert key_slot(name.encode()) == slot, name  # redis-py's CRC16 agrees with the server
-    # Two rule sets: two tags (so two slots, almost surely), never one key space.
-    other = namespace(YahtzeeGame(RULE_SETS["yahtzee-upper"]))
-    assert redis_keys.blocks(other) != redis_keys.blocks(NS)
-    assert "{" + other + "}" in redis_keys.blocks(other)
+GROUPED = Layout(NS, redis_keys.DEFAULT_GROUPS)
+OLD = Layout(NS, 1)
+"""The layouts of a namespace written now, and of one written before groups existed."""
 
 
-async def test_every_key_written_by_a_solve_carries_the_hash_tag(redis_url: str) -> None:
+@pytest.mark.parametrize("layout", [GROUPED, OLD], ids=["groups", "one group"])
+def test_every_key_of_a_group_shares_its_slot(cluster_node: int, layout: Layout) -> None:
+    keys = [LOWER.root(), *LOWER.successors(LOWER.root()), "7f"]
+    for group in {layout.group_of(key) for key in keys}:
+        names = [layout.blocks(group), layout.claims(group), layout.done_channel(group)]
+        names += [layout.claim(group, key) for key in keys if layout.group_of(key) == group]
+        slot = _slot(cluster_node, names[0])
+        for name in names:
+            assert "{" + layout.tag(group) + "}" in name, name
+            assert _slot(cluster_node, name) == slot, name
+            assert key_slot(name.encode()) == slot, name  # redis-py's CRC16 agrees
+    # The layout and the definition: the namespace's own tag.
+    assert _slot(cluster_node, redis_keys.layout(NS)) == _slot(
+        cluster_node, redis_keys.definition(NS)
+    )
+
+
+def test_the_groups_spread_over_the_slots() -> None:
+    """Enough distinct slots that three masters, or thirty, each hold a share."""
+    slots = {key_slot(GROUPED.blocks(g).encode()) for g in range(GROUPED.groups)}
+    assert len(slots) == GROUPED.groups
+    thirds = {slot * 3 // 16384 for slot in slots}
+    assert thirds == {0, 1, 2}
+    keys = [f"{mask:x}" for mask in range(4096)]
+    sizes = [len(v) for v in GROUPED.by_group(keys).values()]
+    assert len(sizes) == GROUPED.groups
+    assert max(sizes) < 3 * 4096 / GROUPED.groups
+
+
+def _names_of(names: list[str]) -> set[str]:
+    return {name.split("}:", 1)[1].split(":", 1)[0] for name in names}
+
+
+async def test_every_key_written_by_a_solve_carries_its_groups_tag(redis_url: str) -> None:
     async with opened(redis_url) as store:
         async with open_engine(LOWER, store) as engine:
             root = await engine.block(LOWER.root())
         assert root[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
         # A claim still held, so that its key is among those scanned.
         assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
-        names = [name.decode() async for name in store.redis.scan_iter(match="*")]
+        names = [name.decode() async for name in (await store.client()).scan_iter(match="*")]
     assert names, "the solve wrote nothing"
-    slot = key_slot(redis_keys.blocks(NS).encode())
+    assert redis_keys.layout(NS) in names
+    held = GROUPED.group_of("held")
+    assert GROUPED.claim(held, "held") in names
+    assert GROUPED.claims(held) in names
     for name in names:
-        assert name.startswith(f"ms:{TAG}:"), name
-        assert key_slot(name.encode()) == slot, name
-    assert sorted(names) == sorted(
-        [redis_keys.blocks(NS), redis_keys.claim(NS, "held"), redis_keys.claims(NS)]
-    )
+        assert name.startswith(f"ms:{{{NS}"), name
+        assert redis_keys.namespace_of(name) in (NS, None if name.endswith(":layout") else NS)
+    assert _names_of(names) == {"layout", "blocks", "claim", "claims"}
+    blocks = [n for n in names if n.endswith(":blocks")]
+    assert len(blocks) > 1  # spread over groups
 
 
 async def test_keys_carry_the_format_version_and_the_rules_fingerprint(redis_url: str) -> None:
     """Blocks of another format or of other rules can never be read as these: a change of
     either is a change of every key."""
     upper = YahtzeeGame(RULE_SETS["yahtzee-upper"])
-    ns = namespace(upper)
     async with opened(redis_url) as store:
         async with open_engine(upper, store) as engine:
             await engine.block(upper.root())
-        assert await store.try_claim(ns, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
-        names = sorted([name.decode() async for name in store.redis.scan_iter(match="*")])
-    tag = f"{{{FORMAT_VERSION}:{RULE_SETS['yahtzee-upper'].fingerprint}}}"
-    assert names == [f"ms:{tag}:blocks", f"ms:{tag}:claim:held", f"ms:{tag}:claims"]
+        names = [name.decode() async for name in (await store.client()).scan_iter(match="*")]
+    tag = f"{{{FORMAT_VERSION}:{RULE_SETS['yahtzee-upper'].fingerprint}"
+    assert names
+    assert all(name.startswith(f"ms:{tag}") for name in names)
 
 
 async def test_a_claim_is_a_key_with_the_lease_as_its_ttl(redis_url: str) -> None:
+    claim, blocks = GROUPED.claim(GROUPED.group_of("a"), "a"), GROUPED.blocks(GROUPED.group_of("a"))
     async with opened(redis_url, listen=False) as store:
+        client = await store.client()
         await store.try_claim(NS, ["a"], A, 2.0)
-        ttl_ms = await store.redis.pttl(redis_keys.claim(NS, "a"))
+        ttl_ms = await client.pttl(claim)
         assert 1000 < ttl_ms <= 2000
-        assert await store.redis.get(redis_keys.claim(NS, "a")) == A.encode()
+        assert await client.get(claim) == A.encode()
         await store.renew(NS, ["a"], A, 20.0)
-        assert 10_000 < await store.redis.pttl(redis_keys.claim(NS, "a")) <= 20_000
+        assert 10_000 < await client.pttl(claim) <= 20_000
         await store.commit(NS, {"a": b"x"}, A)
-        assert await store.redis.exists(redis_keys.claim(NS, "a")) == 0
-        assert await store.redis.hget(redis_keys.blocks(NS), "a") == b"x"
+        assert await client.exists(claim) == 0
+        assert await client.hget(blocks, "a") == b"x"
+
+
+async def test_a_namespace_written_before_groups_is_read_and_written_in_place(
+    redis_url: str, r: redis.Redis
+) -> None:
+    """Blocks under the namespace's own tag (the old layout, with no layout record) stay
+    where they are, and every process reads and writes there."""
+    r.hset(OLD.blocks(0), "a", b"old")
+    async with opened(redis_url) as store:
+        assert await store.get_many(NS, ["a", "b"]) == {"a": b"old"}
+        assert await store.try_claim(NS, ["a", "b"], A, LONG_LEASE) == {
+            "a": Claim.DONE,
+            "b": Claim.CLAIMED,
+        }
+        await store.commit(NS, {"b": b"new"}, A)
+        assert (await store.coverage(NS)).blocks == 2
+        assert await store.keys(NS) == ["a", "b"]
+    assert r.hgetall(OLD.blocks(0)) == {b"a": b"old", b"b": b"new"}
+    assert {n.decode() for n in r.scan_iter(match="*")} == {OLD.blocks(0)}
+
+
+async def test_a_new_namespace_gets_groups_and_readers_write_nothing(
+    redis_url: str, r: redis.Redis
+) -> None:
+    async with opened(redis_url) as store:
+        assert await store.get_many(NS, ["a"]) == {}
+        assert (await store.coverage(NS)).blocks == 0
+        assert await store.keys(NS) == []
+        await store.wait(NS, "a", 0.1)
+        assert r.dbsize() == 0  # reading a namespace never written writes nothing
+        await store.commit(NS, {"a": b"x"}, None)
+    assert int(r.get(redis_keys.layout(NS)) or 0) == redis_keys.DEFAULT_GROUPS
+    assert r.hget(GROUPED.blocks(GROUPED.group_of("a")), "a") == b"x"
 
 
 @pytest.mark.parametrize(
     ("key", "expected"),
     [
-        (redis_keys.blocks(NS), NS),
-        (redis_keys.claims(NS), NS),
-        (redis_keys.claim(NS, "7f"), NS),
+        (OLD.blocks(0), NS),
+        (OLD.claims(0), NS),
+        (OLD.claim(0, "7f"), NS),
+        (GROUPED.blocks(7), NS),
+        (GROUPED.claims(255), NS),
+        (GROUPED.claim(3, "7f"), NS),
         (redis_keys.definition(NS), NS),
+        (redis_keys.layout(NS), None),
+        (f"ms:{{{NS}/3}}:definition", None),
+        (f"ms:{{{NS}/x}}:blocks", None),
         (redis_keys.JOB_STREAM, None),
         (redis_keys.RECENT_JOBS, None),
         (redis_keys.LIVE_WORKERS, None),
         (redis_keys.job("b951bdf6d2969e31"), None),
         (redis_keys.worker("w1"), None),
-        (redis_keys.probe("0123abcd"), None),
+        (redis_keys.probe(0, "0123abcd"), None),
+        (redis_keys.probe(17, "0123abcd"), None),
         *((key, None) for key in redis_keys.REGISTRATIONS),
         (f"ms:{TAG}:something-else", None),
         ("ms:jobs", None),
@@ -194,19 +251,18 @@ async def test_a_namespace_is_deleted_with_every_key_a_solve_wrote_and_nothing_e
         assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
         await store.put_definition(NS, b"rules")
         await store.commit(other, {"a": b"x"}, None)
-        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"))
-        await jobs.beat(store.redis, "w1", {"id": "w1"}, 60)
+        await jobs.enqueue(await store.client(), jobs.Job.precompute("yahtzee-lower"))
+        await jobs.beat(await store.client(), "w1", {"id": "w1"}, 60)
         r.set("other-app:key", "kept")
         before = {name.decode() for name in r.scan_iter(match="*")}
-        assert {n for n in before if TAG in n} == {
-            *redis_keys.namespace_keys(NS),
-            redis_keys.claim(NS, "held"),
-        }
+        mine = {n for n in before if n.startswith(f"ms:{{{NS}")}
+        assert redis_keys.definition(NS) in mine
+        assert GROUPED.claim(GROUPED.group_of("held"), "held") in mine
         assert await store.namespaces() == sorted([NS, other])
 
         assert await store.delete_namespace(NS) == LOWER.block_count
         after = {name.decode() for name in r.scan_iter(match="*")}
-        assert after == {n for n in before if TAG not in n}
+        assert after == before - mine
         assert await store.namespaces() == [other]
 
 
@@ -230,7 +286,7 @@ def test_the_registrations_share_one_cluster_slot_of_their_own(cluster_node: int
     for name in redis_keys.REGISTRATIONS:
         assert "{rules}" in name, name
         assert _slot(cluster_node, name) == slot, name
-    assert _slot(cluster_node, redis_keys.blocks(NS)) != slot
+    assert _slot(cluster_node, redis_keys.layout(NS)) != slot
 
 
 async def test_registrations_are_never_taken_for_a_namespace(redis_url: str) -> None:
@@ -439,7 +495,7 @@ def test_the_cli_finds_redis_in_the_environment(
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["value"] == pytest.approx(LOWER_PIN, abs=1e-9)
-    assert r.hlen(redis_keys.blocks(NS)) == LOWER.block_count
+    assert stored_blocks(r, NS) == LOWER.block_count
     assert list(tmp_path.iterdir()) == []
 
 
@@ -468,7 +524,7 @@ async def test_the_same_job_asked_for_at_once_is_queued_once(
     answers: list[bool] = []
 
     async def ask() -> None:
-        answers.append((await jobs.enqueue(store.redis, job))[1])
+        answers.append((await jobs.enqueue(await store.client(), job))[1])
 
     async with anyio.create_task_group() as tg:
         for _ in range(20):

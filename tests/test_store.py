@@ -715,18 +715,20 @@ async def test_redis_at_maxmemory_refuses_a_growing_script_at_once_and_runs_the_
     status and health answer, claims are renewed and let go, workers stay listed."""
     async with RedisStore(fresh_redis.url) as store:
         await store.try_claim(NS, ["held"], A, LONG_LEASE)
-        await jobs.enqueue(store.redis, jobs.Job.precompute("yahtzee-lower"), again_if_done=True)
+        await jobs.enqueue(
+            await store.client(), jobs.Job.precompute("yahtzee-lower"), again_if_done=True
+        )
         with fresh_redis.client() as client, redis_at_maxmemory(client):
             before = client.hgetall(redis_keys.job(jobs.Job.precompute("yahtzee-lower").id))
             with pytest.raises(OutOfMemoryError):
                 await jobs.enqueue(
-                    store.redis, jobs.Job.precompute("yahtzee-lower"), again_if_done=True
+                    await store.client(), jobs.Job.precompute("yahtzee-lower"), again_if_done=True
                 )
             after = client.hgetall(redis_keys.job(jobs.Job.precompute("yahtzee-lower").id))
             assert after == before
             assert (await store.coverage(NS)).claims == 1
-            await jobs.beat(store.redis, "w1", {"id": "w1"}, 10)
-            assert [w["id"] for w in await jobs.live_workers(store.redis, "*")] == ["w1"]
+            await jobs.beat(await store.client(), "w1", {"id": "w1"}, 10)
+            assert [w["id"] for w in await jobs.live_workers(await store.client(), "*")] == ["w1"]
             await store.renew(NS, ["held"], A, LONG_LEASE)
             await store.release(NS, ["held"], A)
             assert (await store.coverage(NS)).claims == 0
@@ -763,7 +765,7 @@ async def test_redis_at_maxmemory_refuses_a_registration_and_still_unregisters(
             assert await store.unregister("house") == 0
             assert await store.registrations("", 10) == []
         # Nothing left behind, not even a fingerprint's count.
-        assert await store.redis.exists(*redis_keys.REGISTRATIONS) == 0
+        assert await (await store.client()).exists(*redis_keys.REGISTRATIONS) == 0
 
 
 async def test_redis_error_replies_are_refusals_and_only_lost_connections_unreachable(
@@ -771,7 +773,7 @@ async def test_redis_error_replies_are_refusals_and_only_lost_connections_unreac
 ) -> None:
     async with RedisStore(fresh_redis.url) as store:
         with fresh_redis.client() as client:
-            client.set(redis_keys.blocks(NS), "not a hash")  # WRONGTYPE for every command
+            client.set(redis_keys.Layout(NS, 1).blocks(0), "not a hash")  # WRONGTYPE for all
         with pytest.raises(StoreRefusedError, match="refused the command: WRONGTYPE"):
             await store.get_many(NS, ["a"])
         fresh_redis.kill()

@@ -41,6 +41,7 @@ from worker_support import (
     HOST,
     Child,
     Children,
+    block_hash,
     check,
     claim_holders,
     cli_json,
@@ -53,6 +54,8 @@ from worker_support import (
     pending,
     refused_jobs,
     start_workers,
+    stored_blocks,
+    stored_keys,
     wait_for,
     with_store,
 )
@@ -64,7 +67,7 @@ from memo_solver.core.store import Claim
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.rule_file import read_rule_file
-from memo_solver.jobs.queue import Job, enqueue, text
+from memo_solver.jobs.queue import Job, JobQueue, text
 from memo_solver.stores import redis_keys
 from memo_solver.stores.memory import MemoryStore
 
@@ -74,7 +77,7 @@ YAHTZEE_NS = namespace(YAHTZEE)
 YAHTZEE_PIN = 254.5877287345
 BLOCKS = YAHTZEE.block_count
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
-LOWER_BLOCKS = redis_keys.blocks(namespace(LOWER))
+LOWER_NS = namespace(LOWER)
 UPPER = YahtzeeGame(RULE_SETS["yahtzee-upper"])
 UPPER_NS = namespace(UPPER)
 UPPER_PIN = 71.9515297337
@@ -83,7 +86,7 @@ PRECOMPUTE_ID = Job.precompute("yahtzee").id
 
 
 def blocks_done(r: redis.Redis, ns: str = YAHTZEE_NS) -> int:
-    return int(r.hlen(redis_keys.blocks(ns)))
+    return stored_blocks(r, ns)
 
 
 # --- exactly once --------------------------------------------------------------------------
@@ -201,7 +204,7 @@ def test_a_redis_crash_loses_at_most_the_last_second_and_the_job_resumes(
 
     server.restart()
     with server.client() as r:
-        survived = set(r.hkeys(redis_keys.blocks(YAHTZEE_NS)))
+        survived = stored_keys(r, YAHTZEE_NS)
         assert written <= len(survived) <= at_kill
         assert worker.process.poll() is None, worker.text()
 
@@ -276,12 +279,12 @@ def test_a_junk_block_in_redis_is_recomputed_never_served(redis_url: str, r: red
     solved = cli_json(redis_url, "precompute", "--rules", "yahtzee-lower", "--here")
     assert solved["value"] == pytest.approx(LOWER_PIN, abs=TOL)
     only_chance = block_key(LOWER.rules.all_filled & ~(1 << LOWER.rules.category_index("chance")))
-    assert r.hset(redis_keys.blocks(ns), only_chance, b"junk") == 0  # overwrote a block
+    assert r.hset(block_hash(r, ns, only_chance), only_chance, b"junk") == 0  # overwrote a block
 
     value = cli_json(redis_url, "value", "--rules", "yahtzee-lower", "open=chance")
     assert value["value"] == pytest.approx(70 / 3, abs=TOL)  # pins.md: only Chance open
 
-    data = r.hget(redis_keys.blocks(ns), only_chance)
+    data = r.hget(block_hash(r, ns, only_chance), only_chance)
     assert isinstance(data, bytes)
     assert data != b"junk"
     block = decode_block(
@@ -325,7 +328,7 @@ def test_a_rule_set_file_is_solved_by_workers_from_its_stored_definition(
     assert (record["status"], record["rules"]) == ("done", fingerprint)
     # A fingerprint with no definition stored fails the job, and the worker goes on.
     job = Job.precompute("0123456789abcdef")
-    with_store(redis_url, lambda store: enqueue(store.redis, job))
+    with_store(redis_url, lambda store: JobQueue(store).enqueue(job))
     failed = wait_for("the job failed", lambda: _failed(r, job.id), 30)
     assert "keeps no definition" in failed["error"]
 
@@ -560,16 +563,16 @@ def test_a_warm_job_leaves_the_states_blocks_in_redis(
     start_workers(children, r, redis_url, ["w1"])
     filled = ("three_of_a_kind", "four_of_a_kind", "full_house", "small_straight")
     job = Job.warm("yahtzee-lower", f"filled={','.join(filled)}")
-    job_id, queued = with_store(redis_url, lambda store: enqueue(store.redis, job))
+    job_id, queued = with_store(redis_url, lambda store: JobQueue(store).enqueue(job))
     assert queued
     wait_for("the warm job to be done", lambda: job_record(r, job_id).get("status") == "done", 30)
 
     mask = sum(1 << LOWER.rules.category_index(box) for box in filled)
     key = block_key(mask)
-    assert set(r.hkeys(LOWER_BLOCKS)) == {
-        block_key(m).encode() for m in range(LOWER.rules.all_filled + 1) if m & mask == mask
+    assert stored_keys(r, LOWER_NS) == {
+        block_key(m) for m in range(LOWER.rules.all_filled + 1) if m & mask == mask
     }
-    data = r.hget(LOWER_BLOCKS, key)
+    data = r.hget(block_hash(r, LOWER_NS, key), key)
     assert isinstance(data, bytes)
     stored = decode_block(
         data, fingerprint=LOWER.fingerprint, key=key, shape=LOWER.block_shape(key)

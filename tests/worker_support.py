@@ -33,8 +33,30 @@ ENV = {
 }
 HOST = socket.gethostname()
 HEARTBEAT_S = 0.5
-ANY_CLAIM = redis_keys.claim("*", "*")
+ANY_CLAIM = f"{redis_keys.PREFIX}:{{*}}:claim:*"
 """Every claim of every namespace (a SCAN pattern: for tests only)."""
+
+
+def layout_of(r: redis.Redis | redis.RedisCluster, ns: str) -> redis_keys.Layout:
+    """The namespace's layout as its record says (none: the one-group layout)."""
+    groups = r.get(redis_keys.layout(ns))
+    return redis_keys.Layout(ns, int(groups) if groups else 1)
+
+
+def stored_blocks(r: redis.Redis | redis.RedisCluster, ns: str) -> int:
+    """How many blocks the namespace holds: HLEN summed over its groups."""
+    return sum(int(r.hlen(group)) for group in layout_of(r, ns).block_groups())
+
+
+def stored_keys(r: redis.Redis | redis.RedisCluster, ns: str) -> set[str]:
+    """The namespace's block keys, over its groups."""
+    return {text(k) for group in layout_of(r, ns).block_groups() for k in r.hkeys(group)}
+
+
+def block_hash(r: redis.Redis | redis.RedisCluster, ns: str, key: str) -> str:
+    """The group hash that holds (or would hold) the block ``key``."""
+    layout = layout_of(r, ns)
+    return layout.blocks(layout.group_of(key))
 
 
 # --- processes -----------------------------------------------------------------------------
@@ -170,7 +192,7 @@ def heartbeat(r: redis.Redis, name: str) -> dict[str, str] | None:
 
 def claim_holders(r: redis.Redis, ns: str | None = None) -> list[str]:
     """The tokens of the live claims (of one namespace, or of all)."""
-    pattern = redis_keys.claim(ns, "*") if ns else ANY_CLAIM
+    pattern = f"{redis_keys.PREFIX}:{{{ns}*}}:claim:*" if ns else ANY_CLAIM
     tokens = [r.get(name) for name in r.scan_iter(match=pattern, count=1000)]
     return [text(t) for t in tokens if t is not None]
 

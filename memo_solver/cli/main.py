@@ -144,11 +144,9 @@ def _redis_fault(exc: Exception, args: argparse.Namespace) -> Exception | None:
     never pay for importing it (a tenth of a second)."""
     if "redis" not in sys.modules:
         return None
-    from redis.exceptions import RedisError
+    from memo_solver.stores.redis_client import FAULTS, store_error
 
-    from memo_solver.stores.redis import store_error
-
-    return store_error(exc, _store_name(args)) if isinstance(exc, RedisError) else None
+    return store_error(exc, _store_name(args)) if isinstance(exc, FAULTS[:2]) else None
 
 
 DOOM_COMMANDS = ("advise", "stats", "play")
@@ -203,7 +201,7 @@ def default_store_path() -> Path:
 
 
 def _store_name(args: argparse.Namespace) -> str:
-    from memo_solver.stores.redis import redacted
+    from memo_solver.stores.redis_client import redacted
 
     location = store_location(args)
     return redacted(location) if isinstance(location, str) else str(location)

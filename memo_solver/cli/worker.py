@@ -17,14 +17,14 @@ from collections.abc import Sequence
 
 import anyio
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memo_solver.cli.worker_options import settings_from
 from memo_solver.core.store import StoreUnavailableError
 from memo_solver.jobs.queue import JobQueue
 from memo_solver.jobs.settings import WorkerSettings
-from memo_solver.stores.redis import RedisStore, redacted
+from memo_solver.stores.redis import RedisStore
+from memo_solver.stores.redis_client import FAULTS, redacted, store_error
 
 log = logging.getLogger("worker")
 _PROBE_S = 1.0
@@ -116,7 +116,7 @@ def run(settings: WorkerSettings) -> int:
         try:
             anyio.run(Worker(settings, JobQueue(RedisStore(settings.redis_url))).run)
             return 0
-        except (StoreUnavailableError, RedisError, OSError) as exc:
+        except (StoreUnavailableError, *FAULTS) as exc:
             failure = exc
         except KeyboardInterrupt:
             return 130
@@ -126,7 +126,7 @@ def run(settings: WorkerSettings) -> int:
         what = (
             str(failure)
             if isinstance(failure, StoreUnavailableError)
-            else f"Redis at {redacted(settings.redis_url)} failed: {failure}"
+            else str(store_error(failure, redacted(settings.redis_url)))
         )
         try:
             if not lost_connection(failure):

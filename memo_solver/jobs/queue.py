@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, cast
 
-import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
@@ -46,6 +45,7 @@ from memo_solver.stores.redis import (
     RedisStore,
     milliseconds,
 )
+from memo_solver.stores.redis_client import Client
 
 log = logging.getLogger("worker")
 """The workers' log: a worker taking over a job says so from here."""
@@ -141,9 +141,7 @@ def _text(raw: Mapping[Any, Any]) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
-async def enqueue(
-    redis: aioredis.Redis, job: Job, *, again_if_done: bool = False
-) -> tuple[str, bool]:
+async def enqueue(redis: Client, job: Job, *, again_if_done: bool = False) -> tuple[str, bool]:
     """Add the job unless the same job is already queued, running or (unless
     ``again_if_done``) done.
 
@@ -189,11 +187,13 @@ async def enqueue_precompute(store: RedisStore, entry: GameEntry) -> tuple[str, 
         await store.put_definition(namespace(game), entry.definition)
     covered = await store.coverage(namespace(game))
     return await enqueue(
-        store.redis, Job.precompute(entry.job_name), again_if_done=covered.blocks < game.block_count
+        await store.client(),
+        Job.precompute(entry.job_name),
+        again_if_done=covered.blocks < game.block_count,
     )
 
 
-async def ensure_group(redis: aioredis.Redis) -> None:
+async def ensure_group(redis: Client) -> None:
     """Create the stream and the workers' group, reading jobs queued before it existed."""
     try:
         await redis.xgroup_create(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "0", mkstream=True)
@@ -202,19 +202,17 @@ async def ensure_group(redis: aioredis.Redis) -> None:
             raise
 
 
-async def job_record(redis: aioredis.Redis, job_id: str) -> dict[str, str] | None:
+async def job_record(redis: Client, job_id: str) -> dict[str, str] | None:
     raw = await redis.hgetall(redis_keys.job(job_id))
     return _text(raw) if raw else None
 
 
-async def update(redis: aioredis.Redis, job_id: str, **fields: str | int | float) -> None:
+async def update(redis: Client, job_id: str, **fields: str | int | float) -> None:
     mapping: Fields = {k: str(v) for k, v in fields.items()}
     await redis.hset(redis_keys.job(job_id), mapping=mapping)
 
 
-async def finish(
-    redis: aioredis.Redis, job_id: str, ttl_s: float, **fields: str | int | float
-) -> None:
+async def finish(redis: Client, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
     """Write a job's last fields (its status: done or failed) and let the record expire
     ``ttl_s`` later, in one step; the recent-jobs index learns when it goes."""
     flat = [str(item) for pair in fields.items() for item in pair]
@@ -248,12 +246,12 @@ return {redis.call('ZCARD', KEYS[1]), members}
 )
 
 
-async def _live_members(redis: aioredis.Redis, index: str, limit: int) -> tuple[int, list[str]]:
+async def _live_members(redis: Client, index: str, limit: int) -> tuple[int, list[str]]:
     count, members = await redis.register_script(_LIVE_MEMBERS)(keys=[index], args=[limit])
     return int(count), [text(member) for member in members]
 
 
-async def _hashes(redis: aioredis.Redis, keys: list[str]) -> list[dict[str, str]]:
+async def _hashes(redis: Client, keys: list[str]) -> list[dict[str, str]]:
     """Each hash's fields in one round trip; an empty dict for one that is gone."""
     async with redis.pipeline(transaction=False) as pipe:
         for key in keys:
@@ -277,18 +275,28 @@ return 0
 )
 
 
-async def beat(redis: aioredis.Redis, worker_id: str, fields: Fields, ttl_s: float) -> None:
+async def beat(redis: Client, worker_id: str, fields: Fields, ttl_s: float) -> None:
     """A worker's heartbeat: its record, alive for ``ttl_s`` unless renewed."""
     flat = [str(item) for pair in fields.items() for item in pair]
     keys = [redis_keys.worker(worker_id), redis_keys.LIVE_WORKERS]
     await redis.register_script(_BEAT)(keys=keys, args=[milliseconds(ttl_s), worker_id, *flat])
 
 
-async def forget_worker(redis: aioredis.Redis, worker_id: str) -> None:
-    async with redis.pipeline(transaction=True) as pipe:
-        pipe.delete(redis_keys.worker(worker_id))
-        pipe.zrem(redis_keys.LIVE_WORKERS, worker_id)
-        await pipe.execute()
+async def forget_worker(redis: Client, worker_id: str) -> None:
+    keys = [redis_keys.worker(worker_id), redis_keys.LIVE_WORKERS]
+    await redis.register_script(_FORGET_WORKER)(keys=keys, args=[worker_id])
+
+
+# KEYS: the worker's heartbeat hash, the live-workers set. ARGV: the worker id. One step
+# (a cluster pipeline is no transaction).
+_FORGET_WORKER: Final = (
+    LUA_FREES
+    + """
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 0
+"""
+)
 
 
 IDLE_CONSUMER_S: Final = 3600.0
@@ -296,7 +304,7 @@ IDLE_CONSUMER_S: Final = 3600.0
 again is made again: forgetting it costs nothing)."""
 
 
-async def trim_stream(redis: aioredis.Redis, idle_consumer_s: float = IDLE_CONSUMER_S) -> int:
+async def trim_stream(redis: Client, idle_consumer_s: float = IDLE_CONSUMER_S) -> int:
     """Drop the stream entries that every group has read and acknowledged, and the
     consumers idle for ``idle_consumer_s`` with nothing pending (a worker process that is
     gone: every process reads under names of its own); returns how many entries went.
@@ -394,7 +402,7 @@ RECENT_SHOWN: Final = 100
 """Jobs ``status`` lists at most: the queued and running ones, then the latest finished."""
 
 
-async def recent_jobs(redis: aioredis.Redis, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
+async def recent_jobs(redis: Client, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
     """How many job records are kept, and up to ``limit`` of them, oldest queued first.
 
     From the recent-jobs index, never a SCAN: an id whose record expired is dropped from
@@ -409,7 +417,7 @@ async def recent_jobs(redis: aioredis.Redis, limit: int = RECENT_SHOWN) -> tuple
     return count - len(gone), [_typed(record) for record in kept]
 
 
-async def live_workers(redis: aioredis.Redis, match: str = "*") -> list[Record]:
+async def live_workers(redis: Client, match: str = "*") -> list[Record]:
     """The workers whose heartbeat is live and whose id matches the glob ``match``."""
     _, ids = await _live_members(redis, redis_keys.LIVE_WORKERS, _MAX_WORKERS_LISTED)
     ids = sorted(worker_id for worker_id in ids if fnmatchcase(worker_id, match))
@@ -420,7 +428,7 @@ async def live_workers(redis: aioredis.Redis, match: str = "*") -> list[Record]:
 _MAX_WORKERS_LISTED: Final = 10_000
 
 
-async def live_worker_count(redis: aioredis.Redis) -> int:
+async def live_worker_count(redis: Client) -> int:
     """Workers with a live heartbeat: one O(log n) count."""
     count, _ = await _live_members(redis, redis_keys.LIVE_WORKERS, 0)
     return count
@@ -441,51 +449,50 @@ class JobQueue:
 
     def __init__(self, store: RedisStore) -> None:
         self.store = store
-        self.redis = store.redis
 
     async def enqueue(self, job: Job, *, again_if_done: bool = False) -> tuple[str, bool]:
-        return await enqueue(self.redis, job, again_if_done=again_if_done)
+        return await enqueue(await self.store.client(), job, again_if_done=again_if_done)
 
     async def enqueue_precompute(self, entry: GameEntry) -> tuple[str, bool]:
         return await enqueue_precompute(self.store, entry)
 
     async def record(self, job_id: str) -> dict[str, str] | None:
-        return await job_record(self.redis, job_id)
+        return await job_record(await self.store.client(), job_id)
 
     async def update(self, job_id: str, **fields: str | int | float) -> None:
-        await update(self.redis, job_id, **fields)
+        await update(await self.store.client(), job_id, **fields)
 
     async def finish(self, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
-        await finish(self.redis, job_id, ttl_s, **fields)
+        await finish(await self.store.client(), job_id, ttl_s, **fields)
 
     async def recent_jobs(self, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
-        return await recent_jobs(self.redis, limit)
+        return await recent_jobs(await self.store.client(), limit)
 
     async def live_workers(self, match: str = "*") -> list[Record]:
-        return await live_workers(self.redis, match)
+        return await live_workers(await self.store.client(), match)
 
     async def live_worker_count(self) -> int:
-        return await live_worker_count(self.redis)
+        return await live_worker_count(await self.store.client())
 
     # --- a worker's side ----------------------------------------------------------------------
 
     async def ensure_group(self) -> None:
-        await ensure_group(self.redis)
+        await ensure_group(await self.store.client())
 
     async def beat(self, worker_id: str, fields: Fields, ttl_s: float) -> None:
-        await beat(self.redis, worker_id, fields, ttl_s)
+        await beat(await self.store.client(), worker_id, fields, ttl_s)
 
     async def forget_worker(self, worker_id: str) -> None:
-        await forget_worker(self.redis, worker_id)
+        await forget_worker(await self.store.client(), worker_id)
 
     async def trim_stream(self) -> int:
-        return await trim_stream(self.redis)
+        return await trim_stream(await self.store.client())
 
     async def take_own(self, consumer: str) -> Entry | None:
         """An entry ``consumer`` took and never acknowledged (before a restart or a lost
         Redis): id ``0`` reads a consumer's own pending entries instead of new ones. One
         deleted from the stream meanwhile is acknowledged and passed over."""
-        read: Any = await self.redis.xreadgroup(
+        read: Any = await (await self.store.client()).xreadgroup(
             redis_keys.JOB_GROUP, consumer, {redis_keys.JOB_STREAM: "0"}, count=1
         )
         for entry_id, raw in read[0][1] if read else []:
@@ -498,7 +505,7 @@ class JobQueue:
     async def take(self, consumer: str, stale_s: float, block_ms: int) -> Entry | None:
         """The next entry for ``consumer``: one a silent worker left pending for
         ``stale_s`` first, else a new one, waiting for it up to ``block_ms``."""
-        claimed: Any = await self.redis.xautoclaim(
+        claimed: Any = await (await self.store.client()).xautoclaim(
             redis_keys.JOB_STREAM,
             redis_keys.JOB_GROUP,
             consumer,
@@ -510,7 +517,7 @@ class JobQueue:
         if entries:
             log.info("taking over job entry %s from a silent worker", text(entries[0][0]))
         else:
-            read: Any = await self.redis.xreadgroup(
+            read: Any = await (await self.store.client()).xreadgroup(
                 redis_keys.JOB_GROUP,
                 consumer,
                 {redis_keys.JOB_STREAM: ">"},
@@ -527,7 +534,7 @@ class JobQueue:
     async def touch(self, consumer: str, entry_ids: Iterable[str]) -> None:
         """Take these pending entries again as ``consumer``, which resets their idle time:
         a live worker's jobs never look abandoned."""
-        await self.redis.xclaim(
+        await (await self.store.client()).xclaim(
             redis_keys.JOB_STREAM,
             redis_keys.JOB_GROUP,
             consumer,
@@ -537,4 +544,6 @@ class JobQueue:
         )
 
     async def ack(self, entry_id: str) -> None:
-        await self.redis.xack(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id)
+        await (await self.store.client()).xack(
+            redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, entry_id
+        )

@@ -25,7 +25,6 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
-from redis.exceptions import RedisError
 
 from memo_solver.core.engine import Engine, first_failure, namespace_of, open_engine
 from memo_solver.core.engine_pool import EnginePool
@@ -34,6 +33,7 @@ from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import game_from_definition, get_game, registry
 from memo_solver.jobs.queue import Entry, Fields, Job, JobError, JobQueue
 from memo_solver.jobs.settings import WorkerSettings
+from memo_solver.stores.redis_client import FAULTS
 
 log = logging.getLogger("worker")
 _PROCESS_TOKEN = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
@@ -116,7 +116,7 @@ class Worker:
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(2),
-            contextlib.suppress(RedisError, OSError),
+            contextlib.suppress(*FAULTS),
         ):
             await self.queue.forget_worker(self.settings.worker_id)
 
@@ -205,7 +205,7 @@ class Worker:
             with anyio.CancelScope(shield=True), anyio.move_on_after(2):
                 await self.queue.update(job.id, status="queued", worker="")
             raise
-        except (StoreUnavailableError, RedisError, OSError):
+        except (StoreUnavailableError, *FAULTS):
             raise  # the store's fault, not the job's: left pending, retried after reconnecting
         except Exception as exc:
             log.exception("job %s failed", job.id)

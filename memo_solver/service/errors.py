@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memo_solver.core.errors import UserError
@@ -68,13 +68,16 @@ def install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
         status = 507 if isinstance(exc, StoreFullError) else 503
         return error_response(status, "store", str(exc), retry)
 
-    @app.exception_handler(RedisError)
-    async def redis_down(request: Request, exc: RedisError) -> JSONResponse:
+    async def redis_down(request: Request, exc: Exception) -> JSONResponse:
         """The job endpoints talk to Redis directly: its faults are store faults too."""
-        from memo_solver.stores.redis import store_error
+        from memo_solver.stores.redis_client import store_error
 
         store: Store = request.app.state.service.store
         return await store_down(request, store_error(exc, store.description))
+
+    # redis-py's cluster faults are not all RedisError
+    for fault in (RedisError, RedisClusterException):
+        app.add_exception_handler(fault, redis_down)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

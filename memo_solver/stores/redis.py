@@ -1,11 +1,16 @@
-"""The shared store: one Redis for every worker, CLI and server on every machine.
+"""The shared store: one Redis (or one Redis Cluster) for every worker, CLI and server.
 
-Each batch operation is one round trip: ``HMGET`` for lookups, one Lua script for a batch
-of claims, one for a batch of commits (write the blocks, drop the caller's claims, publish
-on each block's channel, atomically). One pattern subscription per process (started by
-``async with store``) wakes every waiter; a waiter registers *before* it looks, so a
-commit between the look and the wait is never missed, and it re-checks the claim every
-second, so a lost message or a dead holder costs at most one lease.
+A namespace's blocks are spread over hash-tagged groups (:mod:`memo_solver.stores.redis_keys`):
+each batch operation splits its keys by group and sends one command or one Lua script per
+group touched, all in one pipeline (on a cluster, one round trip per node, in parallel):
+``HMGET`` for lookups, a script for a group's claims, one for its commits (write the blocks,
+drop the caller's claims, publish the keys on the group's channel, atomically). Every
+script's keys are one group's, so one slot.
+
+Waiters are woken by sharded pub/sub (:mod:`memo_solver.stores.redis_notifications`); a
+waiter registers *before* it looks, so a commit between the look and the wait is never
+missed, and it re-checks the claim every second, so a lost message or a dead holder costs
+at most one lease.
 """
 
 from __future__ import annotations
@@ -15,43 +20,35 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import AuthenticationError, OutOfMemoryError, RedisError, ResponseError
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.crc import key_slot
+from redis.exceptions import NoScriptError
 
-from memo_solver.core.store import (
-    Claim,
-    Coverage,
-    StoreFullError,
-    StoreLocationError,
-    StoreRefusedError,
-    StoreUnavailableError,
-    Write,
-)
+from memo_solver.core.store import Claim, Coverage, StoreUnavailableError, Write
 from memo_solver.stores import redis_keys
+from memo_solver.stores.redis_client import (
+    FAULTS,
+    MAX_CONNECTIONS,
+    Address,
+    Client,
+    close,
+    connect,
+    parse_address,
+    store_error,
+)
+from memo_solver.stores.redis_keys import Layout
+from memo_solver.stores.redis_notifications import KEY_SEPARATOR, Notifications
 
 _RECHECK_S: Final = 1.0
 _PROBE_LEASE_MS: Final = 5000
-_MAX_CONNECTIONS: Final = 32
-SOCKET_TIMEOUT_S: Final = 5.0
-"""The longest wait for one reply: a hung Redis fails a command after this instead of
-hanging it (redis-py 5, the declared floor, would wait for ever). ``?socket_timeout=``
-in the URL overrides it; a blocking read (a worker's XREADGROUP) blocks for less."""
-CONNECT_TIMEOUT_S: Final = 5.0
-"""The longest wait to connect (``?socket_connect_timeout=``)."""
-HEALTH_CHECK_INTERVAL_S: Final = 10
-"""A connection idle this long is PINGed before its next command, so one that a Redis
-restart dropped while idle is replaced instead of failing that command
-(``?health_check_interval=``)."""
 log = logging.getLogger(__name__)
 
 # Claims live twice: a key per block with the lease as its TTL (what a waiter checks) and a
-# member of the namespace's claims set scored by the same expiry in Redis's own clock (what
+# member of the group's claims set scored by the same expiry in Redis's own clock (what
 # coverage counts, with no SCAN). Every script keeps the two in step and prunes the set of
 # lapsed members as it goes, so the set holds about the live claims and never grows.
 # Every script opens with a shebang (Redis 7) that says what it does to memory, so that a
@@ -72,9 +69,9 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 """Sets ``now``, Redis's own clock in ms, for a script: expiry scores then agree with the
 TTLs Redis keeps, whichever host's script wrote them."""
 
-# KEYS: blocks hash, claims set, then one claim key per block. ARGV: token, lease ms, then
-# block keys.
-_CLAIM = (
+# KEYS: the group's blocks hash, claims set, then one claim key per block. ARGV: token,
+# lease ms, then block keys.
+_CLAIM: Final = (
     LUA_WRITES
     + LUA_NOW_MS
     + """
@@ -100,8 +97,8 @@ return out
 """
 )
 
-# KEYS: claims set, then claim keys. ARGV: token, lease ms, then block keys.
-_RENEW = (
+# KEYS: the group's claims set, then claim keys. ARGV: token, lease ms, then block keys.
+_RENEW: Final = (
     LUA_FREES
     + LUA_NOW_MS
     + """
@@ -115,72 +112,89 @@ return 0
 """
 )
 
-# KEYS: claims set, then claim keys. ARGV: token, then (block key, channel) pairs.
-_RELEASE = (
+# KEYS: the group's claims set, its channel, then claim keys. ARGV: token, the key
+# separator, then block keys. Publishes the released keys in one message.
+_RELEASE: Final = (
     LUA_FREES
     + """
-for i = 2, #KEYS do
-  local at = 2 + (i - 2) * 2
+local released = {}
+for i = 3, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    redis.call('ZREM', KEYS[1], ARGV[at])
-    redis.call('PUBLISH', ARGV[at + 1], 'released')
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    released[#released + 1] = ARGV[i]
   end
+end
+if #released > 0 then
+  redis.call('SPUBLISH', KEYS[2], table.concat(released, ARGV[2]))
 end
 return 0
 """
 )
 
-# KEYS: blocks hash, claims set, then one claim key per block. ARGV: token ('' for none),
-# then (block key, data, channel) triples.
-_COMMIT = (
+# KEYS: the group's blocks hash, claims set, channel, then one claim key per block. ARGV:
+# token ('' for none), the key separator, then (block key, data) pairs. Publishes every
+# committed key in one message.
+_COMMIT: Final = (
     LUA_WRITES
     + """
-for i = 3, #KEYS do
-  local at = 2 + (i - 3) * 3
+local keys = {}
+for i = 4, #KEYS do
+  local at = 3 + (i - 4) * 2
   redis.call('HSET', KEYS[1], ARGV[at], ARGV[at + 1])
   if ARGV[1] ~= '' and redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
     redis.call('ZREM', KEYS[2], ARGV[at])
   end
-  redis.call('PUBLISH', ARGV[at + 2], 'committed')
+  keys[#keys + 1] = ARGV[at]
 end
+redis.call('SPUBLISH', KEYS[3], table.concat(keys, ARGV[2]))
 return 0
 """
 )
 
-# KEYS: claims set, then the block group hashes. Blocks stored, live claims, and the bytes
-# Redis spends on the groups (MEMORY USAGE samples a few fields of a large hash): a few O(1)
-# commands, whatever the namespace or the database holds.
-_COVERAGE = (
+# KEYS: the group's claims set, its blocks hash. ARGV: MEMORY USAGE samples. Blocks stored,
+# live claims, and the bytes Redis spends on the hash (sampled): a few O(1) commands.
+_COVERAGE: Final = (
     LUA_READS
     + LUA_NOW_MS
     + """
-local blocks, size = 0, 0
-for i = 2, #KEYS do
-  blocks = blocks + redis.call('HLEN', KEYS[i])
-  size = size + (redis.call('MEMORY', 'USAGE', KEYS[i], 'SAMPLES', ARGV[1]) or 0)
-end
-return {blocks, redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), size}
+local size = redis.call('MEMORY', 'USAGE', KEYS[2], 'SAMPLES', ARGV[1]) or 0
+return {redis.call('HLEN', KEYS[2]), redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), size}
 """
 )
 _MEMORY_SAMPLES: Final = 5
 
-# KEYS: the namespace's block group hashes (ARGV[1] of them), then its other keys. Counts the
-# blocks and deletes every key at once; UNLINK frees a large hash in the background instead
-# of blocking Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is
-# when an operator prunes.
-_DELETE_NAMESPACE = (
+# KEYS: the group's blocks hash, claims set, then its claim keys. Counts the blocks and
+# deletes every key at once; UNLINK frees a large hash in the background instead of blocking
+# Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is when an
+# operator prunes.
+_DELETE_GROUP: Final = (
     LUA_FREES
     + """
-local blocks = 0
-for i = 1, tonumber(ARGV[1]) do
-  blocks = blocks + redis.call('HLEN', KEYS[i])
-end
+local blocks = redis.call('HLEN', KEYS[1])
 for i = 1, #KEYS do
   redis.call('UNLINK', KEYS[i])
 end
 return blocks
+"""
+)
+
+# KEYS: the layout record, the blocks hash and claims set of the one-group layout (a
+# namespace written before groups existed, which keeps no record). ARGV: the groups of a new
+# namespace. The namespace's number of groups, fixed by the first writer.
+_LAYOUT: Final = (
+    LUA_WRITES
+    + """
+local groups = redis.call('GET', KEYS[1])
+if groups then
+  return tonumber(groups)
+end
+if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
+  return 1
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return tonumber(ARGV[1])
 """
 )
 _SCAN_COUNT: Final = 1000
@@ -237,185 +251,227 @@ return others
 )
 
 
-def redacted(url: str) -> str:
-    """The URL without its password, for messages and logs. One that cannot be parsed (a
-    broken IPv6 host, a port that is no number) may still hold a password: only its scheme
-    is shown."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    except ValueError:
-        return f"{url.partition('://')[0]}://<unreadable address>"
-    return urlunsplit(parts._replace(netloc=netloc))
+@dataclass(frozen=True)
+class NodeReport:
+    """One master (the server itself, standalone): where it is, what Redis says it uses,
+    and how many blocks of each namespace asked about it holds."""
+
+    address: str
+    used_memory: int
+    blocks: dict[str, int]
 
 
 class RedisStore:
-    """Blocks and claims in Redis, shared by every process that points at the same URL."""
+    """Blocks and claims in Redis, shared by every process that points at the same address
+    (a server, or any node of a cluster)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, groups: int = redis_keys.DEFAULT_GROUPS) -> None:
         self.url = url
-        try:
-            # A blocking pool: hundreds of concurrent waits queue for a connection instead
-            # of failing with "Too many connections". Every timeout is set here, not left to
-            # the redis-py version's defaults; the URL's query parameters win. A command
-            # that times out or finds its connection dropped is sent once more on a fresh
-            # connection: a process paused past the timeout (SIGSTOP, a VM's pause) sees its
-            # reads expire the moment it resumes, and that is no outage. Every command
-            # sent is idempotent or guarded (claims by token, jobs by status), so sending
-            # one twice is harmless.
-            pool = aioredis.BlockingConnectionPool.from_url(
-                url,
-                max_connections=_MAX_CONNECTIONS,
-                timeout=None,
-                socket_timeout=SOCKET_TIMEOUT_S,
-                socket_connect_timeout=CONNECT_TIMEOUT_S,
-                health_check_interval=HEALTH_CHECK_INTERVAL_S,
-                retry=Retry(NoBackoff(), 1),
-            )
-            self.redis: aioredis.Redis = aioredis.Redis(connection_pool=pool)
-        except ValueError as exc:
-            raise StoreLocationError(f"bad Redis URL {redacted(url)}: {exc}") from exc
-        self._claim = self.redis.register_script(_CLAIM)
-        self._renew = self.redis.register_script(_RENEW)
-        self._release = self.redis.register_script(_RELEASE)
-        self._commit = self.redis.register_script(_COMMIT)
-        self._coverage = self.redis.register_script(_COVERAGE)
-        self._delete_namespace = self.redis.register_script(_DELETE_NAMESPACE)
-        self._register = self.redis.register_script(_REGISTER)
-        self._registrations_page = self.redis.register_script(_REGISTRATIONS_PAGE)
-        self._unregister = self.redis.register_script(_UNREGISTER)
-        self._waiters: dict[str, set[anyio.Event]] = {}
+        self.address: Address = parse_address(url)
+        self.groups = groups
+        """How many groups a namespace written first by this store gets."""
+        self._client: Client | None = None
+        self._connecting = anyio.Lock()
+        self._sha: dict[str, str] = {}
+        self._layouts: dict[str, Layout] = {}
+        self._probe_tags: dict[str, int] = {}
+        self._notifications = Notifications(self.description)
+        self._limit = anyio.CapacityLimiter(MAX_CONNECTIONS)
         self._stack = AsyncExitStack()
 
     @property
     def description(self) -> str:
-        return redacted(self.url)
+        return self.address.description
 
     @property
     def socket_timeout_s(self) -> float:
         """The reply timeout in force (the default or the URL's)."""
-        timeout = self.redis.connection_pool.connection_kwargs.get("socket_timeout")
-        return SOCKET_TIMEOUT_S if timeout is None else float(timeout)
+        return self.address.socket_timeout_s
+
+    async def client(self) -> Client:
+        """The client, connected on first use: a cluster's when the address is one."""
+        if self._client is None:
+            async with self._connecting:
+                if self._client is None:
+                    self._client = await connect(self.address)
+        return self._client
+
+    @property
+    def is_cluster(self) -> bool:
+        """Whether the store talks to a Redis Cluster (known once connected)."""
+        return isinstance(self._client, RedisCluster)
 
     @asynccontextmanager
-    async def _reachable(self) -> AsyncIterator[None]:
-        try:
-            yield
-        except (RedisError, OSError) as exc:
-            raise store_error(exc, self.description) from exc
+    async def _reachable(self) -> AsyncIterator[Client]:
+        """The client, with every fault raised as its store error; at most
+        :data:`MAX_CONNECTIONS` commands at once (the cluster client's pools do not wait
+        for a free connection, they fail)."""
+        async with self._limit:
+            try:
+                yield await self.client()
+            except StoreUnavailableError:
+                raise
+            except FAULTS as exc:
+                raise store_error(exc, self.description) from exc
+
+    async def _run(self, script: str, calls: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
+        """Run ``script`` once per (keys, args), all in one pipeline; a server that lost the
+        script (a restart, a failover's new master) is sent it and the batch again (every
+        script here may run twice)."""
+        if not calls:
+            return []
+        async with self._reachable() as client:
+            for _ in range(2):
+                sha = self._sha.get(script)
+                if sha is None:
+                    sha = self._sha[script] = str(await client.script_load(script))
+                pipe: Any = client.pipeline(transaction=False)
+                for keys, args in calls:
+                    pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+                try:
+                    return await _execute(pipe)
+                except NoScriptError:
+                    self._sha.pop(script, None)
+            raise store_error(NoScriptError("script not loaded"), self.description)
+
+    async def _layout(self, namespace: str, *, create: bool) -> Layout | None:
+        """The namespace's layout, fixed by its first writer (``create``); None when a
+        reader finds nothing written (no layout and no block of the old layout)."""
+        known = self._layouts.get(namespace)
+        if known is not None:
+            return known
+        one = Layout(namespace, 1)
+        keys = [redis_keys.layout(namespace), one.blocks(0), one.claims(0)]
+        if create:
+            [groups] = await self._run(_LAYOUT, [(keys, [self.groups])])
+        else:
+            async with self._reachable() as client:
+                found, old = await client.get(keys[0]), await client.exists(keys[1], keys[2])
+            if found is None and not old:
+                return None
+            groups = 1 if found is None else int(found)
+        layout = self._layouts[namespace] = Layout(namespace, int(groups))
+        return layout
 
     async def ping(self) -> None:
-        async with self._reachable():
-            await self.redis.ping()
+        async with self._reachable() as client:
+            await client.ping()
 
     async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
-        if not keys:
+        layout = await self._layout(namespace, create=False) if keys else None
+        if layout is None:
             return {}
-        async with self._reachable():
-            values = await self.redis.hmget(redis_keys.blocks(namespace), list(keys))
-        return {k: v for k, v in zip(keys, values, strict=True) if isinstance(v, bytes)}
+        split = layout.by_group(keys)
+        async with self._reachable() as client:
+            pipe: Any = client.pipeline(transaction=False)
+            for group, group_keys in split.items():
+                pipe.hmget(layout.blocks(group), group_keys)
+            replies = await _execute(pipe)
+        found: dict[str, bytes] = {}
+        for group_keys, values in zip(split.values(), replies, strict=True):
+            for key, value in zip(group_keys, values, strict=True):
+                if isinstance(value, bytes):
+                    found[key] = value
+        return found
 
     async def try_claim(
         self, namespace: str, keys: Sequence[str], token: str, lease_s: float
     ) -> dict[str, Claim]:
         if not keys:
             return {}
-        script_keys = [redis_keys.blocks(namespace), redis_keys.claims(namespace)]
-        script_keys += [redis_keys.claim(namespace, k) for k in keys]
-        args: list[str | int] = [token, milliseconds(lease_s), *keys]
-        async with self._reachable():
-            answers = await self._claim(keys=script_keys, args=args)
-        return {k: Claim(a.decode()) for k, a in zip(keys, answers, strict=True)}
+        layout = await self._layout(namespace, create=True)
+        assert layout is not None
+        split = layout.by_group(keys)
+        lease = milliseconds(lease_s)
+        calls = [
+            (
+                [layout.blocks(g), layout.claims(g), *(layout.claim(g, k) for k in group_keys)],
+                [token, lease, *group_keys],
+            )
+            for g, group_keys in split.items()
+        ]
+        answers = await self._run(_CLAIM, calls)
+        claims: dict[str, Claim] = {}
+        for group_keys, found in zip(split.values(), answers, strict=True):
+            for key, answer in zip(group_keys, found, strict=True):
+                claims[key] = Claim(_text(answer))
+        return {key: claims[key] for key in keys}
 
     async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
-        if keys:
-            async with self._reachable():
-                await self._renew(
-                    keys=[redis_keys.claims(namespace)]
-                    + [redis_keys.claim(namespace, k) for k in keys],
-                    args=[token, milliseconds(lease_s), *keys],
+        layout = await self._layout(namespace, create=True) if keys else None
+        if layout is None:
+            return
+        lease = milliseconds(lease_s)
+        await self._run(
+            _RENEW,
+            [
+                (
+                    [layout.claims(g), *(layout.claim(g, k) for k in group_keys)],
+                    [token, lease, *group_keys],
                 )
+                for g, group_keys in layout.by_group(keys).items()
+            ],
+        )
 
     async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
-        if keys:
-            async with self._reachable():
-                args: list[Any] = [token]
-                for key in keys:
-                    args += [key, redis_keys.done_channel(namespace, key)]
-                await self._release(
-                    keys=[redis_keys.claims(namespace)]
-                    + [redis_keys.claim(namespace, k) for k in keys],
-                    args=args,
+        layout = await self._layout(namespace, create=True) if keys else None
+        if layout is None:
+            return
+        await self._run(
+            _RELEASE,
+            [
+                (
+                    [
+                        layout.claims(g),
+                        layout.done_channel(g),
+                        *(layout.claim(g, k) for k in group_keys),
+                    ],
+                    [token, KEY_SEPARATOR, *group_keys],
                 )
+                for g, group_keys in layout.by_group(keys).items()
+            ],
+        )
 
     async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
-        if not blocks:
+        layout = await self._layout(namespace, create=True) if blocks else None
+        if layout is None:
             return
-        script_keys = [redis_keys.blocks(namespace), redis_keys.claims(namespace)]
-        script_keys += [redis_keys.claim(namespace, k) for k in blocks]
-        args: list[Any] = [token or ""]
-        for key, data in blocks.items():
-            args += [key, data, redis_keys.done_channel(namespace, key)]
-        async with self._reachable():
-            await self._commit(keys=script_keys, args=args)
+        calls: list[tuple[list[str], list[Any]]] = []
+        for g, group_keys in layout.by_group(blocks).items():
+            args: list[Any] = [token or "", KEY_SEPARATOR]
+            for key in group_keys:
+                args += [key, blocks[key]]
+            script_keys = [layout.blocks(g), layout.claims(g), layout.done_channel(g)]
+            calls.append(([*script_keys, *(layout.claim(g, k) for k in group_keys)], args))
+        await self._run(_COMMIT, calls)
 
     async def __aenter__(self) -> RedisStore:
-        """Start the one subscription that wakes every waiter of this process."""
+        """Start the readers that wake this process's waiters."""
         self._stack = AsyncExitStack()
         tg = await self._stack.enter_async_context(anyio.create_task_group())
         self._stack.callback(tg.cancel_scope.cancel)
-        tg.start_soon(self._listen_forever)
+        self._notifications.start(tg)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self._stack.aclose()
         await self.aclose()
 
-    async def _listen_forever(self) -> None:
-        """Dispatch commit and release messages to the waiters of this process.
-
-        A lost connection only costs latency (waiters re-check every second), so it is
-        logged and retried, never raised.
-        """
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.psubscribe(redis_keys.DONE_PATTERN)
-                while True:
-                    # A read with its own timeout answers None when it expires, where a
-                    # plain listen() takes a quiet spell longer than the socket timeout
-                    # for a lost connection under redis-py versions that apply it there.
-                    message = await pubsub.get_message(timeout=_RECHECK_S)
-                    if message is not None and message.get("type") == "pmessage":
-                        channel = message["channel"]
-                        name = channel.decode() if isinstance(channel, bytes) else str(channel)
-                        for event in self._waiters.get(name, ()):
-                            event.set()
-            except (RedisError, OSError) as exc:
-                # Info, not a warning: waiters re-check every second without it, and a
-                # command that needs Redis reports the outage itself, in one line.
-                log.info("notifications from %s lost (%s); retrying", self.description, exc)
-                await anyio.sleep(1.0)
-            finally:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
-        channel = redis_keys.done_channel(namespace, key)
-        claim_key = redis_keys.claim(namespace, key)
-        event = anyio.Event()
-        waiters = self._waiters.setdefault(channel, set())
-        waiters.add(event)  # listen first, then look: a commit in between is not missed
-        try:
+        layout = await self._layout(namespace, create=False)
+        if layout is None:
+            return  # nothing written: no claim to wait for
+        group = layout.group_of(key)
+        channel = layout.done_channel(group)
+        with self._notifications.waiting(channel, key) as event:
+            # Listen first, then look: a commit in between is not missed.
+            await self._notifications.subscribe(await self.client(), channel)
             while True:
-                async with self._reachable():
-                    if await self.redis.hexists(redis_keys.blocks(namespace), key):
+                async with self._reachable() as client:
+                    if await client.hexists(layout.blocks(group), key):
                         return
-                    if not await self.redis.exists(claim_key):
+                    if not await client.exists(layout.claim(group, key)):
                         return  # released or lapsed: the caller may claim it now
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -424,118 +480,196 @@ class RedisStore:
                     await event.wait()
                 if event.is_set():
                     return
-        finally:
-            waiters.discard(event)
-            if not waiters:
-                self._waiters.pop(channel, None)
 
     async def keys(self, namespace: str) -> list[str]:
-        fields: list[Any] = []
-        async with self._reachable():
-            for group in redis_keys.block_groups(namespace):
-                fields += await self.redis.hkeys(group)
-        return sorted(_text(f) for f in fields)
+        layout = await self._layout(namespace, create=False)
+        if layout is None:
+            return []
+        async with self._reachable() as client:
+            pipe: Any = client.pipeline(transaction=False)
+            for group in layout.block_groups():
+                pipe.hkeys(group)
+            replies = await _execute(pipe)
+        return sorted(_text(field) for fields in replies for field in fields)
 
     async def coverage(self, namespace: str) -> Coverage:
-        """One round trip of O(1) commands: ``bytes`` is Redis's own (sampled) measure of
-        the block hashes, not a sum over every block."""
-        keys = [redis_keys.claims(namespace), *redis_keys.block_groups(namespace)]
-        async with self._reachable():
-            blocks, claims, size = await self._coverage(keys=keys, args=[_MEMORY_SAMPLES])
-        return Coverage(blocks=int(blocks), claims=int(claims), bytes=int(size))
+        """One script per group, pipelined: O(groups), whatever the namespace holds.
+        ``bytes`` is Redis's own (sampled) measure of the block hashes."""
+        layout = await self._layout(namespace, create=False)
+        if layout is None:
+            return Coverage(blocks=0, claims=0, bytes=0)
+        calls = [
+            ([layout.claims(g), layout.blocks(g)], [_MEMORY_SAMPLES]) for g in range(layout.groups)
+        ]
+        replies = await self._run(_COVERAGE, calls)
+        return Coverage(
+            blocks=sum(int(r[0]) for r in replies),
+            claims=sum(int(r[1]) for r in replies),
+            bytes=sum(int(r[2]) for r in replies),
+        )
 
     async def put_definition(self, namespace: str, definition: bytes) -> None:
-        async with self._reachable():
-            await self.redis.set(redis_keys.definition(namespace), definition, nx=True)
+        async with self._reachable() as client:
+            await client.set(redis_keys.definition(namespace), definition, nx=True)
 
     async def definition(self, namespace: str) -> bytes | None:
-        async with self._reachable():
-            found = await self.redis.get(redis_keys.definition(namespace))
+        async with self._reachable() as client:
+            found = await client.get(redis_keys.definition(namespace))
         return found if isinstance(found, bytes) else None
 
     async def namespaces(self) -> list[str]:
-        """A SCAN of the whole database. On a Redis Cluster a SCAN walks one node: the
-        namespaces of the others would need a walk of each (this store talks to one)."""
+        """A SCAN of the whole database: of every master, on a cluster."""
         found: set[str] = set()
-        async with self._reachable():
-            async for key in self.redis.scan_iter(
-                match=redis_keys.TAGGED_PATTERN, count=_SCAN_COUNT
-            ):
-                name = redis_keys.namespace_of(key.decode(errors="replace"))
+        async with self._reachable() as client:
+            async for key in client.scan_iter(match=redis_keys.TAGGED_PATTERN, count=_SCAN_COUNT):
+                name = redis_keys.namespace_of(_text(key))
                 if name is not None:
                     found.add(name)
         return sorted(found)
 
     async def delete_namespace(self, namespace: str) -> int:
-        """Its claim keys are the members of its claims set: a claim taken between the two
-        round trips keeps its key until its lease lapses, which does no harm."""
-        groups = redis_keys.block_groups(namespace)
-        async with self._reachable():
-            claimed = await self.redis.zrange(redis_keys.claims(namespace), 0, -1)
-            keys = redis_keys.namespace_keys(namespace)
-            keys += [redis_keys.claim(namespace, _text(k)) for k in claimed]
-            blocks = await self._delete_namespace(keys=keys, args=[len(groups)])
-        return int(blocks)
+        """Per group, one script (its claim keys are the members of its claims set: a claim
+        taken between the two round trips keeps its key until its lease lapses, which does
+        no harm); then the layout and the definition."""
+        layout = await self._layout(namespace, create=False)
+        self._layouts.pop(namespace, None)
+        blocks = 0
+        if layout is not None:
+            async with self._reachable() as client:
+                pipe: Any = client.pipeline(transaction=False)
+                for g in range(layout.groups):
+                    pipe.zrange(layout.claims(g), 0, -1)
+                claimed = await _execute(pipe)
+            calls: list[tuple[list[str], list[Any]]] = [
+                (
+                    [
+                        layout.blocks(g),
+                        layout.claims(g),
+                        *(layout.claim(g, _text(k)) for k in claimed[g]),
+                    ],
+                    [],
+                )
+                for g in range(layout.groups)
+            ]
+            blocks = sum(int(n) for n in await self._run(_DELETE_GROUP, calls))
+        async with self._reachable() as client:
+            await client.unlink(redis_keys.layout(namespace), redis_keys.definition(namespace))
+        return blocks
 
     async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
-        async with self._reachable():
-            held = await self._register(
-                keys=list(redis_keys.REGISTRATIONS), args=[name, fingerprint, document]
-            )
+        [held] = await self._run(
+            _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document])]
+        )
         return document if held is None else bytes(held)
 
     async def registration(self, name: str) -> bytes | None:
-        async with self._reachable():
-            found = await self.redis.hget(redis_keys.REGISTERED_DOCUMENTS, name)
+        async with self._reachable() as client:
+            found = await client.hget(redis_keys.REGISTERED_DOCUMENTS, name)
         return found if isinstance(found, bytes) else None
 
     async def registrations(self, after: str, limit: int) -> list[tuple[str, bytes]]:
         """Redis orders members of equal score bytewise (``ZRANGEBYLEX``)."""
         keys = [redis_keys.REGISTERED_NAMES, redis_keys.REGISTERED_DOCUMENTS]
         lowest = f"({after}" if after else "-"
-        async with self._reachable():
-            flat = await self._registrations_page(keys=keys, args=[lowest, limit])
+        [flat] = await self._run(_REGISTRATIONS_PAGE, [(keys, [lowest, limit])])
         return [(_text(name), bytes(doc)) for name, doc in zip(flat[::2], flat[1::2], strict=True)]
 
     async def unregister(self, name: str) -> int | None:
-        async with self._reachable():
-            others = await self._unregister(keys=list(redis_keys.REGISTRATIONS), args=[name])
+        [others] = await self._run(_UNREGISTER, [(list(redis_keys.REGISTRATIONS), [name])])
         return None if others is None else int(others)
 
     async def probe(self) -> Write:
-        """Claim and release a probe key of its own (SET NX PX, then DEL) in one pipelined
-        round trip: a Redis that refuses writes (at ``maxmemory``) refuses this one too."""
-        key = redis_keys.probe(uuid.uuid4().hex)
-        async with self._reachable(), self.redis.pipeline(transaction=False) as pipe:
-            pipe.set(key, b"1", nx=True, px=_PROBE_LEASE_MS)
-            pipe.delete(key)
-            await pipe.execute()
+        """Claim and release a probe key (SET NX PX, then DEL) in one pipelined round trip:
+        a Redis that refuses writes (at ``maxmemory``) refuses this one too. On a cluster,
+        one key on every master (each in a slot of its own), so that readiness proves a
+        write on each."""
+        token = uuid.uuid4().hex
+        async with self._reachable() as client:
+            pipe: Any = client.pipeline(transaction=False)
+            for tag in self._probe_tags_of(client):
+                key = redis_keys.probe(tag, token)
+                pipe.set(key, b"1", nx=True, px=_PROBE_LEASE_MS)
+                pipe.delete(key)
+            await _execute(pipe)
         return Write.ACCEPTED
 
+    def _probe_tags_of(self, client: Client) -> list[int]:
+        """A probe tag per master: the first whose slot the master owns (the slot map as
+        the client knows it now; a stale one only probes a master twice)."""
+        if not isinstance(client, RedisCluster):
+            return [0]
+        masters = {node.name: node for node in client.get_primaries()}
+        tags: dict[str, int] = {n: t for n, t in self._probe_tags.items() if n in masters}
+        tag = 0
+        while len(tags) < len(masters) and tag < _PROBE_TAG_SEARCH:
+            owner = _owner(client, redis_keys.probe(tag, ""))
+            if owner is not None and owner.name in masters and owner.name not in tags:
+                tags[owner.name] = tag
+            tag += 1
+        self._probe_tags = tags
+        return sorted(tags.values())
+
+    async def nodes(self, namespaces: Sequence[str]) -> list[NodeReport]:
+        """Every master (or the one server): its address, the memory Redis reports for it,
+        and its share of each namespace's blocks (the HLEN of the groups in its slots)."""
+        layouts = [await self._layout(ns, create=False) for ns in namespaces]
+        async with self._reachable() as client:
+            if isinstance(client, RedisCluster):
+                masters: list[ClusterNode | None] = list(client.get_primaries())
+                memory = await client.info("memory", target_nodes=RedisCluster.PRIMARIES)
+                used = {name: int(info["used_memory"]) for name, info in memory.items()}
+            else:
+                masters = [None]
+                used = {"": int((await client.info("memory"))["used_memory"])}
+            counts: dict[tuple[str, str], int] = {}
+            pipe: Any = client.pipeline(transaction=False)
+            owners: list[tuple[str, str]] = []
+            for ns, layout in zip(namespaces, layouts, strict=True):
+                for group in layout.block_groups() if layout else []:
+                    pipe.hlen(group)
+                    owner = _owner(client, group) if isinstance(client, RedisCluster) else None
+                    owners.append((ns, owner.name if owner else ""))
+            for where, count in zip(owners, await _execute(pipe), strict=True):
+                counts[where] = counts.get(where, 0) + int(count)
+        reports = []
+        for node in masters:
+            name = node.name if node else ""
+            reports.append(
+                NodeReport(
+                    address=name or self.description,
+                    used_memory=used.get(name, 0),
+                    blocks={ns: counts.get((ns, name), 0) for ns in namespaces},
+                )
+            )
+        return reports
+
     async def aclose(self) -> None:
-        await self.redis.aclose()
-        await self.redis.connection_pool.disconnect()
+        await self._notifications.aclose()
+        client, self._client = self._client, None
+        if client is not None:
+            await close(client)
 
 
-def store_error(exc: RedisError | OSError, where: str) -> StoreUnavailableError:
-    """What went wrong, in words: an error reply is Redis answering that it will not do
-    it; only a failed connection is "cannot reach"."""
-    if isinstance(exc, OutOfMemoryError):
-        return StoreFullError(
-            f"Redis at {where} refused the write: OOM command not allowed when used memory > "
-            "'maxmemory' (free memory in Redis or raise its maxmemory; what it holds is still "
-            "read)"
-        )
-    if isinstance(exc, ResponseError):
-        return StoreRefusedError(f"Redis at {where} refused the command: {exc}")
-    if isinstance(exc, AuthenticationError):
-        return StoreRefusedError(
-            f"Redis at {where} refused the connection: {exc} (check the password in the URL)"
-        )
-    return StoreUnavailableError(
-        f"cannot reach Redis at {where}: {exc} "
-        "(is redis-server running? check --redis or $MEMO_SOLVER_REDIS_URL)"
-    )
+_PROBE_TAG_SEARCH: Final = 10_000
+"""Tags tried to find one per master: a master's slots are a third of 16,384 on three
+masters, so a few tries find its tag; the bound only stops a search for a master that owns
+no slot."""
+
+
+def _owner(client: RedisCluster, key: str) -> ClusterNode | None:
+    """The master of ``key``'s slot as the client knows it, or None for an uncovered slot."""
+    found = client.nodes_manager.slots_cache.get(key_slot(key.encode()))
+    return found[0] if found else None
+
+
+async def _execute(pipe: Any) -> list[Any]:
+    """A pipeline's replies; the first error reply raised as itself (redis-py would wrap
+    it in a message about the pipeline, which is not what went wrong)."""
+    replies = list(await pipe.execute(raise_on_error=False))
+    for reply in replies:
+        if isinstance(reply, BaseException):
+            raise reply
+    return replies
 
 
 def _text(name: object) -> str:

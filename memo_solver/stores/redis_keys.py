@@ -1,24 +1,32 @@
 """Every Redis key and channel the project uses: nothing else spells one by hand.
 
-Keys come in hash tags (one per namespace, then ``{jobs}``, ``{rules}`` and ``{probe}``),
-so that every Lua script's keys live in one Redis Cluster slot and a request never has to
-SCAN the keyspace to find what it counts.
+Keys come in hash tags, so that every Lua script's keys live in one Redis Cluster slot and
+a request never has to SCAN the keyspace to find what it counts.
 
-One namespace (format version and game fingerprint, e.g. ``1:3f2a...``) is one tag:
+A namespace (format version and game fingerprint, e.g. ``1:3f2a...``) spreads its blocks
+over groups, each a hash tag of its own (``{ns/g}``, g = 0 .. groups - 1), so that no key
+grows past a few megabytes (``maxi-yatzy`` is about 600 MB of blocks) and a cluster spreads
+them over every master. A block's group is a hash of its key (:meth:`Layout.group_of`). Per
+group:
 
-- ``ms:{ns}:blocks``: a hash, block key -> encoded block (written once, never expired;
-  ``HLEN`` is the coverage, ``HMGET`` fetches a batch in one round trip). A namespace's
-  blocks are a list of such group hashes (:func:`block_groups`; one today), so coverage
-  is a sum over groups;
-- ``ms:{ns}:claim:<key>``: the claim token, ``SET NX PX lease``;
-- ``ms:{ns}:claims``: a sorted set, block key -> claim expiry (Redis server time, ms),
+- ``ms:{ns/g}:blocks``: a hash, block key -> encoded block (written once, never expired;
+  ``HLEN`` summed over the groups is the coverage, ``HMGET`` fetches a group's part of a
+  batch in one command);
+- ``ms:{ns/g}:claim:<key>``: the claim token, ``SET NX PX lease``;
+- ``ms:{ns/g}:claims``: a sorted set, block key -> claim expiry (Redis server time, ms),
   kept by the claim scripts beside the claim keys so live claims are one ``ZCOUNT``;
-- ``ms:{ns}:definition``: the game's definition (a rule-set file), set once (``SET NX``);
-- ``ms:{ns}:done:<key>``: the pub/sub channel a commit or a release publishes on.
+- ``ms:{ns/g}:done``: the sharded pub/sub channel (``SPUBLISH``: only the group's own
+  node hears it) on which a commit or a release names its block keys.
 
-:func:`namespace_keys` names them all but the claim keys (the members of the claims set
-name those), and :func:`namespace_of` tells a namespace by them in a SCAN: a new key of a
-namespace joins both.
+The number of groups is fixed per namespace, when it is first written, in its layout record
+``ms:{ns}:layout``; a namespace written before groups existed has none and holds its blocks
+under ``{ns}`` itself, which is the layout of one group (:class:`Layout`), so it stays
+readable. Beside it, ``ms:{ns}:definition``: the game's definition (a rule-set file), set
+once (``SET NX``).
+
+:func:`namespace_of` tells a namespace by its keys in a SCAN (a new key of a namespace
+joins it), but for the layout record: a namespace whose only claims were let go holds
+nothing, and its record (a few bytes) stays for the next writer, or goes with the namespace.
 
 The jobs are the tag ``{jobs}``:
 
@@ -44,11 +52,15 @@ each step is one script):
 
 No kind of a namespace's key ends these, so :func:`namespace_of` never takes them for one.
 
-And ``ms:{probe}:<random>``: a readiness probe's claim, set and deleted in one round trip.
+And ``ms:{probe:<n>}:<random>``: a readiness probe's claim, set and deleted in one round
+trip; on a cluster one per master, each ``n`` chosen so that its slot is that master's.
 """
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Final
 
 PREFIX: Final = "ms"
@@ -69,54 +81,84 @@ REGISTRATIONS: Final = (
     REGISTERED_SHARING,
 )
 """Every key of the registrations, in the order the registration scripts take them."""
-DONE_PATTERN: Final = f"{PREFIX}:*:done:*"
-"""What a process subscribes to once, to hear of every commit and release."""
 TAGGED_PATTERN: Final = f"{PREFIX}:{{*"
 """What a SCAN for the namespaces matches: every key with a hash tag (the jobs', the
-registrations' and the probe's too, which :func:`namespace_of` leaves out)."""
-_BLOCKS, _CLAIMS, _DEFINITION, _CLAIM = "blocks", "claims", "definition", "claim:"
+registrations' and the probes' too, which :func:`namespace_of` leaves out)."""
+DEFAULT_GROUPS: Final = 256
+"""Groups of a namespace written from now on: ``maxi-yatzy``'s 1,048,576 blocks make groups
+of about 2.4 MB; a small game's groups are small, and cost one more command per group
+touched, pipelined."""
+_BLOCKS, _CLAIMS, _DEFINITION, _LAYOUT, _CLAIM = (
+    "blocks",
+    "claims",
+    "definition",
+    "layout",
+    "claim:",
+)
+_GROUP: Final = "/"
 
 
-def blocks(namespace: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:{_BLOCKS}"
+@dataclass(frozen=True)
+class Layout:
+    """Where a namespace's blocks live: ``groups`` hash tags, or (one group) the
+    namespace's own tag, as every namespace written before groups existed."""
 
+    namespace: str
+    groups: int
 
-def block_groups(namespace: str) -> list[str]:
-    """The hashes that together hold a namespace's blocks (one today)."""
-    return [blocks(namespace)]
+    def tag(self, group: int) -> str:
+        return self.namespace if self.groups == 1 else f"{self.namespace}{_GROUP}{group}"
 
+    def group_of(self, key: str) -> int:
+        """A stable hash of the key (CRC-32: the same in every process and version)."""
+        return zlib.crc32(key.encode()) % self.groups
 
-def claim(namespace: str, key: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:{_CLAIM}{key}"
+    def by_group(self, keys: Iterable[str]) -> dict[int, list[str]]:
+        """The keys split by group, each group's in the order given."""
+        split: dict[int, list[str]] = {}
+        for key in keys:
+            split.setdefault(self.group_of(key), []).append(key)
+        return split
 
+    def blocks(self, group: int) -> str:
+        return f"{PREFIX}:{{{self.tag(group)}}}:{_BLOCKS}"
 
-def claims(namespace: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:{_CLAIMS}"
+    def claims(self, group: int) -> str:
+        return f"{PREFIX}:{{{self.tag(group)}}}:{_CLAIMS}"
+
+    def claim(self, group: int, key: str) -> str:
+        return f"{PREFIX}:{{{self.tag(group)}}}:{_CLAIM}{key}"
+
+    def done_channel(self, group: int) -> str:
+        return f"{PREFIX}:{{{self.tag(group)}}}:done"
+
+    def block_groups(self) -> list[str]:
+        return [self.blocks(g) for g in range(self.groups)]
 
 
 def definition(namespace: str) -> str:
     return f"{PREFIX}:{{{namespace}}}:{_DEFINITION}"
 
 
-def namespace_keys(namespace: str) -> list[str]:
-    """Every key of a namespace but its claim keys: the block groups first."""
-    return [*block_groups(namespace), claims(namespace), definition(namespace)]
+def layout(namespace: str) -> str:
+    """The namespace's layout record: its number of groups (absent: one, the old layout)."""
+    return f"{PREFIX}:{{{namespace}}}:{_LAYOUT}"
 
 
 def namespace_of(key: str) -> str | None:
     """The namespace whose key this is, or None for any other key (a job's, a worker's,
-    a registration's, the probe's, another program's)."""
+    a registration's, a probe's, another program's)."""
     head, brace, rest = key.partition("{")
-    namespace, closing, kind = rest.partition("}:")
-    if head != f"{PREFIX}:" or not brace or not closing or not namespace:
+    tag, closing, kind = rest.partition("}:")
+    if head != f"{PREFIX}:" or not brace or not closing or not tag:
         return None
-    if kind in (_BLOCKS, _CLAIMS, _DEFINITION) or kind.startswith(_CLAIM):
+    namespace, slash, group = tag.partition(_GROUP)
+    claim_or_blocks = kind in (_BLOCKS, _CLAIMS) or kind.startswith(_CLAIM)
+    if slash:  # a group's tag: only its blocks and claims live there
+        return namespace or None if group.isdigit() and claim_or_blocks else None
+    if claim_or_blocks or kind == _DEFINITION:
         return namespace
-    return None
-
-
-def done_channel(namespace: str, key: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:done:{key}"
+    return None  # the layout record alone holds nothing (a namespace claimed, then let go)
 
 
 def worker(worker_id: str) -> str:
@@ -127,5 +169,5 @@ def job(job_id: str) -> str:
     return f"{PREFIX}:{JOBS_TAG}:job:{job_id}"
 
 
-def probe(token: str) -> str:
-    return f"{PREFIX}:{{probe}}:{token}"
+def probe(tag: int, token: str) -> str:
+    return f"{PREFIX}:{{probe:{tag}}}:{token}"
