@@ -158,8 +158,15 @@ def test_status_reports_the_namespaces_own_size_not_the_servers(
     assert status["size_basis"] == "redis-memory-usage"
     assert status["size_bytes"] == status["rule_sets"]["yahtzee-lower"]["bytes"] == hash_bytes
     assert 0 < status["size_bytes"] < 1_000_000
-    words = cli(redis_url, "status").stdout.splitlines()[0]
-    assert "sampled by MEMORY USAGE" in words
+    words = cli(redis_url, "status").stdout.splitlines()
+    assert "sampled by MEMORY USAGE" in words[0]
+    # The server's own memory, beside the namespace's: one node, holding every block.
+    (node,) = status["nodes"]
+    assert node["address"] == redis_url
+    assert node["used_memory"] == pytest.approx(int(r.info("memory")["used_memory"]), rel=0.2)
+    assert node["blocks"] == {"yahtzee-lower": LOWER.block_count}
+    assert any(line.startswith("nodes: 1, Redis used_memory") for line in words)
+    assert f"  {redis_url}: " in "\n".join(words)
 
 
 # --- one slot per call: everything on a one-node cluster -----------------------------------

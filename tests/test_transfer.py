@@ -23,6 +23,7 @@ from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
 from memo_solver.stores.transfer import TransferError, export_blocks, import_blocks, read_file
@@ -113,6 +114,35 @@ async def test_export_to_a_file_and_import_into_redis(redis_url: str, tmp_path: 
     # And a player's question is answered from the imported blocks.
     value = cli_json("--redis", redis_url, "value", "--rules", "yahtzee-lower")
     assert value["value"] == pytest.approx(LOWER_PIN, abs=1e-9)
+
+
+async def test_export_and_import_move_a_namespace_from_the_old_layout_to_groups(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A namespace written before groups existed (one hash, no layout record) is read in
+    place; exported and imported again, it lands in groups, spread over a cluster's masters."""
+    async with RedisStore(redis_url, groups=1) as store:
+        async with open_engine(LOWER, store) as engine:
+            await engine.block(LOWER.root())
+        client = await store.client()
+        await client.delete(redis_keys.layout(NS))  # as a store written before groups
+        assert await client.hlen(redis_keys.Layout(NS, 1).blocks(0)) == 128
+    dump = tmp_path / "lower.msgpack"
+    exported = cli_json(
+        "--redis", redis_url, "export", "--rules", "yahtzee-lower", "--to", str(dump)
+    )
+    assert exported["blocks"] == 128
+    async with opened_redis(redis_url) as store:
+        assert await store.delete_namespace(NS) == 128
+    imported = cli_json(
+        "--redis", redis_url, "import", "--rules", "yahtzee-lower", "--from", str(dump)
+    )
+    assert imported["blocks"] == 128
+    async with opened_redis(redis_url) as store:
+        client = await store.client()
+        assert int(await client.get(redis_keys.layout(NS))) == redis_keys.DEFAULT_GROUPS
+        assert await client.exists(redis_keys.Layout(NS, 1).blocks(0)) == 0
+    await assert_served_without_computing(redis_url)
 
 
 async def test_export_from_sqlite_straight_into_redis(redis_url: str, tmp_path: Path) -> None:

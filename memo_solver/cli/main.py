@@ -190,7 +190,10 @@ def store_location(args: argparse.Namespace) -> Location:
     """
     url = args.redis or os.environ.get(REDIS_ENV)
     if url and not args.store:
-        return str(url)
+        from memo_solver.stores.redis_client import CLUSTER_ENV, with_cluster_mode
+
+        mode = getattr(args, "redis_cluster", None) or os.environ.get(CLUSTER_ENV)
+        return with_cluster_mode(str(url), mode)
     return Path(args.store or os.environ.get(STORE_ENV) or default_store_path())
 
 

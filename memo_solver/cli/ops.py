@@ -191,6 +191,8 @@ async def status(
         }
         if verify:
             rule_sets[name]["blocks_damaged"] = await count_damaged(store, game)
+    names = {namespace(entry.game): name for name, entry in games}
+    nodes = await store.nodes(list(names)) if isinstance(store, RedisStore) else []
     workers: list[Record] = []
     jobs: list[Record] = []
     jobs_kept = 0
@@ -211,6 +213,14 @@ async def status(
         "size_bytes": size,
         "size_basis": size_basis,
         "rule_sets": rule_sets,
+        "nodes": [
+            {
+                "address": node.address,
+                "used_memory": node.used_memory,
+                "blocks": {names[ns]: count for ns, count in node.blocks.items() if count},
+            }
+            for node in nodes
+        ],
         "workers": workers,
         "jobs": jobs,
     }
@@ -222,6 +232,14 @@ async def status(
             f"({share:6.1%}), {row['claims_held']} claims held"
             + (f", {row['blocks_damaged']} damaged" if verify else "")
         )
+    if nodes:
+        stored = sum(row["blocks_done"] for row in rule_sets.values())
+        used = sum(node.used_memory for node in nodes)
+        lines.append(f"nodes: {len(nodes)}, Redis used_memory {used / 1e6:.1f} MB in all")
+        for node in nodes:
+            held = sum(node.blocks.values())
+            part = f" ({held / stored:.0%} of those stored)" if stored else ""
+            lines.append(f"  {node.address}: {node.used_memory / 1e6:.1f} MB, {held} blocks{part}")
     if queue is not None:
         lines.append(f"workers: {len(workers)} alive")
         lines += [

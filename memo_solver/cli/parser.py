@@ -57,7 +57,8 @@ states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_le
 short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
 The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
 choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
---store, --redis and -v go before the command or after it (after it wins).
+--store, --redis, --redis-cluster and -v go before the command or after it (after it wins).
+A Redis Cluster: --redis names any node, or several seeds: redis://h1:7000,h2:7001.
 
 exit status: 0 done; 2 bad input (fix the command); 75 the store failed: unreachable,
 refused the write, full, or locked too long (retry later); 1 internal error; 130 interrupted.
@@ -354,6 +355,13 @@ def _store_options(
     unset = argparse.SUPPRESS if on_command else None
     parser.add_argument("--store", type=Path, default=unset, help=store_help)
     parser.add_argument("--redis", metavar="URL", default=unset, help=redis_help)
+    parser.add_argument(
+        "--redis-cluster",
+        choices=("auto", "yes", "no"),
+        default=unset,
+        help="whether --redis is a Redis Cluster (default: $MEMO_SOLVER_REDIS_CLUSTER, else "
+        "auto: ask the server)",
+    )
     parser.add_argument(
         "-v",
         "--verbose",

@@ -43,6 +43,12 @@ def build_parser(prog: str = "python -m worker") -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--redis", metavar="URL", help=REDIS_HELP)
+    parser.add_argument(
+        "--redis-cluster",
+        choices=("auto", "yes", "no"),
+        help="whether --redis is a Redis Cluster (default: $MEMO_SOLVER_REDIS_CLUSTER, else "
+        "auto: ask the server)",
+    )
     add_worker_options(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs")
     return parser
@@ -88,6 +94,7 @@ def settings_of(args: argparse.Namespace) -> WorkerSettings:
     return resolve(
         WorkerOptions(
             redis=args.redis,
+            redis_cluster=getattr(args, "redis_cluster", None),
             id=args.id,
             concurrency=args.concurrency,
             threads=args.threads,

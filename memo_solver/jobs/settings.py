@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from memo_solver.core.errors import UserError
+from memo_solver.core.store import StoreLocationError
+from memo_solver.stores.redis_client import CLUSTER_ENV, with_cluster_mode
 
 ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
@@ -71,6 +73,7 @@ class WorkerOptions:
     environment decides (then the default)."""
 
     redis: str | None = None
+    redis_cluster: str | None = None
     id: str | None = None
     concurrency: int | None = None
     threads: int | None = None
@@ -96,11 +99,18 @@ def resolve(options: WorkerOptions) -> WorkerSettings:
     except ValueError as exc:
         raise SettingsError(f"bad number in the environment: {exc}") from None
     heartbeat_s = options.heartbeat
+    try:
+        redis_url = with_cluster_mode(
+            options.redis or env.get(ENV_REDIS_URL, DEFAULT_REDIS_URL),
+            options.redis_cluster or env.get(CLUSTER_ENV),
+        )
+    except StoreLocationError as exc:
+        raise SettingsError(str(exc)) from None
     if concurrency < 1 or threads < 1 or lease_s <= 0 or heartbeat_s <= 0 or job_ttl_s <= 0:
         raise SettingsError("concurrency, threads, lease, heartbeat and job TTL must be positive")
     host = socket.gethostname()
     return WorkerSettings(
-        redis_url=options.redis or env.get(ENV_REDIS_URL, DEFAULT_REDIS_URL),
+        redis_url=redis_url,
         worker_id=options.id or env.get(ENV_WORKER_ID) or f"{host}:{os.getpid()}",
         concurrency=concurrency,
         threads=threads,

@@ -85,6 +85,7 @@ class ClusterMode(enum.Enum):
 
 
 _MODE_PARAMETER: Final = "cluster"
+_SCHEMES: Final = ("redis", "rediss", "unix")
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,11 @@ def with_cluster_mode(url: str, mode: str | None) -> str:
     """The address with ``mode`` (auto, yes or no: the option's or the environment's) in
     its query, unless the URL already says it, so that it travels wherever the address
     goes (the service, the workers' jobs). None or auto leaves it as it is."""
-    if not mode or mode == ClusterMode.AUTO.value:
+    if mode and mode.lower() not in {m.value for m in ClusterMode}:
+        raise StoreLocationError(
+            f"--redis-cluster and ${CLUSTER_ENV} take auto, yes or no, not {mode!r}"
+        )
+    if not mode or mode.lower() == ClusterMode.AUTO.value:
         return url
     head, comma, rest = url.partition(",")
     try:
@@ -120,7 +125,7 @@ def with_cluster_mode(url: str, mode: str | None) -> str:
     query = parse_qsl(parts.query)
     if any(name == _MODE_PARAMETER for name, _ in query):
         return url
-    query.append((_MODE_PARAMETER, mode))
+    query.append((_MODE_PARAMETER, mode.lower()))
     return urlunsplit(parts._replace(query=urlencode(query))) + comma + rest
 
 
@@ -134,7 +139,10 @@ def parse_address(text: str) -> Address:
         base = urlunsplit(
             parts._replace(query=urlencode([(k, v) for k, v in query if k != _MODE_PARAMETER]))
         )
-        database = _database(parts.path)
+        if parts.scheme not in _SCHEMES:
+            raise ValueError(f"the scheme must be one of {', '.join(_SCHEMES)}://")
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+        database = 0 if parts.scheme == "unix" else _database(parts.path)
         seeds = [base] + [_seed_url(base, other) for other in others]
     except ValueError as exc:
         raise StoreLocationError(f"bad Redis URL {redacted(text)}: {exc}") from exc
