@@ -140,7 +140,7 @@ async def test_export_and_import_move_a_namespace_from_the_old_layout_to_groups(
     assert imported["blocks"] == 128
     async with opened_redis(redis_url) as store:
         client = await store.client()
-        assert int(await client.get(redis_keys.layout(NS))) == redis_keys.DEFAULT_GROUPS
+        assert int(await client.get(redis_keys.layout(NS)) or 0) == redis_keys.DEFAULT_GROUPS
         assert await client.exists(redis_keys.Layout(NS, 1).blocks(0)) == 0
     await assert_served_without_computing(redis_url)
 
