@@ -616,8 +616,10 @@ class RedisStore:
         async with self._reachable() as client:
             if isinstance(client, RedisCluster):
                 masters: list[ClusterNode | None] = list(client.get_primaries())
-                memory = await client.info("memory", target_nodes=RedisCluster.PRIMARIES)
-                used = {name: int(info["used_memory"]) for name, info in memory.items()}
+                used = {  # node by node: redis-py answers one node's INFO unwrapped
+                    node.name: int((await client.info("memory", target_nodes=node))["used_memory"])
+                    for node in client.get_primaries()
+                }
             else:
                 masters = [None]
                 used = {"": int((await client.info("memory"))["used_memory"])}
