@@ -439,6 +439,7 @@ async def test_api_stats_errors_name_the_field(tmp_path: Path) -> None:
         bad_rules = await client.post("/v1/stats", json={"rules": "nope"})
         too_many = await client.post("/v1/stats", json={"thresholds": list(range(101))})
         not_int = await client.post("/v1/stats", json={"thresholds": ["x"]})
+        a_bool = await client.post("/v1/stats", json={"thresholds": [True]})
     assert bad_state.status_code == 422
     assert bad_state.json()["error"]["field"] == "upper"
     assert bad_rules.status_code == 422
@@ -447,6 +448,8 @@ async def test_api_stats_errors_name_the_field(tmp_path: Path) -> None:
     assert too_many.json()["error"]["field"] == "thresholds"
     assert not_int.status_code == 422
     assert not_int.json()["error"]["field"].startswith("thresholds")
+    assert a_bool.status_code == 422  # true is no score (lax mode took it for 1)
+    assert a_bool.json()["error"]["field"] == "thresholds.0"
 
 
 async def test_api_stats_past_the_deadline_is_503_and_the_retry_shares_the_work(

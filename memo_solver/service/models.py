@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictInt
 
 from memo_solver.service.fast import ActionOut, ErrorDetail
 
@@ -78,7 +78,7 @@ class StatsRequest(BaseModel):
     state: StateInput = Field(
         "start", description="as for /v1/advice; the points counted are those still to come"
     )
-    thresholds: list[int] = Field(
+    thresholds: list[StrictInt] = Field(  # a JSON number: true is no score
         default_factory=list,
         max_length=MAX_THRESHOLDS,
         description="also answer P(points >= t) for each t",
