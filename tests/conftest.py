@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis_cluster import RedisCluster
 from redis_server import RedisServer, ensure_redis_server, free_port
 from worker_support import Children
 
@@ -35,6 +36,12 @@ async def _redis(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     return RedisStore(server.url)
 
 
+async def _redis_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """The session's three-master Redis Cluster, emptied for this test, reached through one
+    node (the client learns the others)."""
+    return RedisStore(request.getfixturevalue("cluster_url"))
+
+
 # One factory per store implementation; a new store joins every contract test by adding a line.
 # A factory gets the fixture request (for session resources such as the Redis server) and the
 # test's temporary folder.
@@ -42,6 +49,7 @@ STORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path], Awaitable[Sto
     "memory": _memory,
     "sqlite": _sqlite,
     "redis": _redis,
+    "redis-cluster": _redis_cluster,
 }
 
 
@@ -69,7 +77,16 @@ this process, on the in-memory store (the README's quick loop: under a minute). 
 by adding its name; its tests that need a server, a child process or another store stay out
 (:func:`pytest_itemcollected`)."""
 _OUTSIDE: frozenset[str] = frozenset(
-    {"redis_server", "redis_url", "r", "fresh_redis", "cluster_redis", "children"}
+    {
+        "redis_server",
+        "redis_url",
+        "r",
+        "fresh_redis",
+        "cluster_redis",
+        "redis_cluster",
+        "cluster_url",
+        "children",
+    }
 )
 """Fixtures that reach outside the test's process: a Redis server, child processes."""
 
@@ -148,6 +165,24 @@ def cluster_redis(
                 assert time.monotonic() < deadline, "the one-node cluster never got ready"
                 time.sleep(0.02)
         yield server
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(
+    redis_binary: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RedisCluster]:
+    """A real Redis Cluster of three masters for the whole session (tests/redis_cluster.py);
+    tests that share it empty it first (``cluster_url``). A test that kills nodes starts a
+    cluster of its own."""
+    with RedisCluster(tmp_path_factory.mktemp("cluster"), binary=redis_binary) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def cluster_url(redis_cluster: RedisCluster) -> str:
+    """The session cluster, emptied for this test: one master's URL."""
+    redis_cluster.flushall()
+    return redis_cluster.url
 
 
 @pytest.fixture

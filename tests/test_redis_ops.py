@@ -173,14 +173,14 @@ def test_status_reports_the_namespaces_own_size_not_the_servers(
 
 
 @pytest.fixture
-def cluster_url(cluster_redis: RedisServer) -> str:
+def one_node_cluster_url(cluster_redis: RedisServer) -> str:
     with cluster_redis.client() as client:
         client.flushall()
     return cluster_redis.url
 
 
 def test_a_worker_the_cli_and_the_store_run_on_a_one_node_cluster(
-    cluster_url: str, children: Children
+    one_node_cluster_url: str, children: Children
 ) -> None:
     """A cluster refuses a call whose keys are in two slots (CROSSSLOT), and a script that
     touches a key it was not given: every call here passed that check."""
@@ -208,17 +208,17 @@ def test_a_worker_the_cli_and_the_store_run_on_a_one_node_cluster(
             ]
             return answers
 
-    answers = with_store(cluster_url, every_store_call)
+    answers = with_store(one_node_cluster_url, every_store_call)
     assert answers[0] == {"x": Claim.CLAIMED, "y": Claim.CLAIMED}
     assert answers[3] == pytest.approx(UPPER_PIN, abs=TOL)
-    with redis.Redis.from_url(cluster_url) as r:
-        start_workers(children, r, cluster_url, ["w1"])
-        solved = cli_json(cluster_url, "precompute", "--rules", "yahtzee-lower", "--wait")
+    with redis.Redis.from_url(one_node_cluster_url) as r:
+        start_workers(children, r, one_node_cluster_url, ["w1"])
+        solved = cli_json(one_node_cluster_url, "precompute", "--rules", "yahtzee-lower", "--wait")
         assert solved["value"] == pytest.approx(LOWER_PIN, abs=TOL)
-        status = cli_json(cluster_url, "status")
+        status = cli_json(one_node_cluster_url, "status")
         assert status["rule_sets"]["yahtzee-lower"]["blocks_done"] == 128
         assert [w["id"] for w in status["workers"]] == ["w1"]
-        assert check(cluster_url, "--id", "w1").returncode == 0
+        assert check(one_node_cluster_url, "--id", "w1").returncode == 0
     assert "CROSSSLOT" not in children.logs()
 
 

@@ -586,14 +586,14 @@ class RedisStore:
         token = uuid.uuid4().hex
         async with self._reachable() as client:
             pipe: Any = client.pipeline(transaction=False)
-            for tag in self._probe_tags_of(client):
+            for tag in self.probe_tags(client):
                 key = redis_keys.probe(tag, token)
                 pipe.set(key, b"1", nx=True, px=_PROBE_LEASE_MS)
                 pipe.delete(key)
             await _execute(pipe)
         return Write.ACCEPTED
 
-    def _probe_tags_of(self, client: Client) -> list[int]:
+    def probe_tags(self, client: Client) -> list[int]:
         """A probe tag per master: the first whose slot the master owns (the slot map as
         the client knows it now; a stale one only probes a master twice)."""
         if not isinstance(client, RedisCluster):

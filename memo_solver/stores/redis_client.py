@@ -258,22 +258,44 @@ async def connect(address: Address) -> Client:
 
     Raises the store error for an unreachable server or a refused question."""
     if address.mode is ClusterMode.YES or len(address.urls) > 1:
-        return cluster_client(address)
-    plain = standalone_client(address.urls[0])
+        return await _initialized(cluster_client(address), address)
     if address.mode is ClusterMode.NO:
-        return plain
+        return standalone_client(address.urls[0])
+    # Asked on database 0: a cluster node refuses to SELECT another, and that refusal would
+    # hide what is wrong (the URL's database, said in one line by refuse_database).
+    url = address.urls[0]
+    asking = standalone_client(url if address.database == 0 else _on_database_0(url))
     try:
-        info = await plain.info("cluster")
+        info = await asking.info("cluster")
     except FAULTS as exc:
         with anyio.CancelScope(shield=True):
-            await close(plain)
+            await close(asking)
         raise store_error(exc, address.description) from exc
     if not info.get("cluster_enabled"):
-        return plain
+        if address.database == 0:
+            return asking
+        with anyio.CancelScope(shield=True):
+            await close(asking)
+        return standalone_client(url)
     with anyio.CancelScope(shield=True):
-        await close(plain)
+        await close(asking)
     refuse_database(address)
-    return cluster_client(address)
+    return await _initialized(cluster_client(address), address)
+
+
+async def _initialized(client: RedisCluster, address: Address) -> RedisCluster:
+    """The cluster client with the slot map learnt: what readiness and status read."""
+    try:
+        await client.initialize()
+    except FAULTS as exc:
+        with anyio.CancelScope(shield=True):
+            await close(client)
+        raise store_error(exc, address.description) from exc
+    return client
+
+
+def _on_database_0(url: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path="/0"))
 
 
 async def close(client: Client) -> None:
