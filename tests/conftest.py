@@ -15,6 +15,7 @@ from redis_server import RedisServer, ensure_redis_server, free_port
 from worker_support import Children
 
 from memo_solver.core.store import Store
+from memo_solver.stores import redis_keys
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
@@ -36,10 +37,18 @@ async def _redis(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     return RedisStore(server.url)
 
 
+CONTRACT_NAMESPACE = "1:contract"
+"""The namespace the store contract tests use (tests/test_store.py NS)."""
+
+
 async def _redis_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    """The session's three-master Redis Cluster, emptied for this test, reached through one
-    node (the client learns the others)."""
-    return RedisStore(request.getfixturevalue("cluster_url"))
+    """The session's three-master Redis Cluster, emptied for this test, reached through a
+    node that does not own the contract namespace's layout record (the client follows the
+    slot map to the others)."""
+    request.getfixturevalue("cluster_url")  # emptied
+    cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+    owner = cluster.master_for_key(redis_keys.layout(CONTRACT_NAMESPACE))
+    return RedisStore(next(node.url for node in cluster.masters if node is not owner))
 
 
 # One factory per store implementation; a new store joins every contract test by adding a line.

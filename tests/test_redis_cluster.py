@@ -11,6 +11,7 @@ by the same processes, without a restart.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -151,7 +152,7 @@ async def test_a_commit_through_one_node_wakes_a_waiter_on_another(
         assert woke_at[0] - committed_at < NOTIFIED_WITHIN_S
 
 
-async def test_readiness_writes_on_every_master(
+async def test_readiness_writes_on_every_master_and_the_api_answers_through_any_node(
     redis_cluster: RedisCluster, cluster_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
@@ -163,8 +164,13 @@ async def test_readiness_writes_on_every_master(
         assert owners == {node.port for node in redis_cluster.masters}
     finally:
         await store.aclose()
-    async with api_client(cluster_url) as client:
+    cli_json(cluster_url, "precompute", "--rules", "yahtzee-lower", "--here")
+    async with api_client(redis_cluster.masters[2].url) as client:
         assert (await client.get("/readyz")).status_code == 200
+        coverage = (await client.get("/v1/rules/yahtzee-lower/coverage")).json()
+        assert coverage["blocks_done"] == LOWER.block_count
+        advice = await client.post("/v1/value", json={"rules": "yahtzee-lower", "state": "start"})
+        assert advice.json()["value"] == pytest.approx(LOWER_PIN, abs=TOL)
         queued = await client.post(
             "/v1/jobs/precompute",
             json={"rules": "yahtzee-lower"},
@@ -205,6 +211,7 @@ def test_a_cluster_that_is_down_is_a_503_and_one_line(redis_binary: str, tmp_pat
         anyio.run(asked)
 
 
+@pytest.mark.slow
 def test_a_master_failover_is_survived_without_a_restart(
     redis_binary: str, tmp_path: Path, children: Children
 ) -> None:
@@ -221,6 +228,12 @@ def test_a_master_failover_is_survived_without_a_restart(
             )
         victim = cluster.master_for_key(redis_keys.layout(namespace(YAHTZEE)))
         cluster.failover_of(victim)
+        # Meanwhile a question is answered right, or refused in one line: never wrong.
+        late = cli(url, "value", "--rules", "yahtzee-lower", "open=chance", "--json")
+        if late.returncode == 0:
+            assert json.loads(late.stdout)["value"] == pytest.approx(70 / 3, abs=TOL)
+        else:
+            assert late.returncode == 75, late.stderr
         # The worker may be between two tries (its heartbeat lapsed): wait for it.
         solved = cli_json(
             url, "precompute", "--rules", "yahtzee", "--wait", "--wait-for-workers", timeout=300

@@ -21,9 +21,10 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -123,6 +124,37 @@ def test_the_groups_spread_over_the_slots() -> None:
 
 def _names_of(names: list[str]) -> set[str]:
     return {name.split("}:", 1)[1].split(":", 1)[0] for name in names}
+
+
+async def test_every_script_call_touches_one_slot(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a cluster demands of every script (else CROSSSLOT): each call's keys, in every
+    batch a solve, a wait, a release, coverage, deletion and the registrations send."""
+    calls: list[list[str]] = []
+    run = RedisStore._run
+
+    async def recorded(
+        self: RedisStore, script: str, batch: Sequence[tuple[list[str], list[Any]]]
+    ) -> list[Any]:
+        calls.extend(keys for keys, _ in batch)
+        return await run(self, script, batch)
+
+    monkeypatch.setattr(RedisStore, "_run", recorded)
+    async with opened(redis_url) as store:
+        async with open_engine(LOWER, store) as engine:
+            await engine.block(LOWER.root())
+        await store.try_claim(NS, ["x", "y", "z"], A, LONG_LEASE)
+        await store.renew(NS, ["x", "y"], A, LONG_LEASE)
+        await store.release(NS, ["x"], A)
+        await store.coverage(NS)
+        await store.register("house", "f" * 16, b"rules")
+        await store.registrations("", 10)
+        await store.unregister("house")
+        await store.delete_namespace(NS)
+    assert len(calls) > LOWER.block_count // 64
+    for keys in calls:
+        assert len({key_slot(key.encode()) for key in keys}) == 1, keys
 
 
 async def test_every_key_written_by_a_solve_carries_its_groups_tag(redis_url: str) -> None:

@@ -43,7 +43,7 @@ from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
 
-NS = "1:contract"
+NS = "1:contract"  # conftest.CONTRACT_NAMESPACE: the cluster store is seeded away from it
 OTHER_NS = "1:elsewhere"
 KEYS = ["a", "b", "c"]
 A, B = "token-a", "token-b"
