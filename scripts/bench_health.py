@@ -23,6 +23,7 @@ Run (about a minute; needs redis-server, see tests/redis_server.py)::
 
     .venv/bin/python scripts/bench_health.py
     .venv/bin/python scripts/bench_health.py --json
+    .venv/bin/python scripts/bench_health.py --cluster    # on a 3-master Redis Cluster
     git worktree add /tmp/main-wt main
     .venv/bin/python scripts/bench_health.py --source /tmp/main-wt --samples 3 --cli-samples 1
 """
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
 
 import httpx  # noqa: E402
+from redis_cluster import RedisCluster  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server, free_port  # noqa: E402
 
 TARGET_MS = 50.0
@@ -69,9 +72,10 @@ def child_env(source: Path | None) -> dict[str, str]:
     return env
 
 
-def fill(server: RedisServer, count: int) -> None:
-    """``count`` keys that are not the project's, in pipelined batches."""
-    with server.client() as client:
+def fill(connect: Callable[[], Any], count: int) -> None:
+    """``count`` keys that are not the project's, in pipelined batches (on a cluster,
+    spread over every master by their slots)."""
+    with connect() as client:
         for start in range(0, count, PIPELINE_BATCH):
             with client.pipeline(transaction=False) as pipe:
                 for number in range(start, min(count, start + PIPELINE_BATCH)):
@@ -136,10 +140,18 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     python = [sys.executable, "-m"]
     with tempfile.TemporaryDirectory(prefix="bench-health-") as tmp, ExitStack() as stack:
         folder = Path(tmp)
-        server = stack.enter_context(RedisServer(folder / "redis", binary=ensure_redis_server()))
-        url = server.url
+        connect: Callable[[], Any]
+        if args.cluster:
+            cluster = RedisCluster(folder / "cluster", binary=ensure_redis_server())
+            stack.enter_context(cluster)
+            url, connect = cluster.url, cluster.client
+        else:
+            server = stack.enter_context(
+                RedisServer(folder / "redis", binary=ensure_redis_server())
+            )
+            url, connect = server.url, server.client
         started = time.perf_counter()
-        fill(server, args.foreign)
+        fill(connect, args.foreign)
         filled_s = time.perf_counter() - started
         code, _, out = run([*python, "memo_solver", "--redis", url, "precompute", "--rules",
                             "yahtzee-lower", "--here"], env)  # fmt: skip
@@ -170,10 +182,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 if code:
                     raise SystemExit(f"{name} exited {code}:\n{out}")
                 cli[name].append(wall_s * 1000)
-        with server.client() as r:
-            keys = int(r.dbsize())
+        with connect() as r:
+            keys = int(r.dbsize())  # a cluster client sums every master's
     return {
         "source": str(source or ROOT),
+        "redis": "3-master cluster" if args.cluster else "standalone",
         "keys_in_redis": keys,
         "fill_s": round(filled_s, 1),
         "samples": args.samples,
@@ -196,6 +209,11 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=20, help="requests per route (20)")
     parser.add_argument("--cli-samples", type=int, default=3, help="runs per command (3)")
     parser.add_argument("--source", type=Path, help="run the children from this checkout")
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="on a 3-master Redis Cluster (tests/redis_cluster.py)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if min(args.samples, args.cli_samples) < 1 or args.foreign < 0:
@@ -204,7 +222,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"{result['source']}: {result['keys_in_redis']:,} keys in Redis")
+    print(f"{result['source']}: {result['keys_in_redis']:,} keys in Redis ({result['redis']})")
     for path, row in result["http_ms"].items():
         print(f"  GET {path:<34} median {row['median']:9.2f} ms, max {row['max']:9.2f} ms")
     for name, row in result["cli_ms"].items():

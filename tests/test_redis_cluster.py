@@ -48,6 +48,13 @@ NOTIFIED_WITHIN_S = 0.15
 TOKEN = "cluster-test-token"
 
 
+def own_cluster(tmp_path: Path, binary: str, replicas: int = 0) -> RedisCluster:
+    """A cluster for one test that breaks it: a node silent for a second is failed."""
+    return RedisCluster(
+        tmp_path / "cluster", replicas=replicas, node_timeout_ms=1000, binary=binary
+    )
+
+
 def node_urls(cluster: RedisCluster) -> list[str]:
     return [node.url for node in cluster.masters]
 
@@ -182,7 +189,7 @@ async def test_readiness_writes_on_every_master_and_the_api_answers_through_any_
 def test_a_cluster_that_is_down_is_a_503_and_one_line(redis_binary: str, tmp_path: Path) -> None:
     """A master lost with no replica: its slots are served by no one, and the cluster says
     it is down. Every surface words it so: never "internal error", never a 500."""
-    with RedisCluster(tmp_path / "down", binary=redis_binary) as cluster:
+    with own_cluster(tmp_path, redis_binary) as cluster:
         url = cluster.masters[0].url
         cli_json(url, "precompute", "--rules", "yahtzee-lower", "--here")
         cluster.kill(cluster.masters[2])
@@ -218,7 +225,9 @@ def test_a_master_failover_is_survived_without_a_restart(
     """A worker keeps going when a master dies and its replica takes over: it logs the
     fault, tries again (1 s, then doubling) and finishes the precompute with the pinned
     value; no process is restarted."""
-    with RedisCluster(tmp_path / "failover", replicas=1, binary=redis_binary) as cluster:
+    with RedisCluster(
+        tmp_path / "failover", replicas=1, node_timeout_ms=1000, binary=redis_binary
+    ) as cluster:
         url = cluster.seeds
         with cluster.client() as r:
             (worker,) = start_workers(children, r, url, ["w1"])
@@ -245,7 +254,9 @@ def test_a_master_failover_is_survived_without_a_restart(
 
 
 async def test_a_store_keeps_serving_after_a_failover(redis_binary: str, tmp_path: Path) -> None:
-    with RedisCluster(tmp_path / "store", replicas=1, binary=redis_binary) as cluster:
+    with RedisCluster(
+        tmp_path / "store", replicas=1, node_timeout_ms=1000, binary=redis_binary
+    ) as cluster:
         async with RedisStore(cluster.url) as store:
             async with open_engine(LOWER, store) as engine:
                 await engine.block(LOWER.root())
