@@ -516,7 +516,11 @@ def test_cluster_workers_and_api_are_the_standalone_ones_but_for_redis(
 
 @pytest.mark.slow  # about 6 s, mostly waits inside redis-cli and Redis (CPU: about 1 s)
 def test_the_init_script_forms_the_cluster_from_the_nodes_command_lines_and_runs_again(
-    tmp_path: Path, redis_binary: str, cluster_nodes: dict[str, Service], cluster_init: Service
+    tmp_path: Path,
+    redis_binary: str,
+    cluster_compose: dict[str, Any],
+    cluster_nodes: dict[str, Service],
+    cluster_init: Service,
 ) -> None:
     """The compose file's own lines on loopback: each node started from its command with
     its port, bus port and folder changed, then the init script run as its container would,
@@ -569,6 +573,27 @@ def test_the_init_script_forms_the_cluster_from_the_nodes_command_lines_and_runs
         for name in (name for name, role in roles.items() if role == "master"):
             with servers[name].client() as node:
                 assert node.dbsize() > 0, f"master {name} holds none of 30 keys"
+
+        # The workers' and the API's settings reach it: `status` through them names the
+        # three masters.
+        worker = {
+            key: value
+            for key, value in _environment(cluster_compose["services"]["worker"]).items()
+            if key.startswith("MEMO_SOLVER_REDIS")
+        }
+        for name, server in servers.items():
+            worker["MEMO_SOLVER_REDIS_URL"] = worker["MEMO_SOLVER_REDIS_URL"].replace(
+                f"{name}:6379", f"127.0.0.1:{server.port}"
+            )
+        status = subprocess.run(
+            [str(Path(sys.executable).with_name("memo-solver")), "status"],
+            env=os.environ | worker,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert "\nnodes: 3, " in status.stdout, status.stdout
         for server in servers.values():
             server.wait_written()
 
