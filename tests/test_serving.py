@@ -6,7 +6,9 @@ serve``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import pickle
 import socket
 import subprocess
 import sys
@@ -78,10 +80,15 @@ async def test_abort_drops_what_is_pending() -> None:
     assert raw.aborted
 
 
-def test_the_protocol_is_uvicorns_own() -> None:
+def test_the_protocol_is_uvicorns_own_and_survives_pickling() -> None:
+    """``serve --workers`` hands the protocol to its child processes pickled."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    assert issubclass(http_protocol(), HttpToolsProtocol)
+    made = pickle.loads(pickle.dumps(http_protocol(2.5)))
+    assert isinstance(made, functools.partial)
+    assert isinstance(made.func, type)
+    assert issubclass(made.func, HttpToolsProtocol)
+    assert made.keywords == {"header_timeout_s": 2.5}
 
 
 # --- clients that never finish their request head -----------------------------------------
