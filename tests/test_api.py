@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -371,7 +372,7 @@ async def test_health_and_readiness(tmp_path: Path) -> None:
         health = await client.get("/healthz")
         ready = await client.get("/readyz")
     assert health.status_code == 200
-    assert health.json() == {"status": "ok"}
+    assert health.json() == {"status": "ok", "pid": str(os.getpid())}  # which process answered
     assert ready.status_code == 200
     assert ready.json() == {"status": "ready", "store": str(store), "write": "accepted"}
 

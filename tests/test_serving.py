@@ -6,7 +6,9 @@ serve``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import pickle
 import socket
 import subprocess
 import sys
@@ -78,10 +80,15 @@ async def test_abort_drops_what_is_pending() -> None:
     assert raw.aborted
 
 
-def test_the_protocol_is_uvicorns_own() -> None:
+def test_the_protocol_is_uvicorns_own_and_survives_pickling() -> None:
+    """``serve --workers`` hands the protocol to its child processes pickled."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    assert issubclass(http_protocol(), HttpToolsProtocol)
+    made = pickle.loads(pickle.dumps(http_protocol(2.5)))
+    assert isinstance(made, functools.partial)
+    assert isinstance(made.func, type)
+    assert issubclass(made.func, HttpToolsProtocol)
+    assert made.keywords == {"header_timeout_s": 2.5}
 
 
 # --- clients that never finish their request head -----------------------------------------
@@ -151,4 +158,4 @@ def test_a_request_head_sent_a_byte_at_a_time_is_cut_off(server: str, first: str
             assert slow.recv(1024).startswith(b"HTTP/1.1 200 ")
         assert httpx.get(f"{server}/healthz").status_code == 200
         assert closed_while_trickling(slow, b"GET /healthz HTTP/1.1\r\nX-Slow: " + b"a" * 64)
-    assert httpx.get(f"{server}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{server}/healthz").json()["status"] == "ok"

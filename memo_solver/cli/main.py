@@ -243,8 +243,6 @@ def cmd_rules(action: str, name: str | None, out: Output) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from memo_solver.jobs.storage import open_store_and_queue
     from memo_solver.service.app import ApiSettings, create_app
     from memo_solver.service.serving import http_protocol
@@ -256,11 +254,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         args.header_timeout,
         args.cold_budget,
         args.rule_engines,
+        args.workers,
     )
     if min(positive) <= 0 or not 0 < args.port < 65536:
         raise UsageError(
             "--deadline, --cache-mb, --doom-limit, --header-timeout, --cold-budget, "
-            "--rule-engines and --port must be positive (port < 65536)"
+            "--rule-engines, --workers and --port must be positive (port < 65536)"
         )
     import anyio
 
@@ -273,20 +272,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cold_budget=args.cold_budget,
         rule_engines=args.rule_engines,
     )
-    app = create_app(lambda: open_store_and_queue(location), settings)
+    uvicorn_options = {
+        "host": args.host,
+        "port": args.port,
+        "log_level": "info" if args.verbose else "warning",
+        "access_log": args.verbose,  # off: not even formatted (warning level drops it anyway)
+        "http": http_protocol(args.header_timeout),  # uvicorn's own, one write per response
+    }
+    listening = f"http://{args.host}:{args.port}"
+    processes = f", {args.workers} processes" if args.workers > 1 else ""
     Output(args.json).emit(
-        {"listening": f"http://{args.host}:{args.port}", "store": _store_name(args)},
-        f"serving on http://{args.host}:{args.port} (store: {_store_name(args)})",
+        {"listening": listening, "store": _store_name(args), "workers": args.workers},
+        f"serving on {listening} (store: {_store_name(args)}{processes})",
     )
+    if args.workers > 1:
+        from memo_solver.service.processes import run_processes
+
+        run_processes(args.workers, location, settings, uvicorn_options)
+        return 0
+    import uvicorn
+
+    app = create_app(lambda: open_store_and_queue(location), settings)
     freeze_startup_objects()
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="info" if args.verbose else "warning",
-        access_log=args.verbose,  # off: not even formatted (warning level drops it anyway)
-        http=http_protocol(args.header_timeout),  # uvicorn's own, one write per response
-    )
+    uvicorn.run(app, **uvicorn_options)
     return 0
 
 

@@ -245,6 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000, help="port")
     serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes on the port, sharing the store, each with its own block cache "
+        "(default: 1; about one per core)",
+    )
+    serve.add_argument(
         "--deadline", type=float, default=10.0, help="seconds before a cold request gets 503"
     )
     serve.add_argument(

@@ -23,6 +23,7 @@ from fastapi import FastAPI
 
 from memo_solver.core.store import Store
 from memo_solver.jobs.queue import JobQueue
+from memo_solver.service import metrics
 from memo_solver.service.errors import AsciiJSONResponse, install_error_handlers
 from memo_solver.service.fast import install_fast_post
 from memo_solver.service.middleware import BodyLimit, Observe
@@ -46,10 +47,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_service(open_store, settings) as service:
-            app.state.service = service
-            log.info("serving advice from %s", service.store.description)
-            yield
+        try:
+            async with open_service(open_store, settings) as service:
+                app.state.service = service
+                assert service.task_group is not None
+                service.task_group.start_soon(metrics.publish_engines)
+                log.info("serving advice from %s", service.store.description)
+                yield
+        finally:
+            metrics.process_stopped()
 
     app = FastAPI(
         title="memo-solver",

@@ -23,6 +23,7 @@ answered); ``tests/test_api_fast.py`` holds them to byte equality.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Awaitable, Callable
@@ -164,28 +165,42 @@ def advice_body(advice: Advice) -> bytes:
     """The JSON of ``AdviceOut`` with ``exclude_none`` for this advice, as bytes.
 
     Written directly (a third faster than building dicts for the encoder): floats as
-    ``repr``, as the encoder writes them, strings through the encoder's own escaping; a
+    ``repr``, as the encoder writes them, and the rest of each action (its words, keep or
+    box: a few hundred texts in all) from :func:`_keep_tail` and :func:`_score_tail`; a
     value that is not finite goes to the encoder, which refuses it as the response did.
     """
     floats = [advice.value, advice.turn_start_value]
     parts = []
     for a in advice.actions:
         floats += (a.value, a.loss)
-        head = (
-            f'{{"kind":"{a.kind}","value":{a.value!r},"loss":{a.loss!r},"words":{_str(a.words())}'
-        )
         if a.kind == "keep":  # ActionOut's order: kind, value, loss, words, keep, category, ...
-            parts.append(f'{head},"keep":[{",".join(map(str, a.keep))}]}}')
+            tail = _keep_tail(a.keep, a.rerolled)
         else:
-            parts.append(
-                f'{head},"category":{_str(a.category)},"points":{a.points!r},"bonus":{a.bonus!r}}}'
-            )
+            tail = _score_tail(a.category, a.label, a.points, a.bonus)
+        parts.append(f'{{"kind":"{a.kind}","value":{a.value!r},"loss":{a.loss!r},{tail}')
     if not all(map(math.isfinite, floats)):
         return _encoded(advice)
     return (
         f'{{"game_over":{"true" if advice.game_over else "false"},"value":{advice.value!r},'
         f'"turn_start_value":{advice.turn_start_value!r},"actions":[{",".join(parts)}]}}'
     ).encode()
+
+
+@functools.lru_cache(maxsize=4096)
+def _keep_tail(keep: tuple[int, ...], rerolled: int) -> str:
+    """A keep's JSON after its loss: its words and dice (462 keeps with six dice)."""
+    words = Action("keep", 0.0, 0.0, keep=keep, rerolled=rerolled).words()
+    return f'"words":{_str(words)},"keep":[{",".join(map(str, keep))}]}}'
+
+
+@functools.lru_cache(maxsize=4096)
+def _score_tail(category: str, label: str, points: int, bonus: int) -> str:
+    """A score's JSON after its loss: its words, box, points and bonus."""
+    action = Action("score", 0.0, 0.0, category=category, label=label, points=points, bonus=bonus)
+    return (
+        f'"words":{_str(action.words())},"category":{_str(category)},"points":{points!r},'
+        f'"bonus":{bonus!r}}}'
+    )
 
 
 def batch_advice(advice: Advice) -> bytes:

@@ -5,16 +5,26 @@ A cold state is computed by the service itself (cooperating with the workers thr
 block claims); the computation runs in the service's own task group, so when a request's
 deadline passes it answers 503 with ``Retry-After`` while the work goes on and lands in
 the memo, and the retry is warm.
+
+Work whose result no memo keeps (a score distribution, a Dice of Doom solve) is shared
+through the store as well (:meth:`Service.run_shared`): with several server processes
+(``serve --workers``) the retry after a 503 may reach another process, which must find the
+work the first one started rather than start it again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
+import socket
+import time
+import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 from fastapi import Request
@@ -22,7 +32,7 @@ from redis.exceptions import RedisError
 
 from memo_solver.core.engine import Engine, namespace_of, open_engine
 from memo_solver.core.engine_pool import EnginePool
-from memo_solver.core.store import Store
+from memo_solver.core.store import Claim, Store, StoreUnavailableError
 from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules import RuleSet
@@ -39,6 +49,26 @@ SHARED_KEPT = 32
 """Finished distributions kept for their retries and repeats (each is a few KiB)."""
 SHARED_PENDING = 8
 """Distributions queued or computing at once: a whole game is tens of CPU seconds each."""
+SHARED_NAMESPACE = "api1:shared"
+"""Where shared work is claimed and its results kept, apart from every game's blocks (and
+so removed by ``prune``, which is how an operator empties it)."""
+SHARED_LEASE_S = 10.0
+"""A computing process renews its claim every third of this; one that dies leaves the work
+to the next retry after this long."""
+
+
+@dataclass(frozen=True)
+class Codec(Generic[T]):
+    """How a shared result is kept in the store, as bytes."""
+
+    encode: Callable[[T], bytes]
+    decode: Callable[[bytes], T]
+
+
+def store_key(key: Hashable) -> str:
+    """The store's key for a question (its ``repr``: tuples of plain values, the same in
+    every process)."""
+    return hashlib.sha256(repr(key).encode()).hexdigest()[:32]
 
 
 @dataclass(eq=False)
@@ -67,6 +97,8 @@ class Service:
         """One distribution computed at a time: a whole game keeps a core busy for tens of
         seconds (``yahtzee`` about 35 CPU s, the 15-box ``yatzy`` about 100)."""
         self._shared: OrderedDict[Hashable, _Work] = OrderedDict()
+        self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
+        """This process's claims on shared work (the store's host/pid/random form)."""
 
     def _registry_engine(self, rules: RuleSet) -> Engine | None:
         engine = self.engines.get(rules.name)
@@ -152,11 +184,14 @@ class Service:
         """
         return await self._wait(self._start(work), warm)  # type: ignore[no-any-return]
 
-    async def run_shared(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
+    async def run_shared(
+        self, key: Hashable, work: Callable[[], Awaitable[T]], codec: Codec[T]
+    ) -> T:
         """As :meth:`run`, for work whose result no memo keeps (a score distribution).
 
         Identical requests share one computation, and the last results are kept: the retry
-        after a 503 finds the work its first request started instead of starting it over.
+        after a 503 finds the work its first request started instead of starting it over,
+        in this process or in another one on the same store (:meth:`_through_store`).
         A failure is not kept. With too many computations queued, a new one is refused
         with a 503 rather than piling whole-game passes on whole-game passes.
         """
@@ -166,13 +201,71 @@ class Service:
             if pending >= SHARED_PENDING:
                 metrics.DEADLINES.inc()
                 raise ApiError(503, "state", "too many computations are queued; retry shortly")
-            running = self._shared[key] = self._start(work, forget=key)
+            running = self._shared[key] = self._start(
+                lambda: self._through_store(store_key(key), work, codec), forget=key
+            )
             finished = [k for k, w in self._shared.items() if w.done.is_set()]
             for old in finished[: max(0, len(finished) - SHARED_KEPT)]:
                 del self._shared[old]
         else:
             self._shared.move_to_end(key)
         return await self._wait(running)  # type: ignore[no-any-return]
+
+    async def _through_store(
+        self, name: str, work: Callable[[], Awaitable[T]], codec: Codec[T]
+    ) -> T:
+        """The result kept in the store, or the one another process is computing (waited
+        for), or, when no one is, ``work`` done here under a claim.
+
+        The result is kept in the store when the work outlived a request's deadline: then
+        a 503 invited retries, which may reach any process. Quicker work is cheaper to do
+        again than to keep (every Dice of Doom position anyone asked would stay in the
+        store otherwise): its claim is released, and a request waiting on it in another
+        process computes it itself.
+        """
+        store = self.store
+        while True:
+            kept = await store.get_many(SHARED_NAMESPACE, [name])
+            if name in kept:
+                return codec.decode(kept[name])
+            claim = await store.try_claim(SHARED_NAMESPACE, [name], self.token, SHARED_LEASE_S)
+            if claim[name] is Claim.CLAIMED:
+                break
+            if claim[name] is Claim.BUSY:  # computing in another process: wait for it
+                await store.wait(SHARED_NAMESPACE, name, SHARED_LEASE_S)
+        metrics.COMPUTATIONS.inc()
+        started = time.monotonic()
+        assert self.task_group is not None, "the app's lifespan is not running"
+        done = anyio.Event()
+        self.task_group.start_soon(self._renew, name, done)
+        try:
+            result = await work()
+        except BaseException:
+            with anyio.CancelScope(shield=True), suppress(StoreUnavailableError):
+                await store.release(SHARED_NAMESPACE, [name], self.token)  # else it lapses
+            raise
+        finally:
+            done.set()
+        try:
+            if time.monotonic() - started >= self.settings.deadline_s:
+                await store.commit(SHARED_NAMESPACE, {name: codec.encode(result)}, self.token)
+            else:
+                await store.release(SHARED_NAMESPACE, [name], self.token)
+        except StoreUnavailableError as exc:  # the answer stands; only the sharing is lost
+            log.warning("a shared result was not kept in the store: %s", exc)
+        return result
+
+    async def _renew(self, name: str, done: anyio.Event) -> None:
+        """Renew this process's claim on shared work until it is ``done``."""
+        while True:
+            with anyio.move_on_after(SHARED_LEASE_S / 3):
+                await done.wait()
+            if done.is_set():
+                return
+            try:
+                await self.store.renew(SHARED_NAMESPACE, [name], self.token, SHARED_LEASE_S)
+            except StoreUnavailableError as exc:  # a courtesy: at worst, computed twice
+                log.info("a shared computation's claim was not renewed: %s", exc)
 
     async def _hand_to_workers(self, warm: Callable[[], Job]) -> None:
         """Queue a cold state's warm job when a worker is alive (Redis only), so that the

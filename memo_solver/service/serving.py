@@ -16,7 +16,11 @@ headers a byte at a time would otherwise hold their connections for ever.
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable
 from typing import Any, cast
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 
 class OneWritePerTurn:
@@ -65,50 +69,55 @@ class OneWritePerTurn:
         return getattr(self._transport, name)
 
 
-def http_protocol(header_timeout_s: float = 10.0) -> type[asyncio.Protocol]:
+class OneWriteHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol (httptools, as ``http="auto"`` picks it), writing once per
     turn and closing connections whose request head is late."""
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    class Protocol(HttpToolsProtocol):
-        _head_timer: asyncio.TimerHandle | None = None
+    _head_timer: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            # (uvloop's transports are not asyncio.Transport subclasses: hence the cast)
-            wrapped = OneWritePerTurn(
-                cast(asyncio.Transport, transport), asyncio.get_running_loop()
-            )
-            super().connection_made(cast(asyncio.Transport, wrapped))
+    def __init__(self, *args: Any, header_timeout_s: float = 10.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timeout_s = header_timeout_s
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # (uvloop's transports are not asyncio.Transport subclasses: hence the cast)
+        wrapped = OneWritePerTurn(cast(asyncio.Transport, transport), asyncio.get_running_loop())
+        super().connection_made(cast(asyncio.Transport, wrapped))
+        self._await_head()
+
+    def on_headers_complete(self) -> None:
+        self._head_arrived()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # uvicorn arms its keep-alive timer when no pipelined request is waiting: the
+        # next request's head is then awaited.
+        if self.timeout_keep_alive_task is not None:
             self._await_head()
 
-        def on_headers_complete(self) -> None:
-            self._head_arrived()
-            super().on_headers_complete()
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._head_arrived()
+        super().connection_lost(exc)
 
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            # uvicorn arms its keep-alive timer when no pipelined request is waiting: the
-            # next request's head is then awaited.
-            if self.timeout_keep_alive_task is not None:
-                self._await_head()
+    def _await_head(self) -> None:
+        self._head_arrived()
+        self._head_timer = self.loop.call_later(self._header_timeout_s, self._head_late)
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._head_arrived()
-            super().connection_lost(exc)
-
-        def _await_head(self) -> None:
-            self._head_arrived()
-            self._head_timer = self.loop.call_later(header_timeout_s, self._head_late)
-
-        def _head_arrived(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_late(self) -> None:
+    def _head_arrived(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
             self._head_timer = None
-            if not self.transport.is_closing():
-                self.transport.close()
 
-    Protocol.__name__ = Protocol.__qualname__ = "OneWriteHttpToolsProtocol"
-    return Protocol
+    def _head_late(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def http_protocol(header_timeout_s: float = 10.0) -> Callable[..., asyncio.Protocol]:
+    """What uvicorn's ``http=`` takes to make :class:`OneWriteHttpToolsProtocol` per
+    connection with this header timeout. A partial of a module-level class, not a class made
+    here: ``serve --workers`` hands uvicorn's configuration to its child processes by
+    pickling, and a class defined inside a function cannot be pickled."""
+    return functools.partial(OneWriteHttpToolsProtocol, header_timeout_s=header_timeout_s)

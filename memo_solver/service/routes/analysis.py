@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgpack
+import numpy as np
 from fastapi import Request
 
 from memo_solver.core.errors import UserError
@@ -15,9 +17,41 @@ from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import rules_of, state_of
 from memo_solver.service.models import ReviewOut, ReviewRequest, StatsOut, StatsRequest
 from memo_solver.service.routes import Routes
-from memo_solver.service.service import service_of
+from memo_solver.service.service import Codec, service_of
 
 routes = Routes()
+
+
+def _encode(dist: Distribution) -> bytes:
+    probabilities = np.ascontiguousarray(dist.probabilities, dtype="<f8")
+    return msgpack.packb(
+        [
+            probabilities.tobytes(),
+            dist.p_upper_bonus,
+            dist.p_yahtzee,
+            dist.p_extra_bonus,
+            dist.p_any_yahtzee,
+            dist.box_points,
+            dist.bonus_points,
+        ]
+    )
+
+
+def _decode(data: bytes) -> Distribution:
+    probabilities, upper, yahtzee, extra, any_yahtzee, boxes, bonuses = msgpack.unpackb(data)
+    return Distribution(
+        probabilities=np.frombuffer(probabilities, dtype="<f8").copy(),
+        p_upper_bonus=upper,
+        p_yahtzee=yahtzee,
+        p_extra_bonus=extra,
+        p_any_yahtzee=any_yahtzee,
+        box_points=boxes,
+        bonus_points=bonuses,
+    )
+
+
+DISTRIBUTION = Codec(_encode, _decode)
+"""A distribution as the store keeps it for the other processes: every float exact."""
 
 
 @routes.post("/v1/stats", response_model=StatsOut, response_model_exclude_unset=True)
@@ -36,7 +70,7 @@ async def stats(body: StatsRequest, request: Request) -> dict[str, Any]:
         async with service.engine(rules) as engine:
             return await distribution_in_thread(engine, rules, state, service.stats_limiter)
 
-    dist = await service.run_shared(("stats", rules.fingerprint, state), work)
+    dist = await service.run_shared(("stats", rules.fingerprint, state), work, DISTRIBUTION)
     return stats_json(dist, rules, state, tuple(body.thresholds), full=body.full)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from fastapi import Request, Response
 
 from memo_solver.core.store import StoreUnavailableError
@@ -14,10 +16,13 @@ from memo_solver.service.service import service_of
 routes = Routes()
 
 
+_PID = str(os.getpid())
+
+
 @routes.get("/healthz")
 async def healthz() -> dict[str, str]:
-    """The process is up."""
-    return {"status": "ok"}
+    """The process is up; ``pid`` says which one (``serve --workers`` runs several)."""
+    return {"status": "ok", "pid": _PID}
 
 
 @routes.get("/readyz", response_model=ReadyOut)

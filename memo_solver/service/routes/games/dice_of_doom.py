@@ -6,31 +6,40 @@ its own DAG in a worker thread, within the service's deadline (503 and Retry-Aft
 it, the retry finding the finished work). Bad boards are 422s naming the field, through
 the :class:`~memo_solver.games.dice_of_doom.board.DoomError` handler
 (:mod:`memo_solver.service.errors`); so is a position past the solver's limit, and that
-failure is remembered, so that the retries a 503 invites get the 422 at once instead of
-each starting the doomed solve again.
+failure is remembered in the store (:data:`PAST_LIMIT_NAMESPACE`), so that the retries a
+503 invites get the 422 at once instead of each starting the doomed solve again, whichever
+of the service's processes they reach.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import contextlib
+import json
 from typing import Any, Literal
 
 import anyio
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from memo_solver.core.store import StoreUnavailableError
 from memo_solver.games.dice_of_doom.advice import DoomAdvice, from_memo, solve
 from memo_solver.games.dice_of_doom.board import MAX_SIZE, DoomError, parse_board, player_index
 from memo_solver.games.dice_of_doom.report import analysis_to_json
 from memo_solver.games.dice_of_doom.sizes import SIZES, doom_name
 from memo_solver.games.dice_of_doom.tree import DoomLimitError, DoomSolver, Position
 from memo_solver.service.routes import Routes
-from memo_solver.service.service import service_of
+from memo_solver.service.service import Codec, service_of, store_key
 from memo_solver.service.settings import ApiSettings
 
-LIMIT_FAILURES_KEPT = 4096
-"""Positions remembered as past the limit, the least recently asked forgotten first: a few
-MB at most, and a failure costs no more than one solve to learn again."""
+PAST_LIMIT_NAMESPACE = "api1:doom-past-limit"
+"""The limit's message per (position, stats, limit) whose solve failed at that limit: a
+service started with another limit learns its own. Apart from the games' blocks, so
+``prune`` empties it; each entry is a line of text, and costs a failed solve to make."""
+ANSWER = Codec[dict[str, Any]](
+    lambda payload: json.dumps(payload).encode(), lambda data: dict(json.loads(data))
+)
+"""A solved position's answer as the store keeps it for the other processes (JSON: its
+values are fraction strings and floats, which JSON gives back exactly)."""
 
 
 class DoomAdviceRequest(BaseModel):
@@ -113,9 +122,6 @@ def routes(settings: ApiSettings) -> Routes:
     limit = settings.doom_limit
     routes = Routes()
     limiter = anyio.CapacityLimiter(1)
-    past_limit: OrderedDict[tuple[Position, bool], str] = OrderedDict()
-    """The limit's message per (position, stats) whose solve failed at ``limit``: this
-    app's one limit, so a service started with another limit learns its own."""
 
     @routes.post(
         "/v1/games/dice-of-doom/advice",
@@ -135,34 +141,37 @@ def routes(settings: ApiSettings) -> Routes:
         engine = service.engines.get(doom_name(board.size)) if board.size in SIZES else None
 
         def answer(advice: DoomAdvice) -> dict[str, Any]:
-            payload = {**analysis_to_json(advice.analysis), "source": advice.source}
-            if not body.stats:
-                payload.pop("stats", None)
-            return payload
+            return {**analysis_to_json(advice.analysis), "source": advice.source}
+
+        def shown(payload: dict[str, Any]) -> dict[str, Any]:
+            return payload if body.stats else {k: v for k, v in payload.items() if k != "stats"}
 
         if engine is not None and not body.stats:
             # Read the memo on every request (never a kept answer): it fills over time.
             found = await from_memo(position, engine.stored)
             if found is not None:
-                return answer(DoomAdvice(found, "memo"))
-        known = (position, body.stats)
-        if known in past_limit:
-            past_limit.move_to_end(known)
-            raise DoomLimitError("limit", past_limit[known])
+                return shown(answer(DoomAdvice(found, "memo")))
+        question = ("dice-of-doom", position, body.stats, limit)
+        past_limit = store_key(question)
+        remembered = await service.store.get_many(PAST_LIMIT_NAMESPACE, [past_limit])
+        if past_limit in remembered:
+            raise DoomLimitError("limit", remembered[past_limit].decode())
         # Tree figures come from the solver alone; without them, a position too large for
         # it is computed on the shared memo (past the deadline: 503, and the work goes on).
         compute = None if engine is None or body.stats else engine.blocks
 
-        async def work() -> DoomAdvice:
+        async def work() -> dict[str, Any]:
             try:
-                return await solve(position, DoomSolver(board.size, limit), limiter, compute)
+                advice = await solve(position, DoomSolver(board.size, limit), limiter, compute)
             except DoomLimitError as exc:
-                past_limit[known] = exc.message
-                while len(past_limit) > LIMIT_FAILURES_KEPT:
-                    past_limit.popitem(last=False)
+                with contextlib.suppress(StoreUnavailableError):  # the 422 stands
+                    await service.store.commit(
+                        PAST_LIMIT_NAMESPACE, {past_limit: exc.message.encode()}, None
+                    )
                 raise
+            return answer(advice)
 
         # Shared: a retry after a 503 finds the solve its first request started.
-        return answer(await service.run_shared(("dice-of-doom", position, body.stats), work))
+        return shown(await service.run_shared(question, work, ANSWER))
 
     return routes

@@ -1,0 +1,180 @@
+"""``memo-solver serve --workers 2``: two real processes on one port, sharing one store.
+
+Each test pins a keep-alive connection to each process (a connection stays with the
+process that accepted it; ``/healthz`` says which one answered), so that a retry lands
+on the other process for certain. What must hold: a scrape of ``/metrics`` through either
+process counts both; the retry after a 503 on another process finds the work the first
+one started instead of starting it again; a Dice of Doom position that failed at the
+limit in one process is a 422 at once in the other.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from api_support import LOWER_PIN, TOL, child_env
+from redis_server import free_port
+from worker_support import wait_for
+
+from memo_solver.cli.main import main
+
+DEADLINE_S = 0.05
+"""Short enough that a whole distribution outlives it (503), and the retries begin."""
+DOOM_LIMIT = 1000
+BIG = "a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"
+"""201,861 positions: past the limit."""
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("serve-workers")
+    port = free_port()
+    log = folder / "serve.log"
+    args = ["--store", str(folder / "memo.sqlite"), "serve", "--port", str(port)]
+    options = ["--workers", "2", "--deadline", str(DEADLINE_S), "--doom-limit", str(DOOM_LIMIT)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memo_solver", *args, *options],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=child_env(),
+        )
+    server = Server(f"http://127.0.0.1:{port}", process, log)
+
+    def ready() -> bool:
+        assert process.poll() is None, log.read_text()
+        try:
+            return httpx.get(f"{server.url}/readyz").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        wait_for("memo-solver serve --workers 2 to be ready", ready, timeout=120)
+        yield server
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+@pytest.fixture
+def clients(server: Server) -> Iterator[list[httpx.Client]]:
+    """A keep-alive client pinned to each of the two processes: new connections until each
+    process has accepted one (``/healthz`` names the process that answered)."""
+    by_pid: dict[str, httpx.Client] = {}
+    spare: list[httpx.Client] = []
+
+    def both() -> bool:
+        client = httpx.Client(base_url=server.url, limits=httpx.Limits(max_connections=1))
+        pid = client.get("/healthz").json()["pid"]
+        if pid in by_pid:
+            spare.append(client)
+        else:
+            by_pid[pid] = client
+        return len(by_pid) == 2
+
+    try:
+        wait_for("a connection to each of the two processes", both, timeout=60)
+        yield list(by_pid.values())
+    finally:
+        for client in [*by_pid.values(), *spare]:
+            client.close()
+
+
+def sample(metrics: str, name: str, **labels: str) -> float:
+    """One sample's value (0 when absent)."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in metrics.splitlines():
+        series, _, value = line.rpartition(" ")
+        if series.startswith(name + "{") or series == name:
+            found = dict(re.findall(r'(\w+)="([^"]*)"', series.partition("{")[2]))
+            if all(found.get(k) == v for k, v in labels.items()) and (wanted or series == name):
+                return float(value)
+    return 0.0
+
+
+def computations(client: httpx.Client) -> float:
+    return sample(client.get("/metrics").text, "memo_solver_computations_started_total")
+
+
+@pytest.mark.parametrize("bad", ["0", "-2"])
+def test_workers_must_be_positive(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--workers", bad]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.startswith("memo-solver: error: ")
+    assert "--workers" in error
+
+
+def test_workers_must_be_an_integer(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--workers", "two"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "--workers: invalid int value: 'two'" in error
+
+
+def test_health_and_metrics_count_both_processes(clients: list[httpx.Client]) -> None:
+    pids = {client.get("/healthz").json()["pid"] for client in clients}
+    for client in clients:
+        for _ in range(3):
+            assert client.get("/readyz").json()["status"] == "ready"
+    for client in clients:  # the same totals, whichever process is scraped
+        metrics = client.get("/metrics").text
+        ready = sample(metrics, "memo_solver_requests_total", route="/readyz", status="200")
+        assert ready >= 6  # three through each process
+        caches = set(re.findall(r'memo_solver_cache_bytes\{pid="(\d+)",rules="yahtzee"\}', metrics))
+        assert caches == pids  # each process's own block cache, by pid
+
+
+def test_a_retry_on_the_other_process_finds_the_work_the_first_one_started(
+    clients: list[httpx.Client],
+) -> None:
+    first, other = clients
+    body = {"rules": "yahtzee-lower", "state": "start"}
+    before = computations(first)
+    started = first.post("/v1/stats", json=body)
+    assert started.status_code == 503  # a whole game outlives the deadline
+
+    def answered() -> httpx.Response | None:
+        retry = other.post("/v1/stats", json=body)  # always the other process
+        assert retry.status_code in (200, 503), retry.text
+        return retry if retry.status_code == 200 else None
+
+    answer = wait_for("the retry's answer", answered, timeout=120)
+    assert answer.json()["mean"] == pytest.approx(LOWER_PIN, abs=TOL)
+    assert first.post("/v1/stats", json=body).json() == answer.json()
+    assert computations(first) == before + 1  # started once, in the first process
+
+
+def test_a_limit_failure_in_one_process_is_a_422_at_once_in_the_other(
+    clients: list[httpx.Client],
+) -> None:
+    first, other = clients
+    body = {"board": BIG, "to_move": "a", "stats": True}
+    before = computations(first)
+
+    def failed() -> httpx.Response | None:
+        response = first.post("/v1/games/dice-of-doom/advice", json=body)
+        assert response.status_code in (422, 503), response.text
+        return response if response.status_code == 422 else None
+
+    refused = wait_for("the solve to fail at the limit", failed, timeout=60)
+    again = other.post("/v1/games/dice-of-doom/advice", json=body)
+    assert again.status_code == 422
+    assert again.json() == refused.json()
+    assert computations(other) == before + 1  # the other process did not solve it again
