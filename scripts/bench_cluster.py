@@ -119,7 +119,9 @@ def one_run(kind: str, rules: str, folder: Path) -> dict[str, Any]:
             capture_output=True, text=True, env=env(), check=False, timeout=3600,
         )  # fmt: skip
         wall = time.perf_counter() - started
-        cpu = sum(cpu_seconds(pid) - before[pid] for pid in pids)
+        spent = {pid: cpu_seconds(pid) - before[pid] for pid in pids}
+        cpu = sum(spent.values())
+        worker_cpu = sum(spent[p.pid] for p in workers)
         if done.returncode != 0:
             raise SystemExit(f"precompute on {kind} exited {done.returncode}:\n{done.stderr}")
         value = float(json.loads(done.stdout)["value"])
@@ -155,6 +157,8 @@ def one_run(kind: str, rules: str, folder: Path) -> dict[str, Any]:
         "kind": kind,
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
+        "worker_cpu_s": round(worker_cpu, 2),
+        "redis_cpu_s": round(cpu - worker_cpu, 2),
         "command_share": [round(c / max(1, sum(calls)), 3) for c in calls],
         "largest_key_bytes": largest,
         "used_memory_bytes": memory,
@@ -213,7 +217,8 @@ def main() -> int:
         for row in rows:
             shares = ", ".join(f"{s:.0%}" for s in row["command_share"])
             print(
-                f"  {kind:<10} wall {row['wall_s']:7.2f} s, CPU {row['cpu_s']:7.2f} s, commands "
+                f"  {kind:<10} wall {row['wall_s']:7.2f} s, CPU {row['cpu_s']:7.2f} s (workers "
+                f"{row['worker_cpu_s']:.2f}, Redis {row['redis_cpu_s']:.2f}), commands "
                 f"per master {shares}, largest key {row['largest_key_bytes'] / 1e6:.2f} MB "
                 f"({row['groups']} groups), Redis {row['used_memory_bytes'] / 1e6:.0f} MB, "
                 f"computed twice {row['computed_twice']}"
