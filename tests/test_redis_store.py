@@ -110,16 +110,40 @@ def test_every_key_of_a_group_shares_its_slot(cluster_node: int, layout: Layout)
     )
 
 
-def test_the_groups_spread_over_the_slots() -> None:
-    """Enough distinct slots that three masters, or thirty, each hold a share."""
-    slots = {key_slot(GROUPED.blocks(g).encode()) for g in range(GROUPED.groups)}
-    assert len(slots) == GROUPED.groups
-    thirds = {slot * 3 // 16384 for slot in slots}
-    assert thirds == {0, 1, 2}
+@pytest.mark.parametrize("groups", [redis_keys.MIN_GROUPS, 340])
+def test_the_groups_slots_are_spaced_evenly(groups: int) -> None:
+    """Group g's slot lies in the g-th of ``groups`` equal slices, so masters that own equal
+    slot ranges hold equal shares of the groups; blocks spread evenly over the groups."""
+    layout = Layout(NS, groups)
+    slots = [key_slot(layout.blocks(g).encode()) for g in range(groups)]
+    assert [slot * groups // 16384 for slot in slots] == list(range(groups))
+    for masters in (3, 5):
+        shares = [sum(1 for s in slots if s * masters // 16384 == m) for m in range(masters)]
+        assert max(shares) - min(shares) <= 1 + groups // 16384 * masters, shares
     keys = [f"{mask:x}" for mask in range(4096)]
-    sizes = [len(v) for v in GROUPED.by_group(keys).values()]
-    assert len(sizes) == GROUPED.groups
-    assert max(sizes) < 3 * 4096 / GROUPED.groups
+    sizes = [len(v) for v in layout.by_group(keys).values()]
+    assert len(sizes) == groups
+    assert max(sizes) < 3 * 4096 / groups
+
+
+@pytest.mark.parametrize(
+    ("size", "groups"),
+    [(0, 32), (8 << 20, 32), (64 << 20, 32), (65 << 20, 33), (680 << 20, 340), (10 << 30, 1024)],
+)
+def test_a_namespace_is_spread_by_its_expected_size(size: int, groups: int) -> None:
+    """At least 32 groups, then one more per 2 MB the engine says it may hold, at most 1024."""
+    assert redis_keys.groups_for(size) == groups
+
+
+async def test_the_engine_sizes_the_spread_of_a_namespace_it_writes(
+    redis_url: str, r: redis.Redis
+) -> None:
+    maxi = YahtzeeGame(RULE_SETS["maxi-yatzy"])
+    async with opened(redis_url) as store:
+        async with open_engine(maxi, store):
+            pass
+        await store.commit(namespace(maxi), {"a": b"x"}, None)
+    assert int(r.get(redis_keys.layout(namespace(maxi))) or 0) > 256
 
 
 def _names_of(names: list[str]) -> set[str]:
@@ -246,7 +270,7 @@ async def test_a_new_namespace_gets_groups_and_readers_write_nothing(
         (OLD.claims(0), NS),
         (OLD.claim(0, "7f"), NS),
         (GROUPED.blocks(7), NS),
-        (GROUPED.claims(255), NS),
+        (GROUPED.claims(GROUPED.groups - 1), NS),
         (GROUPED.claim(3, "7f"), NS),
         (redis_keys.definition(NS), NS),
         (redis_keys.layout(NS), None),

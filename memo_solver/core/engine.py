@@ -19,6 +19,7 @@ Nothing here knows which game it solves: see :class:`memo_solver.core.game.Game`
 from __future__ import annotations
 
 import logging
+import math
 import os
 import random
 import socket
@@ -483,6 +484,13 @@ class Engine:
                     log.warning("could not renew claims: %s", exc)
 
 
+def expect_game(store: Store, game: Game) -> None:
+    """Tell the store how much the game's namespace may hold: every block at its root's
+    shape, 8 bytes a value (an upper bound: blocks pack what no state reaches)."""
+    values = math.prod(game.block_shape(game.root()))
+    store.expect(namespace(game), game.block_count * values * 8)
+
+
 def namespace(game: Game) -> str:
     """The store namespace of a game's blocks: format version and rules fingerprint."""
     return namespace_of(game.fingerprint)
@@ -525,6 +533,7 @@ async def open_engine(
     default: workers scale by process)."""
     if definition is not None:
         await store.put_definition(namespace(game), definition)
+    expect_game(store, game)
     engine = Engine(
         game,
         store,

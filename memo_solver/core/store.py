@@ -94,6 +94,12 @@ class Store(Protocol):
         """Where the store lives, for messages (a path or a URL without password)."""
         ...
 
+    def expect(self, namespace: str, size_bytes: int) -> None:
+        """About how much the namespace will hold: a store that spreads a namespace over
+        keys or nodes (Redis) sizes its spread by it when the namespace is first written;
+        one file or one process's memory has nothing to size."""
+        ...
+
     async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
         """The stored blocks among ``keys``; missing ones are absent from the result."""
         ...

@@ -33,6 +33,9 @@ class MemoryStore:
     def _space(self, namespace: str) -> _Namespace:
         return self._spaces.setdefault(namespace, _Namespace())
 
+    def expect(self, namespace: str, size_bytes: int) -> None:
+        """Nothing to size: one table holds every namespace."""
+
     async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
         blocks = self._space(namespace).blocks
         return {k: blocks[k] for k in keys if k in blocks}

@@ -265,11 +265,13 @@ class RedisStore:
     """Blocks and claims in Redis, shared by every process that points at the same address
     (a server, or any node of a cluster)."""
 
-    def __init__(self, url: str, *, groups: int = redis_keys.DEFAULT_GROUPS) -> None:
+    def __init__(self, url: str, *, groups: int | None = None) -> None:
         self.url = url
         self.address: Address = parse_address(url)
         self.groups = groups
-        """How many groups a namespace written first by this store gets."""
+        """How many groups every namespace written first by this store gets; None: by its
+        size (:meth:`expect`), else ``redis_keys.DEFAULT_GROUPS``."""
+        self._expected: dict[str, int] = {}
         self._client: Client | None = None
         self._connecting = anyio.Lock()
         self._sha: dict[str, str] = {}
@@ -343,7 +345,8 @@ class RedisStore:
         one = Layout(namespace, 1)
         keys = [redis_keys.layout(namespace), one.blocks(0), one.claims(0)]
         if create:
-            [groups] = await self._run(_LAYOUT, [(keys, [self.groups])])
+            wanted = self.groups or self._expected.get(namespace, redis_keys.DEFAULT_GROUPS)
+            [groups] = await self._run(_LAYOUT, [(keys, [wanted])])
         else:
             async with self._reachable() as client:
                 found, old = await client.get(keys[0]), await client.exists(keys[1], keys[2])
@@ -352,6 +355,9 @@ class RedisStore:
             groups = 1 if found is None else int(found)
         layout = self._layouts[namespace] = Layout(namespace, int(groups))
         return layout
+
+    def expect(self, namespace: str, size_bytes: int) -> None:
+        self._expected[namespace] = redis_keys.groups_for(size_bytes)
 
     async def ping(self) -> None:
         async with self._reachable() as client:

@@ -58,7 +58,9 @@ trip; on a cluster one per master, each ``n`` chosen so that its slot is that ma
 
 from __future__ import annotations
 
+import functools
 import zlib
+from binascii import crc_hqx
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
@@ -84,10 +86,24 @@ REGISTRATIONS: Final = (
 TAGGED_PATTERN: Final = f"{PREFIX}:{{*"
 """What a SCAN for the namespaces matches: every key with a hash tag (the jobs', the
 registrations' and the probes' too, which :func:`namespace_of` leaves out)."""
-DEFAULT_GROUPS: Final = 256
-"""Groups of a namespace written from now on: ``maxi-yatzy``'s 1,048,576 blocks make groups
-of about 2.4 MB; a small game's groups are small, and cost one more command per group
-touched, pipelined."""
+MIN_GROUPS: Final = 32
+"""The fewest groups a namespace is spread over: enough that any cluster of up to eight
+masters holds about an equal share (the groups' slots are spaced evenly, see
+:meth:`Layout.tag`), few enough that a batch touches few groups (a command each)."""
+MAX_GROUPS: Final = 1024
+GROUP_BYTES: Final = 2 << 20
+"""What a group may hold, by the expected size the engine gives (an upper bound): past
+``MIN_GROUPS`` groups, one more per 2 MB, so no key grows past a few megabytes."""
+DEFAULT_GROUPS: Final = MIN_GROUPS
+"""Groups of a namespace whose size nobody said (an import before any engine opened)."""
+
+
+def groups_for(size_bytes: int) -> int:
+    """How many groups a namespace of about ``size_bytes`` is spread over."""
+    return max(MIN_GROUPS, min(MAX_GROUPS, -(-size_bytes // GROUP_BYTES)))
+
+
+_SLOTS: Final = 16384
 _BLOCKS, _CLAIMS, _DEFINITION, _LAYOUT, _CLAIM = (
     "blocks",
     "claims",
@@ -107,7 +123,13 @@ class Layout:
     groups: int
 
     def tag(self, group: int) -> str:
-        return self.namespace if self.groups == 1 else f"{self.namespace}{_GROUP}{group}"
+        """``ns/n``, with ``n`` chosen so that group ``g``'s slot lies in the ``g``-th of
+        ``groups`` equal slices of the slot space: masters owning equal slot ranges (as a
+        cluster is made) then hold equal shares of the groups, where hashing ``ns/g`` would
+        leave one master with twice another's on a few dozen groups."""
+        if self.groups == 1:
+            return self.namespace
+        return f"{self.namespace}{_GROUP}{_spaced_tags(self.namespace, self.groups)[group]}"
 
     def group_of(self, key: str) -> int:
         """A stable hash of the key (CRC-32: the same in every process and version)."""
@@ -134,6 +156,19 @@ class Layout:
 
     def block_groups(self) -> list[str]:
         return [self.blocks(g) for g in range(self.groups)]
+
+
+@functools.cache
+def _spaced_tags(namespace: str, groups: int) -> tuple[int, ...]:
+    """For each group, the least number whose tag's slot lies in the group's slice (about
+    ``groups`` tries per group: once per namespace and process)."""
+    found: dict[int, int] = {}
+    number = 0
+    while len(found) < groups:
+        slot = crc_hqx(f"{namespace}{_GROUP}{number}".encode(), 0) % _SLOTS
+        found.setdefault(slot * groups // _SLOTS, number)
+        number += 1
+    return tuple(found[g] for g in range(groups))
 
 
 def definition(namespace: str) -> str:

@@ -16,7 +16,7 @@ from typing import Final
 import msgpack
 
 from memo_solver.core.codec import decode_block
-from memo_solver.core.engine import namespace
+from memo_solver.core.engine import expect_game, namespace
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Game
 from memo_solver.core.store import Store
@@ -129,6 +129,7 @@ async def import_blocks(source: Store | Path, game: Game, store: Store) -> Copie
 
 
 async def _write_store(store: Store, game: Game, blocks: dict[str, bytes]) -> None:
+    expect_game(store, game)
     keys = list(blocks)
     for start in range(0, len(keys), _BATCH):
         chunk = {k: blocks[k] for k in keys[start : start + _BATCH]}
