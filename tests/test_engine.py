@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
+import numpy as np
 import pytest
 from store_faults import FULL, on_every_connection, store_file
 
@@ -291,6 +292,53 @@ async def test_a_layered_solve_splits_its_chunks_over_threads() -> None:
     assert sum(calls) == 128
     widest = max(len(layer) for layer in LOWER.layers(LOWER.root()))
     assert max(calls) == 4 < 16 < widest  # 16-block chunks: a thread's share of 8, in halves
+
+
+class Listed:
+    """A game that counts the successor lists the engine asks it for."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.listed = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.game, name)
+
+    def successors(self, key: str) -> Sequence[str]:
+        self.listed += 1
+        return self.game.successors(key)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+async def test_a_cold_layered_solve_reads_successors_from_the_memo(threads: int) -> None:
+    """Each layer's successors are the blocks just solved: the solver reads them from the
+    process memo, so the event loop lists none and asks the store for no block; the claims
+    alone say that nothing is stored yet."""
+    listed = Listed(LOWER)
+    spy = Spy(MemoryStore())
+    async with open_engine(cast(Game, listed), spy.store(), threads=threads) as engine:
+        root = await engine.solve_layers(LOWER.root(), chunk=16)
+    assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert engine.counters.computed == LOWER.block_count
+    assert listed.listed == 0
+    assert spy.calls["get_many"] == 0
+
+
+async def test_a_layered_solve_with_a_memo_too_small_for_a_layer_gathers_successors() -> None:
+    """A memo that holds a few blocks drops most of the layer below before it is read: the
+    solver misses them, and the engine gathers them from the store instead, with the
+    same answer."""
+    listed = Listed(HASBRO)
+    key = block_key(mask_with_open(HASBRO, "chance", "yahtzee", "fours", "sixes", "twos"))
+    async with open_engine(
+        cast(Game, listed),
+        MemoryStore(),
+        cache_bytes=4 * 8 * int(np.prod(HASBRO.rules.block_shape)),
+    ) as engine:
+        layered = await engine.solve_layers(key, chunk=4)
+    top_down, _ = await solve(HASBRO, MemoryStore(), key)
+    assert np.array_equal(layered, top_down, equal_nan=True)
+    assert listed.listed > 0
 
 
 # --- failure and recovery --------------------------------------------------------------------

@@ -8,7 +8,8 @@ limit when many rule sets or games are asked for.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 from memo_solver.core.game import Block
 
@@ -29,6 +30,12 @@ class BlockCache:
         self.hits += 1
         self._blocks.move_to_end(key)
         return block
+
+    def view(self) -> Mapping[str, Block]:
+        """The blocks held, read-only and live, read without touching their recency or the
+        counts: for a worker thread reading many at once (each read is atomic under the
+        GIL, and a block evicted meanwhile is simply missing)."""
+        return MappingProxyType(self._blocks)
 
     def holds(self, keys: Iterable[str]) -> bool:
         """Whether every one of ``keys`` is here (counted neither as hits nor as misses)."""

@@ -170,22 +170,35 @@ class Engine:
 
     async def _solve_chunk(self, keys: Sequence[str]) -> None:
         """Solve the blocks of ``keys`` (one layer's) that no one has: their successors are
-        below, in layers solved before. Blocks another worker holds, or a query of this
-        process is solving top-down, are then awaited the top-down way."""
+        below, in layers solved before. The claims tell which the store holds already (read,
+        not solved), so a cold chunk makes one store round trip before its solve. Blocks
+        another worker holds, or a query of this process is solving top-down, are then
+        awaited the top-down way."""
         if self._on_progress is not None:
             await self._plan(keys)
-        found = await self.stored(keys)
-        later = [key for key in keys if key not in found and key in self._in_flight]
-        todo = [key for key in keys if key not in found and key not in self._in_flight]
+        later = [key for key in keys if key in self._in_flight]
+        todo = [key for key in keys if key not in self._in_flight and self.memo.get(key) is None]
         if todo:
-            wanted = list(dict.fromkeys(s for key in todo for s in self.game.successors(key)))
-            successors = await self.stored(wanted)  # the layers below: all there, as a rule
-            if len(successors) < len(wanted):
-                successors.update(await self.blocks([s for s in wanted if s not in successors]))
-            _, busy = await self._claim_and_solve(todo, successors)
+            _, busy = await self._claim_and_solve(todo)
             later += busy
         if later:
             await self.blocks(later)
+
+    async def _solve_from_memo(self, keys: Sequence[str]) -> dict[str, tuple[Block, bytes]]:
+        """``keys`` solved with their successors read straight from the process memo by the
+        worker threads: in a layered solve the layers below were just solved or read, so
+        the event loop lists and gathers no successor (that was half its time per block,
+        time the other thread's kernel waited on). Should one be missing (evicted from a
+        bounded memo, or being solved top-down by a query), they are gathered the usual way
+        and the blocks solved again."""
+        try:
+            return await self._solve_in_threads(keys, self.memo.view())
+        except KeyError:
+            wanted = self._successors_of(keys)
+            successors = await self.stored(wanted)
+            if len(successors) < len(wanted):
+                successors.update(await self.blocks([s for s in wanted if s not in successors]))
+            return await self._solve_in_threads(keys, successors)
 
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
         """Several blocks at once: one store round trip for those already solved."""
@@ -388,10 +401,12 @@ class Engine:
             job.value = values.get(job.key)
 
     async def _claim_and_solve(
-        self, keys: Sequence[str], successors: Mapping[str, Block]
+        self, keys: Sequence[str], successors: Mapping[str, Block] | None = None
     ) -> tuple[dict[str, Block], list[str]]:
         """Claim ``keys``, solve and commit those claimed, read those already stored: their
-        values, and the keys another worker holds (to be waited for)."""
+        values, and the keys another worker holds (to be waited for). Without
+        ``successors`` the solver reads them from the process memo
+        (:meth:`_solve_from_memo`)."""
         try:
             claims = await self.store.try_claim(self.namespace, keys, self.token, self.lease_s)
         except anyio.get_cancelled_exc_class():
@@ -408,7 +423,10 @@ class Engine:
             found = await self._fetch(stored) if stored else {}
             # A stored block that failed to verify is recomputed and overwritten, claim or not.
             todo = [key for key in keys if claims[key] is not Claim.BUSY and key not in found]
-            solved = await self._solve_in_threads(todo, successors)
+            if successors is None:
+                solved = await self._solve_from_memo(todo)
+            else:
+                solved = await self._solve_in_threads(todo, successors)
             if solved:
                 await self.store.commit(
                     self.namespace, {key: data for key, (_, data) in solved.items()}, self.token

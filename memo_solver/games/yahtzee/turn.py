@@ -183,12 +183,12 @@ class KernelTables:
         situation = np.where(masks >> yahtzee & 1 == 1, 1 + (upper_open << 1 | lower_open), 0)
         joker = self._joker
         open_bits = (open_ * (1 << np.arange(open_.shape[1], dtype=np.int64))).sum(axis=1)
-        for key in np.unique(situation).tolist():
-            row = joker.row_of(key)
-            for b in np.flatnonzero((situation == key) & (open_bits & ~joker.known[row] != 0)):
-                if open_bits[b] & ~joker.known[row]:
-                    joker.learn(row, rules, int(masks[b]))
-        return np.array([joker.index[key] for key in situation.tolist()], dtype=np.int64)
+        rows = np.array([joker.row_of(key) for key in situation.tolist()], dtype=np.int64)
+        unknown = open_bits & ~np.array(joker.known, dtype=np.int64)[rows] != 0
+        for b in np.flatnonzero(unknown).tolist():  # a few blocks, in a solve's first batches
+            if open_bits[b] & ~joker.known[rows[b]]:
+                joker.learn(int(rows[b]), rules, int(masks[b]))
+        return rows
 
     def joker_row(self, filled: int) -> int:
         """:meth:`joker_rows` of one block, remembered (what advice asks, state by state)."""
@@ -307,9 +307,8 @@ class Batch:
         succ_masks = np.where(in_use, filled[:, None] | np.int64(1) << open_boxes, -1)
         wanted = np.unique(succ_masks[succ_masks >= 0])
         values = rules.n_upper_levels * rules.n_bonus_levels * width
-        table = np.empty((max(wanted.size, 1), values))
-        for row, mask in enumerate(wanted.tolist()):
-            table[row] = successor(mask).ravel()
+        rows = [successor(mask).ravel() for mask in wanted.tolist()]
+        table = np.concatenate(rows).reshape(-1, values) if rows else np.empty((1, values))
         joker = kernel_tables(rules).joker_rows(filled, open_)
         succ_rows = np.searchsorted(wanted, succ_masks)
         return cls(filled, n_open, open_boxes, succ_rows, table, joker)
