@@ -188,7 +188,7 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: fl
         time.sleep(every)
 
 
-def heartbeat(r: redis.Redis, name: str) -> dict[str, str] | None:
+def heartbeat(r: redis.Redis | redis.RedisCluster, name: str) -> dict[str, str] | None:
     raw = r.hgetall(redis_keys.worker(name))
     return {text(k): text(v) for k, v in raw.items()} if raw else None
 
@@ -255,7 +255,7 @@ def refused_jobs(r: redis.Redis, worker: Child, entries: list[dict[str, str]]) -
 
 def start_workers(
     children: Children,
-    r: redis.Redis,
+    r: redis.Redis | redis.RedisCluster,
     url: str,
     names: list[str],
     *extra: str,
