@@ -54,8 +54,6 @@ def test_one_rolls_values_are_the_whole_turns_to_the_bit(name: str) -> None:
                 assert scores.tobytes() == whole.scores[:, roll, 0].tobytes(), (filled, roll)
                 if rerolls:
                     assert keeps.tobytes() == whole.keeps[rerolls][:, 0].tobytes()
-                else:
-                    assert keeps.size == 0
 
 
 def test_the_joker_forbids_boxes_with_minus_infinity_as_the_turn_does() -> None:

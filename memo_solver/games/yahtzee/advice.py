@@ -11,13 +11,15 @@ a player is never told to reroll for nothing. What a score banks comes from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Final, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from memo_solver.core.cache import BlockCache
 from memo_solver.core.engine import Engine
+from memo_solver.core.game import Block
 from memo_solver.games.yahtzee import one_roll
 from memo_solver.games.yahtzee.dice import Dice
 from memo_solver.games.yahtzee.game import block_key
@@ -115,27 +117,62 @@ def blocks_needed(rules: RuleSet, state: State) -> list[str]:
     """The blocks :func:`advise` reads: the state's own, and once the dice are rolled, the
     one after each box the score may go in. With all of them in the engine's memo it never
     waits."""
-    keys = [block_key(state.filled)]
-    if state.dice is not None and state.rerolls_left is not None:
-        keys += (block_key(state.filled | 1 << box) for box in rules.open_boxes(state.filled))
-    return keys
+    own, after = _keys(rules, state.filled)
+    return [own, *after] if _rolled(state) else [own]
 
 
 async def advise(engine: Engine, rules: RuleSet, state: State) -> Advice:
     """Solve whatever the state needs (lazily, through the engine) and rank its actions."""
+    own, after = _keys(rules, state.filled)
+    block = await engine.block(own)
+    if not _rolled(state):
+        return _advice(rules, state, block, [])
+    successors = await engine.blocks(after)
+    return _advice(rules, state, block, [successors[key] for key in after])
+
+
+def advise_held(memo: BlockCache, rules: RuleSet, state: State) -> Advice | None:
+    """:func:`advise` from the blocks ``memo`` holds, without waiting; None when one of
+    them is not there (then :func:`advise` fetches or solves it). What a warm request asks:
+    each block is looked up once, with no task, event or store round trip."""
+    own, after = _keys(rules, state.filled)
+    block = memo.get(own)
+    if block is None:
+        return None
+    successors: list[Block] = []
+    if _rolled(state):
+        for key in after:
+            found = memo.get(key)
+            if found is None:
+                return None
+            successors.append(found)
+    return _advice(rules, state, block, successors)
+
+
+def _rolled(state: State) -> bool:
+    return state.dice is not None and state.rerolls_left is not None
+
+
+@lru_cache(maxsize=8192)
+def _keys(rules: RuleSet, filled: int) -> tuple[str, list[str]]:
+    """The key of a scorecard's block, and of the block after each box the score may go in
+    (every scorecard of the 13-box games kept: about 10 MB at most)."""
+    return block_key(filled), [block_key(filled | 1 << box) for box in rules.open_boxes(filled)]
+
+
+def _advice(rules: RuleSet, state: State, block: Block, successors: list[Block]) -> Advice:
+    """The state's actions ranked, from its block and, once rolled, its successors (in the
+    order of the open boxes)."""
     upper, bonus = guidepost(state, rules)
-    block = await engine.block(block_key(state.filled))
     start = float(block[upper, bonus])
     if state.dice is None or state.rerolls_left is None:
         over = state.filled == rules.all_filled
         return Advice(value=start, turn_start_value=start, actions=(), game_over=over)
-    keys = [block_key(state.filled | 1 << box) for box in rules.open_boxes(state.filled)]
-    successors = await engine.blocks(keys)
     dice = rules.universe
     boxes, values, every_keep = one_roll.roll_values(
         rules,
         state.filled,
-        [successors[key] for key in keys],
+        successors,
         (upper, bonus),
         dice.roll_index[state.dice],
         state.rerolls_left,

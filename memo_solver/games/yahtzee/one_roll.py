@@ -115,13 +115,14 @@ def roll_values(
     from ``guidepost`` (upper level, bonus level); and, with ``rerolls`` > 0 left, every
     keep's value (n_keeps,): the turn of :func:`memo_solver.games.yahtzee.turn.turn_tables`
     at this roll (its ``scores[:, roll, 0]`` and ``keeps[rerolls][:, 0]``), computed for this
-    roll alone. ``successors`` are the blocks after scoring each open box, in box order."""
+    roll alone (with no reroll left, the keeps' values are not computed). ``successors``
+    are the blocks after scoring each open box, in box order."""
     tables = kernel_tables(rules)
     boxes, open_boxes, joker = _open_boxes(rules, filled)
     scores = np.empty(len(boxes))
-    keeps = np.empty(rules.universe.n_keeps if rerolls else 0)
+    keeps = np.empty(rules.universe.n_keeps)  # even unused: numba types an empty array slowly
     roll_steps(
-        open_boxes, np.stack([block.ravel() for block in successors]),
+        open_boxes, np.concatenate(successors).reshape(len(boxes), -1),
         Guideposts.one(rules, *guidepost).flat, tables.adjust[joker], tables.extra,
         tables.roll_class, tables.n_classes, tables.land_index, tables.land_banked,
         tables.alike, tables.children, tables.parents, tables.n_parents, roll, rerolls, scores,

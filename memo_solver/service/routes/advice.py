@@ -18,7 +18,7 @@ from fastapi import Request, Response
 from starlette.types import Scope
 
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee.advice import Advice, advise, blocks_needed
+from memo_solver.games.yahtzee.advice import Advice, advise, advise_held, blocks_needed
 from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, state_to_json
@@ -56,14 +56,11 @@ async def advice_warm(scope: Scope, body: Any) -> bytes | None:
     wait, no store, no deadline: nothing that can fail); None for anything else. What the
     app's front door answers (see :class:`memo_solver.service.fast.FrontDoor`)."""
     service: Service | None = getattr(scope["app"].state, "service", None)
-    asked = None if service is None else await _asked(service, body)
-    if asked is None:
+    if service is None:  # the lifespan is not running: the app answers
         return None
-    rules, state = asked
-    engine = service.peek(rules)  # type: ignore[union-attr]
-    if engine is None or not engine.memo.holds(blocks_needed(rules, state)):
-        return None
-    return advice_body(await advise(engine, rules, state))
+    asked = await _asked(service, body)
+    held = None if asked is None else _held(service, *asked)
+    return None if held is None else advice_body(held)
 
 
 async def advice_fast(scope: Scope, body: Any) -> bytes | None:
@@ -73,11 +70,14 @@ async def advice_fast(scope: Scope, body: Any) -> bytes | None:
     asked = await _asked(service, body)
     if asked is None:
         return None
-    rules, state = asked
+    held = _held(service, *asked)
+    return advice_body(held if held is not None else await _advise(service, *asked))
+
+
+def _held(service: Service, rules: RuleSet, state: State) -> Advice | None:
+    """Advice from the blocks in this process's memo (warm: no wait, no deadline), or None."""
     engine = service.peek(rules)
-    if engine is not None and engine.memo.holds(blocks_needed(rules, state)):
-        return advice_body(await advise(engine, rules, state))  # warm: no wait, no deadline
-    return advice_body(await _advise(service, rules, state))
+    return None if engine is None else advise_held(engine.memo, rules, state)
 
 
 async def _asked(service: Service, body: Any) -> tuple[RuleSet, State] | None:
