@@ -253,3 +253,22 @@ async def test_the_front_door_leaves_the_rest_to_the_app(tmp_path: Path) -> None
         assert (door.answered, route.answered) == (1, 2)
     assert [a.status_code for a in answers] == [200, 413, 422, 200, 405, 307, 200]
     assert answers[3].content == answers[6].content == last.content == answers[0].content
+
+
+async def test_an_answer_failing_at_the_front_door_is_the_apps_to_give(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = json.dumps({"rules": "yahtzee-lower", "state": "start"}).encode()
+
+    async def broken(scope: Any, decoded: Any) -> bytes | None:
+        raise RuntimeError("a bug")
+
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        want = await client.post("/v1/advice", content=body, headers=FAST)
+        door = front_door(client)
+        door.answer = broken
+        got = await client.post("/v1/advice", content=body, headers=FAST)
+        assert fast_post(client).answered == 2
+    assert (got.status_code, got.content) == (200, want.content)
+    assert door.answered == 0
+    assert "front door of /v1/advice failed" in caplog.text

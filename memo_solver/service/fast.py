@@ -10,7 +10,9 @@ the response body. Anything that is not the plain case (another content type, JS
 does not parse, an ``answer`` of None: a body or state with a problem) goes to the route's
 own FastAPI handler with the body replayed, so every error keeps its words and status.
 Exceptions the ``answer`` raises (503 after the deadline, store down) reach the app's
-exception handlers as the route's own would.
+exception handlers as the route's own would. Warm advice goes further: the app's
+:class:`FrontDoor` answers it before any of the app's layers (routing and middleware cost
+as much again), and leaves the rest to the app.
 
 The advice answer is written here twice, on purpose side by side: as the response models
 (``AdviceOut``, ``BatchOut`` and their parts: what ``openapi.json`` documents and what
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -43,6 +46,7 @@ Answer = Callable[[Scope, Any], Awaitable[bytes | None]]
 """Given the scope and the decoded JSON body: the response body (200), or None for the
 route's own handler to answer."""
 
+log = logging.getLogger(__name__)
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 """As ``AsciiJSONResponse.render``: ASCII, compact, no NaN."""
 _JSON = (b"application/json",)
@@ -85,8 +89,9 @@ class FrontDoor:
     the body of a 200 only where nothing can go wrong (warm advice: no wait, no store, no
     deadline). It counts what it answers in the route's request metrics, as the metrics
     middleware would. Everything else (another method, content type or size, a chunked
-    body, JSON that does not parse, ``answer`` None) goes to the whole app with the body
-    replayed, where the route's :class:`FastPost` and handlers answer as before.
+    body, JSON that does not parse, ``answer`` None, or raising) goes to the whole app with
+    the body replayed, where the route's :class:`FastPost` and handlers answer as before: no
+    error is answered here.
     """
 
     def __init__(self, route: APIRoute, answer: Answer, max_bytes: int) -> None:
@@ -114,7 +119,10 @@ class FrontDoor:
         if length is not None and length.isdigit() and int(length) <= self.max_bytes:
             messages, body, whole = await _read(receive)
             if whole and len(body) <= self.max_bytes and _is_json(scope):
-                payload = await _answer(self.answer, scope, body)
+                try:
+                    payload = await _answer(self.answer, scope, body)
+                except Exception:  # a bug (a warm answer cannot fail): the app's to answer
+                    log.exception("the front door of %s failed; the app answers", self.path)
         if payload is None:
             await app(scope, _replay(messages, receive), send)
             return
