@@ -96,9 +96,10 @@ def roll_steps(
         keeps[k] = work[k, 0]
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=8192)
 def _open_boxes(rules: RuleSet, filled: int) -> tuple[list[int], IntArray, int]:
-    """A block's open boxes, as a list and as the kernel reads them, and its Joker row."""
+    """A block's open boxes, as a list and as the kernel reads them, and its Joker row (every
+    scorecard of the 13-box games kept: about 7 MB at most)."""
     boxes = rules.open_boxes(filled)
     return boxes, np.array(boxes, dtype=np.int64), kernel_tables(rules).joker_row(filled)
 
