@@ -19,8 +19,9 @@ from dice_variants import FORCED, MAXI, VARIANTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memo_solver.core.cache import BlockCache
 from memo_solver.core.engine import Engine, open_engine
-from memo_solver.games.yahtzee.advice import Action, Advice, advise
+from memo_solver.games.yahtzee.advice import Action, Advice, advise, advise_held
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.rule_file import parse_rule_set
@@ -131,6 +132,21 @@ def _after_scoring(rules: RuleSet, state: State, action: Action) -> State:
 
 
 # --- properties -----------------------------------------------------------------------------
+
+
+@examples
+@given(case=_cases)
+def test_advice_from_the_memo_alone_is_the_engines(
+    solver: Solver, case: tuple[RuleSet, State]
+) -> None:
+    """What a warm request is answered from: the blocks in the memo, none solved or fetched,
+    and nothing (None) when one is missing."""
+    rules, state = case
+    before_roll = replace(state, rerolls_left=None, dice=None)
+    for asked in (state, before_roll):
+        answer = solver.advise(rules, asked)  # its blocks are in the engine's memo now
+        assert advise_held(solver.engines[rules.name].memo, rules, asked) == answer
+        assert advise_held(BlockCache(), rules, asked) is None
 
 
 @examples

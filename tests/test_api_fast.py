@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from api_support import api_client, as_json, late_states, random_state
+from prometheus_client.parser import text_string_to_metric_families
 
 from memo_solver.games.yahtzee.advice import Action, Advice
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.service.app import ApiSettings
-from memo_solver.service.fast import BatchOut, FastPost, advice_body
+from memo_solver.service.fast import BatchOut, FastPost, FrontDoor, advice_body
 
 QUICK = ApiSettings(deadline_s=30.0)
 FAST = {"content-type": "application/json"}
@@ -35,14 +37,20 @@ def fast_post(client: httpx.AsyncClient) -> FastPost:
     return route.app
 
 
+def answered_fast(client: httpx.AsyncClient) -> int:
+    """Requests answered so far by the front door or the route's fast path."""
+    app = client.app  # type: ignore[attr-defined]
+    assert isinstance(app.front, FrontDoor)
+    return app.front.answered + fast_post(client).answered
+
+
 async def both(client: httpx.AsyncClient, body: bytes) -> tuple[httpx.Response, bool]:
     """The fast path's answer, checked equal to FastAPI's; whether the fast path took it."""
-    fast = fast_post(client)
-    before = fast.answered
+    before = answered_fast(client)
     got = await client.post("/v1/advice", content=body, headers=FAST)
-    taken = fast.answered == before + 1
+    taken = answered_fast(client) == before + 1
     want = await client.post("/v1/advice", content=body, headers=SLOW)
-    assert fast.answered == before + taken  # the charset request always goes to FastAPI
+    assert answered_fast(client) == before + taken  # the charset request goes to FastAPI
     assert (got.status_code, got.content) == (want.status_code, want.content), body
     assert got.headers == want.headers
     return got, taken
@@ -136,12 +144,11 @@ async def test_what_the_fast_path_hands_on_is_answered_as_before(
 async def test_other_content_types_go_to_fastapi(tmp_path: Path) -> None:
     body = json.dumps({"rules": "yahtzee-lower", "state": "start"}).encode()
     async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
-        fast = fast_post(client)
         answers = [await client.post("/v1/advice", content=body, headers=FAST)]
         for content_type in ("application/vnd.api+json", "text/plain", None):
             headers = {} if content_type is None else {"content-type": content_type}
             answers.append(await client.post("/v1/advice", content=body, headers=headers))
-    assert fast.answered == 1
+        assert answered_fast(client) == 1
     assert [a.status_code for a in answers] == [200, 200, 422, 422]
     assert answers[1].content == answers[0].content
 
@@ -177,3 +184,91 @@ def test_advice_body_refuses_what_the_encoder_refuses() -> None:
             },
         ],
     }
+
+
+# --- the front door: warm advice before the app's layers -------------------------------------
+
+
+def front_door(client: httpx.AsyncClient) -> FrontDoor:
+    door = client.app.front  # type: ignore[attr-defined]
+    assert isinstance(door, FrontDoor)
+    return door
+
+
+def advice_requests(text: str) -> tuple[float, float]:
+    """``POST /v1/advice`` 200s counted, and latencies observed, in a metrics scrape."""
+    counted = observed = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.labels.get("route") != "/v1/advice":
+                continue
+            if sample.name == "memo_solver_requests_total" and sample.labels["status"] == "200":
+                counted = sample.value
+            if sample.name == "memo_solver_request_seconds_count":
+                observed = sample.value
+    return counted, observed
+
+
+async def test_warm_advice_is_answered_at_the_front_door_and_counted_as_before(
+    tmp_path: Path,
+) -> None:
+    cold = json.dumps({"rules": "yahtzee-lower", "state": "open=chance dice=12345 rerolls=2"})
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        door, route = front_door(client), fast_post(client)
+        first = await client.post("/v1/advice", content=cold, headers=FAST)
+        assert (door.answered, route.answered) == (0, 1)  # cold: the route's fast path
+        before = advice_requests((await client.get("/metrics")).text)
+        for _ in range(3):
+            again = await client.post("/v1/advice", content=cold, headers=FAST)
+            assert (again.status_code, again.content) == (200, first.content)
+            assert again.headers == first.headers
+        after = advice_requests((await client.get("/metrics")).text)
+    assert (door.answered, route.answered) == (3, 1)  # warm: the front door
+    assert (after[0] - before[0], after[1] - before[1]) == (3, 3)
+
+
+async def test_the_front_door_leaves_the_rest_to_the_app(tmp_path: Path) -> None:
+    body = json.dumps({"rules": "yahtzee-lower", "state": "start"}).encode()
+    unknown = body.replace(b"lower", b"lowex")
+    exact = ApiSettings(deadline_s=30.0, max_body_bytes=len(body))
+    async with api_client(tmp_path / "memo.sqlite", exact) as client:
+        door, route = front_door(client), fast_post(client)
+        answers = [await client.post("/v1/advice", content=body, headers=FAST)]
+        assert (door.answered, route.answered) == (0, 1)  # cold, then warm from here on
+
+        async def streamed() -> AsyncIterator[bytes]:
+            yield body[:10]
+            yield body[10:]
+
+        answers += [
+            await client.post("/v1/advice", content=body + b" ", headers=FAST),
+            await client.post("/v1/advice", content=unknown, headers=FAST),
+            await client.post("/v1/advice", content=streamed(), headers=FAST),  # chunked
+            await client.put("/v1/advice", content=body, headers=FAST),
+            await client.post("/v1/advice/", content=body, headers=FAST),
+            await client.post("/v1/advice", content=body, headers=SLOW),
+        ]
+        assert (door.answered, route.answered) == (0, 2)  # the chunked one: the route's
+        last = await client.post("/v1/advice", content=body, headers=FAST)
+        assert (door.answered, route.answered) == (1, 2)
+    assert [a.status_code for a in answers] == [200, 413, 422, 200, 405, 307, 200]
+    assert answers[3].content == answers[6].content == last.content == answers[0].content
+
+
+async def test_an_answer_failing_at_the_front_door_is_the_apps_to_give(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = json.dumps({"rules": "yahtzee-lower", "state": "start"}).encode()
+
+    async def broken(scope: Any, decoded: Any) -> bytes | None:
+        raise RuntimeError("a bug")
+
+    async with api_client(tmp_path / "memo.sqlite", QUICK) as client:
+        want = await client.post("/v1/advice", content=body, headers=FAST)
+        door = front_door(client)
+        door.answer = broken
+        got = await client.post("/v1/advice", content=body, headers=FAST)
+        assert fast_post(client).answered == 2
+    assert (got.status_code, got.content) == (200, want.content)
+    assert door.answered == 0
+    assert "front door of /v1/advice failed" in caplog.text

@@ -20,12 +20,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
 
 from memo_solver.core.store import Store
 from memo_solver.jobs.queue import JobQueue
 from memo_solver.service import metrics
 from memo_solver.service.errors import AsciiJSONResponse, install_error_handlers
-from memo_solver.service.fast import install_fast_post
+from memo_solver.service.fast import FrontDoor, install_fast_post, post_route
 from memo_solver.service.middleware import BodyLimit, Observe
 from memo_solver.service.models import ERRORS
 from memo_solver.service.routes import advice, analysis, health, jobs, page, rules
@@ -36,6 +37,21 @@ from memo_solver.service.settings import ApiSettings
 __all__ = ["ApiSettings", "create_app", "openapi_document"]
 
 log = logging.getLogger(__name__)
+
+
+class ServiceApp(FastAPI):
+    """FastAPI with a :class:`~memo_solver.service.fast.FrontDoor` before its layers: the
+    warm advice route is answered there, everything else as by FastAPI."""
+
+    front: FrontDoor | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        front = self.front
+        if front is not None and front.takes(scope):
+            scope["app"] = self  # as Starlette sets it, for the answer to find the service
+            await front(scope, receive, send, super().__call__)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -57,7 +73,7 @@ def create_app(
         finally:
             metrics.process_stopped()
 
-    app = FastAPI(
+    app = ServiceApp(
         title="memo-solver",
         version="0.1.0",
         summary="Optimal strategy for Yahtzee-family dice games and Dice of Doom: advice for "
@@ -80,6 +96,8 @@ def create_app(
     ):
         routes.add_to(app)
     install_fast_post(app, "/v1/advice", advice.advice_fast)
+    hot = post_route(app, "/v1/advice")
+    app.front = FrontDoor(hot, advice.advice_warm, settings.max_body_bytes)
     return app
 
 

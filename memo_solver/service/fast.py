@@ -10,7 +10,9 @@ the response body. Anything that is not the plain case (another content type, JS
 does not parse, an ``answer`` of None: a body or state with a problem) goes to the route's
 own FastAPI handler with the body replayed, so every error keeps its words and status.
 Exceptions the ``answer`` raises (503 after the deadline, store down) reach the app's
-exception handlers as the route's own would.
+exception handlers as the route's own would. Warm advice goes further: the app's
+:class:`FrontDoor` answers it before any of the app's layers (routing and middleware cost
+as much again), and leaves the rest to the app.
 
 The advice answer is written here twice, on purpose side by side: as the response models
 (``AdviceOut``, ``BatchOut`` and their parts: what ``openapi.json`` documents and what
@@ -25,7 +27,9 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
+import time
 from collections.abc import Awaitable, Callable
 from json.encoder import encode_basestring_ascii as _str
 from typing import Any, Literal
@@ -36,11 +40,13 @@ from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memo_solver.games.yahtzee.advice import Action, Advice
+from memo_solver.service import metrics
 
 Answer = Callable[[Scope, Any], Awaitable[bytes | None]]
 """Given the scope and the decoded JSON body: the response body (200), or None for the
 route's own handler to answer."""
 
+log = logging.getLogger(__name__)
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 """As ``AsciiJSONResponse.render``: ASCII, compact, no NaN."""
 _JSON = (b"application/json",)
@@ -62,53 +68,135 @@ class FastPost:
         return self
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        messages: list[Message] = []
-        more = True
-        while more:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            more = message.get("more_body", False)
-        body = b"".join(m.get("body", b"") for m in messages)
-        payload = None
-        if not more and _is_json(scope):
-            try:
-                decoded = json.loads(body)
-            except Exception:  # bad JSON, bad bytes, too deep: FastAPI says which
-                pass
-            else:
-                payload = await self.answer(scope, decoded)
+        messages, body, whole = await _read(receive)
+        payload = await _answer(self.answer, scope, body) if whole and _is_json(scope) else None
         if payload is None:
             await self.fallback(scope, _replay(messages, receive), send)
             return
         self.answered += 1
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-length", str(len(payload)).encode()),
-                    (b"content-type", b"application/json"),
-                ],
-            }
+        await _send(send, payload)
+
+
+class FrontDoor:
+    """A route's answers that need nothing of the app's layers, given before all of them.
+
+    Even with :class:`FastPost`, a request crosses about ten ASGI layers (FastAPI's and
+    Starlette's error, telemetry and body-limit middleware, the metrics and body limit of
+    :mod:`.middleware`, the exception handlers, the router's matching of every route) that
+    cost a warm ``POST /v1/advice`` about as much as its advice. The app calls this first
+    (:meth:`takes`): it reads the body of a POST to the route's exact path with a JSON
+    content type and a Content-Length within ``max_bytes``, and asks ``answer``, which gives
+    the body of a 200 only where nothing can go wrong (warm advice: no wait, no store, no
+    deadline). It counts what it answers in the route's request metrics, as the metrics
+    middleware would. Everything else (another method, content type or size, a chunked
+    body, JSON that does not parse, ``answer`` None, or raising) goes to the whole app with
+    the body replayed, where the route's :class:`FastPost` and handlers answer as before: no
+    error is answered here.
+    """
+
+    def __init__(self, route: APIRoute, answer: Answer, max_bytes: int) -> None:
+        self.path = route.path
+        self.answer = answer
+        self.max_bytes = max_bytes
+        self.answered = 0
+        """Requests answered here rather than by the app (for the tests)."""
+        self._observed: tuple[Any, Any] | None = None
+
+    def takes(self, scope: Scope) -> bool:
+        """Whether the request is this door's to try: the rest goes straight to the app."""
+        return (
+            scope["type"] == "http"
+            and scope["path"] == self.path
+            and scope["method"] == "POST"
+            and not scope.get("root_path")
         )
-        await send({"type": "http.response.body", "body": payload})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+        started = time.perf_counter()
+        payload = None
+        messages: list[Message] = []
+        length = _header(scope, b"content-length")
+        if length is not None and length.isdigit() and int(length) <= self.max_bytes:
+            messages, body, whole = await _read(receive)
+            if whole and len(body) <= self.max_bytes and _is_json(scope):
+                try:
+                    payload = await _answer(self.answer, scope, body)
+                except Exception:  # a bug (a warm answer cannot fail): the app's to answer
+                    log.exception("the front door of %s failed; the app answers", self.path)
+        if payload is None:
+            await app(scope, _replay(messages, receive), send)
+            return
+        self.answered += 1
+        await _send(send, payload)
+        if self._observed is None:  # bound in the process that serves (metrics' files)
+            self._observed = (
+                metrics.REQUESTS.labels(self.path, "200"),
+                metrics.LATENCY.labels(self.path),
+            )
+        count, latency = self._observed
+        count.inc()
+        latency.observe(time.perf_counter() - started)
+
+
+async def _read(receive: Receive) -> tuple[list[Message], bytes, bool]:
+    """A request's messages, its body, and whether the body came whole (not cut short by
+    the client going away)."""
+    messages: list[Message] = []
+    more = True
+    while more:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        more = message.get("more_body", False)
+    return messages, b"".join(m.get("body", b"") for m in messages), not more
+
+
+async def _answer(answer: Answer, scope: Scope, body: bytes) -> bytes | None:
+    try:
+        decoded = json.loads(body)
+    except Exception:  # bad JSON, bad bytes, too deep: FastAPI says which
+        return None
+    return await answer(scope, decoded)
+
+
+async def _send(send: Send, payload: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-length", str(len(payload)).encode()),
+                (b"content-type", b"application/json"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
 
 
 def install_fast_post(app: FastAPI, path: str, answer: Answer) -> FastPost:
     """Put ``answer`` in front of the handler of ``POST path``."""
+    return FastPost(post_route(app, path), answer).install()
+
+
+def post_route(app: FastAPI, path: str) -> APIRoute:
+    """The app's route of ``POST path``."""
     for route in app.router.routes:
         if isinstance(route, APIRoute) and route.path == path and "POST" in (route.methods or ()):
-            return FastPost(route, answer).install()
+            return route
     raise LookupError(f"no POST route {path}")
 
 
 def _is_json(scope: Scope) -> bool:
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            return value.lower() in _JSON
-    return False
+    value = _header(scope, b"content-type")
+    return value is not None and value.lower() in _JSON
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value  # type: ignore[no-any-return]
+    return None
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

@@ -1,9 +1,11 @@
 """``POST /v1/advice``, ``/v1/advice/batch`` and ``/v1/value``: the best actions for any
 state, and its expected score, from the shared memo (computed first when cold).
 
-Warm ``POST /v1/advice`` is answered by :func:`advice_fast` (the fast path, installed by
-``create_app``); :func:`advice` answers whatever it leaves, with FastAPI's parsing and
-response model. The two give the same bytes: see :mod:`memo_solver.service.fast`.
+Warm ``POST /v1/advice`` is answered by :func:`advice_warm`, before the app's layers (its
+front door), and any other well-formed one by :func:`advice_fast` (the route's fast path);
+both are installed by ``create_app``. :func:`advice` answers whatever they leave, with
+FastAPI's parsing and response model. All give the same bytes: see
+:mod:`memo_solver.service.fast`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from fastapi import Request, Response
 from starlette.types import Scope
 
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee.advice import Advice, advise, blocks_needed
+from memo_solver.games.yahtzee.advice import Advice, advise, advise_held, blocks_needed
 from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, state_to_json
@@ -49,24 +51,47 @@ async def advice(body: StateRequest, request: Request) -> dict[str, Any]:
     return (await _advise(service, rules, state)).to_json()
 
 
+async def advice_warm(scope: Scope, body: Any) -> bytes | None:
+    """``advice`` for a well-formed request whose blocks are all in this process's memo (no
+    wait, no store, no deadline: nothing that can fail); None for anything else. What the
+    app's front door answers (see :class:`memo_solver.service.fast.FrontDoor`)."""
+    service: Service | None = getattr(scope["app"].state, "service", None)
+    if service is None:  # the lifespan is not running: the app answers
+        return None
+    asked = await _asked(service, body)
+    held = None if asked is None else _held(service, *asked)
+    return None if held is None else advice_body(held)
+
+
 async def advice_fast(scope: Scope, body: Any) -> bytes | None:
     """``advice`` for a well-formed request, the same bytes without FastAPI's parsing
     and response model (see :mod:`memo_solver.service.fast`); None: ``advice`` answers."""
+    service: Service = scope["app"].state.service
+    asked = await _asked(service, body)
+    if asked is None:
+        return None
+    held = _held(service, *asked)
+    return advice_body(held if held is not None else await _advise(service, *asked))
+
+
+def _held(service: Service, rules: RuleSet, state: State) -> Advice | None:
+    """Advice from the blocks in this process's memo (warm: no wait, no deadline), or None."""
+    engine = service.peek(rules)
+    return None if engine is None else advise_held(engine.memo, rules, state)
+
+
+async def _asked(service: Service, body: Any) -> tuple[RuleSet, State] | None:
+    """The rule set and state of a well-formed request body; None: ``advice`` answers it."""
     if type(body) is not dict or "state" not in body or not body.keys() <= _ADVICE_KEYS:
         return None
     name = body.get("rules", "yahtzee")
     if type(name) is not str:
         return None
-    service: Service = scope["app"].state.service
     try:
         rules = await service.rulebook.resolve(name)
-        state = state_of(body["state"], rules)
+        return rules, state_of(body["state"], rules)
     except Exception:  # a bad state (even one too deep to echo): answered as before
         return None
-    engine = service.peek(rules)
-    if engine is not None and engine.memo.holds(blocks_needed(rules, state)):
-        return advice_body(await advise(engine, rules, state))  # warm: no wait, no deadline
-    return advice_body(await _advise(service, rules, state))
 
 
 @routes.post("/v1/advice/batch", response_model=BatchOut, response_model_exclude_none=True)

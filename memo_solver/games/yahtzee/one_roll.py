@@ -1,0 +1,132 @@
+"""The values advice ranks for one rolled state, computed for that roll alone.
+
+A state mid-turn asks two things of its turn: what scoring its dice in each open box is
+worth, and, with rerolls left, what each keep inside its dice is worth. The first needs
+none of the other rolls: scoring a roll is worth what its class of rolls (equal points in
+that box) lands on, the kernel's landing values, apart from the six all-alike rolls,
+which the Joker and the +100 score again. The second needs every roll one reroll later,
+so the turn's steps run up to that point and stop: no table of every box's score for
+every roll, no turn start, no rounds past the state's own. With no rerolls left that is a
+few hundred operations; a whole turn's tables (:func:`memo_solver.games.yahtzee.turn.
+turn_tables`, what the strategy keeps) are a few thousand more and were a third of a
+warm request's CPU.
+
+The steps are the kernel's own (:mod:`memo_solver.games.yahtzee.kernel`), run in the same
+order on the same arrays as :func:`memo_solver.games.yahtzee.kernel.turn_steps`, so every
+value is the same float, to the bit, as the whole turn's: this module only chooses which
+steps a roll needs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from memo_solver.core.compiled import jit
+from memo_solver.games.yahtzee.kernel import (
+    best_keep,
+    keep_values,
+    landing_values,
+    score_rolls,
+)
+from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
+from memo_solver.games.yahtzee.turn import Guideposts, kernel_tables
+
+IntArray = npt.NDArray[np.int64]
+
+
+@jit
+def roll_steps(
+    open_boxes: IntArray,
+    successors: FloatArray,
+    lanes: IntArray,
+    adjust: FloatArray,
+    extra: FloatArray,
+    roll_class: IntArray,
+    n_classes: IntArray,
+    land_index: IntArray,
+    land_banked: FloatArray,
+    alike: IntArray,
+    children: IntArray,
+    parents: IntArray,
+    n_parents: IntArray,
+    roll: int,
+    rerolls: int,
+    scores: FloatArray,
+    keeps: FloatArray,
+) -> None:
+    """For one lane (``lanes``: one guidepost), ``scores[i]``: scoring roll ``roll`` in open
+    box i (successor row i); with ``rerolls`` > 0, ``keeps[k]``: keep k's value when it is
+    rerolled with ``rerolls - 1`` rerolls left after (``keeps`` untouched otherwise)."""
+    n_keeps = parents.shape[0]
+    first_roll = n_keeps - roll_class.shape[1]
+    succ_rows = np.arange(open_boxes.size)
+    steps = np.zeros(1, dtype=np.int64)
+    values = np.zeros((open_boxes.size, max(1, n_classes.max()), 1))
+    landing_values(
+        open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, 1,
+        1, False, values,
+    )  # fmt: skip
+    five = False
+    for a in range(alike.size):
+        five = five or alike[a] == roll
+    if not five:  # what score_rolls writes for the roll: its class's landing value
+        for i in range(open_boxes.size):
+            scores[i] = values[i, roll_class[open_boxes[i], roll], 0]
+        if rerolls == 0:
+            return
+    work = np.zeros((n_keeps, 1))
+    every = np.zeros((open_boxes.size if five else 0, roll_class.shape[1], 1))
+    score_rolls(
+        open_boxes, succ_rows, successors, roll_class, land_index, land_banked, alike, adjust,
+        extra, lanes, steps, 1, 1, False, values, work, first_roll, every,
+    )  # fmt: skip
+    if five:  # scored again by the Joker and the +100
+        for i in range(open_boxes.size):
+            scores[i] = every[i, roll, 0]
+    if rerolls == 0:
+        return
+    for _ in range(rerolls - 1):
+        keep_values(work, children, 1)
+        best_keep(work, parents, n_parents, 1)
+    keep_values(work, children, 1)
+    for k in range(n_keeps):
+        keeps[k] = work[k, 0]
+
+
+@lru_cache(maxsize=8192)
+def _open_boxes(rules: RuleSet, filled: int) -> tuple[list[int], IntArray, int]:
+    """A block's open boxes, as a list and as the kernel reads them, and its Joker row (every
+    scorecard of the 13-box games kept: about 7 MB at most)."""
+    boxes = rules.open_boxes(filled)
+    return boxes, np.array(boxes, dtype=np.int64), kernel_tables(rules).joker_row(filled)
+
+
+def roll_values(
+    rules: RuleSet,
+    filled: int,
+    successors: list[FloatArray],
+    guidepost: tuple[int, int],
+    roll: int,
+    rerolls: int,
+) -> tuple[list[int], FloatArray, FloatArray]:
+    """The open boxes of ``filled``; what scoring roll ``roll`` (an index) in each is worth
+    from ``guidepost`` (upper level, bonus level); and, with ``rerolls`` > 0 left, every
+    keep's value (n_keeps,): the turn of :func:`memo_solver.games.yahtzee.turn.turn_tables`
+    at this roll (its ``scores[:, roll, 0]`` and ``keeps[rerolls][:, 0]``), computed for this
+    roll alone (with no reroll left, the keeps' values are not computed). ``successors``
+    are the blocks after scoring each open box, in box order."""
+    tables = kernel_tables(rules)
+    boxes, open_boxes, joker = _open_boxes(rules, filled)
+    scores = np.empty(len(boxes))
+    keeps = np.empty(rules.universe.n_keeps)  # even unused: numba types an empty array slowly
+    roll_steps(
+        open_boxes, np.concatenate(successors).reshape(len(boxes), -1),
+        Guideposts.one(rules, *guidepost).flat, tables.adjust[joker], tables.extra,
+        tables.roll_class, tables.n_classes, tables.land_index, tables.land_banked,
+        tables.alike, tables.children, tables.parents, tables.n_parents, roll, rerolls, scores,
+        keeps,
+    )  # fmt: skip
+    return boxes, scores, keeps
