@@ -18,7 +18,7 @@ import pytest
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.one_roll import roll_values
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
+from memo_solver.games.yahtzee.turn import Guideposts, kernel_tables, turn_tables
 
 NAMES = ("yahtzee", "yahtzee-free-joker", "yahtzee-no-joker", "yatzy", "yazy", "maxi-yatzy")
 
@@ -69,3 +69,23 @@ def test_the_joker_forbids_boxes_with_minus_infinity_as_the_turn_does() -> None:
     assert upper
     assert all(scores[i] == -np.inf for i in upper)
     assert all(np.isfinite(scores[i]) for i in range(len(boxes)) if i not in upper)
+
+
+def test_the_joker_is_read_from_the_tables_in_force_after_they_are_built_again() -> None:
+    """A process that sees many rule sets drops a rule set's kernel tables and builds them
+    again, learning its Joker rows in another order: a roll's scores stay the Joker's.
+    (Keeping a Joker row's number across that read another situation's row: five ones in
+    full house with the Yahtzee box filled were worth 0, not 25, in a late full-suite run.)"""
+    rules: RuleSet = RULE_SETS["yahtzee"]
+    assert rules.yahtzee_box is not None
+    names = [c.name for c in rules.categories]
+    filled = rules.all_filled & ~(1 << names.index("full_house"))
+    ones = rules.universe.roll_index[(1, 1, 1, 1, 1)]
+    block = [np.zeros(rules.block_shape)]
+    kernel_tables.cache_clear()  # this scorecard's situation is the tables' first row
+    first = roll_values(rules, filled, block, (0, 0), ones, 0)[1]
+    assert first.tolist() == [25.0]
+    kernel_tables.cache_clear()
+    others = np.array([m for m in range(rules.all_filled) if m >> rules.yahtzee_box & 1][:500])
+    kernel_tables(rules).joker_rows(others, rules.open_matrix(others))  # rows in a new order
+    assert roll_values(rules, filled, block, (0, 0), ones, 0)[1].tolist() == [25.0]

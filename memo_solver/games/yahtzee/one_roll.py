@@ -97,11 +97,13 @@ def roll_steps(
 
 
 @lru_cache(maxsize=8192)
-def _open_boxes(rules: RuleSet, filled: int) -> tuple[list[int], IntArray, int]:
-    """A block's open boxes, as a list and as the kernel reads them, and its Joker row (every
-    scorecard of the 13-box games kept: about 7 MB at most)."""
+def _open_boxes(rules: RuleSet, filled: int) -> tuple[list[int], IntArray]:
+    """A block's open boxes, as a list and as the kernel reads them (every scorecard of the
+    13-box games kept: about 7 MB at most). Not its Joker row: that is an index into the
+    rule set's :func:`kernel_tables`, which a process seeing many rule sets may drop and
+    build again with its rows in another order."""
     boxes = rules.open_boxes(filled)
-    return boxes, np.array(boxes, dtype=np.int64), kernel_tables(rules).joker_row(filled)
+    return boxes, np.array(boxes, dtype=np.int64)
 
 
 def roll_values(
@@ -119,7 +121,8 @@ def roll_values(
     roll alone (with no reroll left, the keeps' values are not computed). ``successors``
     are the blocks after scoring each open box, in box order."""
     tables = kernel_tables(rules)
-    boxes, open_boxes, joker = _open_boxes(rules, filled)
+    boxes, open_boxes = _open_boxes(rules, filled)
+    joker = tables.joker_row(filled)
     scores = np.empty(len(boxes))
     keeps = np.empty(rules.universe.n_keeps)  # even unused: numba types an empty array slowly
     roll_steps(

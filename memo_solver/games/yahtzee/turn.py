@@ -16,6 +16,7 @@ the threshold no longer counts it, and the block with every box filled is all ze
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -183,11 +184,12 @@ class KernelTables:
         situation = np.where(masks >> yahtzee & 1 == 1, 1 + (upper_open << 1 | lower_open), 0)
         joker = self._joker
         open_bits = (open_ * (1 << np.arange(open_.shape[1], dtype=np.int64))).sum(axis=1)
-        rows = np.array([joker.row_of(key) for key in situation.tolist()], dtype=np.int64)
-        unknown = open_bits & ~np.array(joker.known, dtype=np.int64)[rows] != 0
-        for b in np.flatnonzero(unknown).tolist():  # a few blocks, in a solve's first batches
-            if open_bits[b] & ~joker.known[rows[b]]:
-                joker.learn(int(rows[b]), rules, int(masks[b]))
+        with joker.lock:  # batches are built in worker threads, advice on the event loop
+            rows = np.array([joker.row_of(key) for key in situation.tolist()], dtype=np.int64)
+            unknown = open_bits & ~np.array(joker.known, dtype=np.int64)[rows] != 0
+            for b in np.flatnonzero(unknown).tolist():  # a few blocks, in a first batch
+                if open_bits[b] & ~joker.known[rows[b]]:
+                    joker.learn(int(rows[b]), rules, int(masks[b]))
         return rows
 
     def joker_row(self, filled: int) -> int:
@@ -221,6 +223,10 @@ class _JokerRows:
         self.by_mask: dict[int, int] = {}
         """Rows of single blocks asked for before: at most every mask of the game."""
         self._stacked: FloatArray | None = None
+        self.lock = threading.RLock()
+        """Held to find or learn rows and to stack them: without it a stack taken while
+        another thread learns a row could be kept after that row's learning dropped it, and
+        every later batch would read the row's Joker points as 0."""
 
     def row_of(self, situation: int) -> int:
         if situation not in self.index:
@@ -239,9 +245,10 @@ class _JokerRows:
         self._stacked = None
 
     def stacked(self) -> FloatArray:
-        if self._stacked is None:
-            self._stacked = np.stack(self.rows)
-        return self._stacked
+        with self.lock:
+            if self._stacked is None:
+                self._stacked = np.stack(self.rows)
+            return self._stacked
 
 
 @lru_cache(maxsize=64)
