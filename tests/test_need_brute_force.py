@@ -379,7 +379,7 @@ def test_without_a_choice_the_need_and_the_mean_play_alike(data: st.DataObject) 
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(data=st.data())
 def test_every_rule_holds_on_joker_variants(data: st.DataObject) -> None:
     """Joker variants of up to four boxes (the all-alike box, an upper box, Joker points)."""
@@ -388,7 +388,7 @@ def test_every_rule_holds_on_joker_variants(data: st.DataObject) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(data=st.data())
 def test_every_rule_holds_on_variants_of_up_to_six_dice(data: st.DataObject) -> None:
     """Full house, villa and tower need five or six dice."""
