@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import re
 import subprocess
 import sys
@@ -148,6 +150,19 @@ async def test_the_engine_sizes_the_spread_of_a_namespace_it_writes(
 
 def _names_of(names: list[str]) -> set[str]:
     return {name.split("}:", 1)[1].split(":", 1)[0] for name in names}
+
+
+async def test_a_layer_is_arranged_by_group_so_a_chunk_is_a_few_scripts(redis_url: str) -> None:
+    keys = [f"{mask:x}" for mask in range(2048)]
+    async with opened(redis_url) as store:
+        order = await store.arrange(NS, keys, None)
+        mixed = await store.arrange(NS, keys, random.Random(7))
+    assert sorted(order) == sorted(mixed) == sorted(keys)
+    for arranged in (order, mixed):
+        groups = [GROUPED.group_of(key) for key in arranged]
+        runs = 1 + sum(1 for a, b in itertools.pairwise(groups) if a != b)
+        assert runs == GROUPED.groups  # each group's keys together, once
+    assert mixed != order
 
 
 async def test_every_script_call_touches_one_slot(

@@ -6,6 +6,7 @@ end check what a file shared between processes adds.
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import sys
 import time
@@ -286,6 +287,12 @@ async def test_a_definition_is_kept_beside_the_blocks_and_set_once(store: Store)
     assert await store.definition(OTHER_NS) is None
     assert await store.keys(NS) == []  # a definition is no block
     assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+
+
+async def test_a_layer_is_arranged_as_the_same_keys(store: Store) -> None:
+    keys = [f"{mask:x}" for mask in range(300)]
+    assert sorted(await store.arrange(NS, keys, None)) == sorted(keys)
+    assert sorted(await store.arrange(NS, keys, random.Random(1))) == sorted(keys)
 
 
 async def test_namespaces_are_those_holding_blocks_claims_or_a_definition(store: Store) -> None:

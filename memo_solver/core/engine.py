@@ -147,7 +147,8 @@ class Engine:
         :meth:`Game.solve_many` per thread and committed as a whole, so a million-block game
         costs no task, event or in-flight record per block. ``shuffle`` orders each layer at
         random, so that workers solving the same cone side by side mostly take different
-        blocks (the claims keep them from computing any block twice)."""
+        blocks (the claims keep them from computing any block twice); the store arranges a
+        layer so that a chunk's keys are ones it keeps together (:meth:`Store.arrange`)."""
         in_flight = anyio.CapacityLimiter(self.threads)
 
         async def solve(keys: Sequence[str]) -> None:
@@ -155,9 +156,7 @@ class Engine:
                 await self._solve_chunk(keys)
 
         for layer in self.game.layers(key):
-            order = list(layer)
-            if shuffle is not None:
-                shuffle.shuffle(order)
+            order = await self.store.arrange(self.namespace, layer, shuffle)
             # With threads, as many chunks as threads at once, each a thread's share: one's
             # claims, lookups and commit run on the event loop while the others' blocks are
             # in the kernel.

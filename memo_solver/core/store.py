@@ -13,6 +13,7 @@ lost lease is harmless, and correctness never depends on the claim.
 from __future__ import annotations
 
 import enum
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self
@@ -76,6 +77,14 @@ class StoreLocationError(UserError, StoreUnavailableError):
     field = "store"
 
 
+def mixed(keys: Sequence[str], shuffle: random.Random | None) -> list[str]:
+    """What :meth:`Store.arrange` is in a store that keeps every key alike."""
+    order = list(keys)
+    if shuffle is not None:
+        shuffle.shuffle(order)
+    return order
+
+
 class Write(enum.Enum):
     """What a readiness probe found (``Store.probe``), when the store is sound."""
 
@@ -98,6 +107,15 @@ class Store(Protocol):
         """About how much the namespace will hold: a store that spreads a namespace over
         keys or nodes (Redis) sizes its spread by it when the namespace is first written;
         one file or one process's memory has nothing to size."""
+        ...
+
+    async def arrange(
+        self, namespace: str, keys: Sequence[str], shuffle: random.Random | None
+    ) -> list[str]:
+        """``keys`` in the order a whole solve should take them: keys the store keeps
+        together (Redis: a group) next to each other, so that a chunk of them is a few
+        commands, not one per group. ``shuffle`` mixes the order (of the groups, and of the
+        keys within each), so that workers side by side take different chunks."""
         ...
 
     async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from typing import Self
 
 import anyio
 
-from memo_solver.core.store import Claim, Coverage, Write
+from memo_solver.core.store import Claim, Coverage, Write, mixed
 
 
 @dataclass
@@ -35,6 +36,11 @@ class MemoryStore:
 
     def expect(self, namespace: str, size_bytes: int) -> None:
         """Nothing to size: one table holds every namespace."""
+
+    async def arrange(
+        self, namespace: str, keys: Sequence[str], shuffle: random.Random | None
+    ) -> list[str]:
+        return mixed(keys, shuffle)
 
     async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
         blocks = self._space(namespace).blocks

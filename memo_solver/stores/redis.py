@@ -16,6 +16,7 @@ at most one lease.
 from __future__ import annotations
 
 import logging
+import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -358,6 +359,21 @@ class RedisStore:
 
     def expect(self, namespace: str, size_bytes: int) -> None:
         self._expected[namespace] = redis_keys.groups_for(size_bytes)
+
+    async def arrange(
+        self, namespace: str, keys: Sequence[str], shuffle: random.Random | None
+    ) -> list[str]:
+        """By group (the layout fixed now: a solve is about to write), so that a chunk of a
+        layer claims, fetches and commits in a few scripts instead of one per group: a
+        ``maxi-yatzy`` chunk of 512 blocks touched about 260 of its 340 groups."""
+        layout = await self._layout(namespace, create=True)
+        assert layout is not None
+        split = list(layout.by_group(keys).values())
+        if shuffle is not None:
+            shuffle.shuffle(split)
+            for group_keys in split:
+                shuffle.shuffle(group_keys)
+        return [key for group_keys in split for key in group_keys]
 
     async def ping(self) -> None:
         async with self._reachable() as client:

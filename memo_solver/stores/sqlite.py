@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import socket
 import sqlite3
 import threading
@@ -36,6 +37,7 @@ from memo_solver.core.store import (
     StoreRefusedError,
     StoreUnavailableError,
     Write,
+    mixed,
 )
 
 T = TypeVar("T")
@@ -176,6 +178,11 @@ class SQLiteStore:
 
     def expect(self, namespace: str, size_bytes: int) -> None:
         """Nothing to size: one table holds every namespace."""
+
+    async def arrange(
+        self, namespace: str, keys: Sequence[str], shuffle: random.Random | None
+    ) -> list[str]:
+        return mixed(keys, shuffle)
 
     async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
         if not keys:
