@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the Redis, cluster and process helper
 from _bench import cpu_seconds  # noqa: E402
 from redis_cluster import RedisCluster  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import wait_for  # noqa: E402
+from worker_support import layout_of, wait_for  # noqa: E402
 
 from memo_solver.core.engine import namespace  # noqa: E402
 from memo_solver.games.yahtzee.catalog import get_rule_set  # noqa: E402
@@ -139,8 +139,8 @@ def one_run(kind: str, rules: str, folder: Path) -> dict[str, Any]:
                 )
             )
         with connect() as r:
-            groups = int(r.get(redis_keys.layout(ns)) or 1)
-            layout = redis_keys.Layout(ns, groups)
+            layout = layout_of(r, ns)
+            groups = layout.groups
             largest = max(int(r.memory_usage(g, samples=0) or 0) for g in layout.block_groups())
             memory = 0
             for server in servers:

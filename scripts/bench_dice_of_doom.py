@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the Redis and process helpers of the 
 
 from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import wait_for  # noqa: E402
+from worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
 
 from memo_solver.core.engine import namespace  # noqa: E402
 from memo_solver.core.runtime import pin_blas_threads  # noqa: E402
@@ -135,8 +135,8 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
         rss = {name: peak_rss(pid) for name, pid in pids.items()}
         rss["redis-server"] = peak_rss(redis_pid)
         ns = namespace(GAME)
-        layout = redis_keys.Layout(ns, int(client.get(redis_keys.layout(ns)) or 1))
-        stored = sum(int(client.hlen(group)) for group in layout.block_groups())
+        layout = layout_of(client, ns)
+        stored = stored_blocks(client, ns)
         hash_bytes = sum(
             int(client.memory_usage(group, samples=0) or 0) for group in layout.block_groups()
         )

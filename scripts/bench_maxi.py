@@ -129,7 +129,7 @@ def two_workers(binary: str) -> dict[str, Any]:
     import bench_workers as bw
     from _bench import cpu_seconds
     from redis_server import RedisServer
-    from worker_support import wait_for
+    from worker_support import layout_of, wait_for
 
     from memo_solver.core.engine import namespace
     from memo_solver.games.yahtzee.game import YahtzeeGame
@@ -162,9 +162,9 @@ def two_workers(binary: str) -> dict[str, Any]:
             computed = wait_for("a heartbeat after the job", counters, 30, every=0.5)
             ns = namespace(YahtzeeGame(get_rule_set("maxi-yatzy")))
             used = int(client.info("memory")["used_memory"])
-            groups = redis_keys.Layout(ns, int(client.get(redis_keys.layout(ns)) or 1))
             blocks_bytes = sum(
-                int(client.memory_usage(group, samples=0) or 0) for group in groups.block_groups()
+                int(client.memory_usage(group, samples=0) or 0)
+                for group in layout_of(client, ns).block_groups()
             )
     return {
         "wall_s": wall,

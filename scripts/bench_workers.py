@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test su
 import redis  # noqa: E402
 from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import wait_for  # noqa: E402
+from worker_support import stored_blocks, wait_for  # noqa: E402
 
 from memo_solver.jobs.queue import Job  # noqa: E402
 from memo_solver.stores import redis_keys  # noqa: E402
@@ -215,8 +215,7 @@ def run_redis(binary: str, workdir: Path, round_no: int) -> RedisRun:
         wall, value = run_job(client, url)
         worker_after, redis_after = cpu_seconds(worker_pid), cpu_seconds(redis_pid)
         ns = _namespace()
-        layout = redis_keys.Layout(ns, int(client.get(redis_keys.layout(ns)) or 1))
-        blocks = sum(int(client.hlen(group)) for group in layout.block_groups())
+        blocks = stored_blocks(client, ns)
         if blocks != BLOCKS:
             raise SystemExit(f"{blocks} blocks stored after the job, not {BLOCKS}")
     return RedisRun(
