@@ -54,20 +54,24 @@ def roll_steps(
     n_parents: IntArray,
     roll: int,
     rerolls: int,
+    steps: IntArray,
+    width: int,
+    shift: bool,
     scores: FloatArray,
     keeps: FloatArray,
 ) -> None:
-    """For one lane (``lanes``: one guidepost), ``scores[i]``: scoring roll ``roll`` in open
-    box i (successor row i); with ``rerolls`` > 0, ``keeps[k]``: keep k's value when it is
-    rerolled with ``rerolls - 1`` rerolls left after (``keeps`` untouched otherwise)."""
+    """For one lane (``lanes``: one guidepost; ``steps``: its index on the value axis of
+    ``width``, moved along it by the score when ``shift``, as in the kernel's block
+    contract), ``scores[i]``: scoring roll ``roll`` in open box i (successor row i); with
+    ``rerolls`` > 0, ``keeps[k]``: keep k's value when it is rerolled with ``rerolls - 1``
+    rerolls left after (``keeps`` untouched otherwise)."""
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
     succ_rows = np.arange(open_boxes.size)
-    steps = np.zeros(1, dtype=np.int64)
     values = np.zeros((open_boxes.size, max(1, n_classes.max()), 1))
     landing_values(
         open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, 1,
-        1, False, values,
+        width, shift, values,
     )  # fmt: skip
     five = False
     for a in range(alike.size):
@@ -81,7 +85,7 @@ def roll_steps(
     every = np.zeros((open_boxes.size if five else 0, roll_class.shape[1], 1))
     score_rolls(
         open_boxes, succ_rows, successors, roll_class, land_index, land_banked, alike, adjust,
-        extra, lanes, steps, 1, 1, False, values, work, first_roll, every,
+        extra, lanes, steps, 1, width, shift, values, work, first_roll, every,
     )  # fmt: skip
     if five:  # scored again by the Joker and the +100
         for i in range(open_boxes.size):
@@ -94,6 +98,13 @@ def roll_steps(
     keep_values(work, children, 1)
     for k in range(n_keeps):
         keeps[k] = work[k, 0]
+
+
+@lru_cache(maxsize=1024)
+def _step(step: int) -> IntArray:
+    """The one-lane ``steps`` array of an index on the value axis, made once (a warm request
+    would otherwise make one)."""
+    return np.array([step], dtype=np.int64)
 
 
 @lru_cache(maxsize=8192)
@@ -113,23 +124,29 @@ def roll_values(
     guidepost: tuple[int, int],
     roll: int,
     rerolls: int,
+    need: int = 0,
 ) -> tuple[list[int], FloatArray, FloatArray]:
     """The open boxes of ``filled``; what scoring roll ``roll`` (an index) in each is worth
     from ``guidepost`` (upper level, bonus level); and, with ``rerolls`` > 0 left, every
     keep's value (n_keeps,): the turn of :func:`memo_solver.games.yahtzee.turn.turn_tables`
     at this roll (its ``scores[:, roll, 0]`` and ``keeps[rerolls][:, 0]``), computed for this
     roll alone (with no reroll left, the keeps' values are not computed). ``successors``
-    are the blocks after scoring each open box, in box order."""
+    are the blocks after scoring each open box, in box order.
+
+    With ``need`` > 0 the successors are blocks of the chance objective, one width for all
+    (:mod:`memo_solver.games.yahtzee.need`), and the values are the chances of scoring at
+    least ``need`` more points (value ``need - 1`` of the axis, the score shifting it)."""
     tables = kernel_tables(rules)
     boxes, open_boxes = _open_boxes(rules, filled)
     joker = tables.joker_row(filled)
     scores = np.empty(len(boxes))
     keeps = np.empty(rules.universe.n_keeps)  # even unused: numba types an empty array slowly
+    rows = np.concatenate(successors).reshape(len(boxes), -1)
+    width = rows.shape[1] // (rules.n_upper_levels * rules.n_bonus_levels)
     roll_steps(
-        open_boxes, np.concatenate(successors).reshape(len(boxes), -1),
-        Guideposts.one(rules, *guidepost).flat, tables.adjust[joker], tables.extra,
-        tables.roll_class, tables.n_classes, tables.land_index, tables.land_banked,
-        tables.alike, tables.children, tables.parents, tables.n_parents, roll, rerolls, scores,
-        keeps,
+        open_boxes, rows, Guideposts.one(rules, *guidepost).flat, tables.adjust[joker],
+        tables.extra, tables.roll_class, tables.n_classes, tables.land_index,
+        tables.land_banked, tables.alike, tables.children, tables.parents, tables.n_parents,
+        roll, rerolls, _step(max(0, need - 1)), width, need > 0, scores, keeps,
     )  # fmt: skip
     return boxes, scores, keeps
