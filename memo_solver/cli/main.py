@@ -17,7 +17,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from memo_solver.jobs.storage import Location
 
 EngineWork = Callable[["Engine", "RuleSet", "JobQueue | None"], Coroutine[Any, Any, int]]
+NeedWork = Callable[["Engine", "Engine", "RuleSet"], Coroutine[Any, Any, int]]
+"""A command playing for a need: on the need table's engine, the mean game's, the rules."""
 """A command on a Yahtzee-family rule set: its engine, the rules, the store's job queue."""
 
 
@@ -161,6 +163,10 @@ def _run_async(args: argparse.Namespace) -> int:
         return anyio.run(_operate, args, location, out)
     if args.command in DOOM_COMMANDS and args.game == DOOM:
         return _doom(args, location, out)
+    need = getattr(args, "target" if args.command == "play" else "need", None)
+    if need is not None:
+        work = _need_work(args, out, need)
+        return anyio.run(_with_need_engines, _rule_set(args), location, args.need_cap, work)
     return anyio.run(_with_engine, _rule_set(args), location, _engine_work(args, out))
 
 
@@ -386,6 +392,42 @@ async def _with_engine(rules: RuleSet, location: Location, work: EngineWork) -> 
             return await work(engine, rules, queue)
 
 
+async def _with_need_engines(rules: RuleSet, location: Location, cap: int, work: NeedWork) -> int:
+    """The commands playing for a need: on the need table's engine (its progress shown,
+    the bulk of the work) and the mean game's, whose values break ties, on one store."""
+    from memo_solver.cli.progress import SolveProgress
+    from memo_solver.core.engine import open_engine
+    from memo_solver.games.yahtzee.family import entry_for
+    from memo_solver.games.yahtzee.need import NeedGame
+    from memo_solver.jobs.storage import open_store_and_queue
+
+    entry, game = entry_for(rules), NeedGame(rules, cap)
+    with SolveProgress(game.name) as progress:
+        store, _ = open_store_and_queue(location)
+        async with (
+            store,
+            open_engine(entry.game, store, definition=entry.definition) as mean,
+            open_engine(game, store, on_progress=progress, definition=entry.definition) as engine,
+        ):
+            return await work(engine, mean, rules)
+
+
+def _need_work(args: argparse.Namespace, out: Output, need: int) -> NeedWork:
+    """``advise``, ``value`` or ``play`` playing for ``need`` (``play``: a final score)."""
+    if args.command == "advise":
+        return lambda engine, mean, rules: _advise_need(args.state, need, engine, mean, rules, out)
+    if args.command == "value":
+        return lambda engine, mean, rules: _value_need(args.state, need, engine, mean, rules, out)
+
+    async def play(engine: Engine, mean: Engine, rules: RuleSet) -> int:
+        from memo_solver.cli.play import Target, play_game
+
+        target = Target(engine, need)
+        return await play_game(mean, rules, sys.stdin, sys.stdout, as_json=out.json, target=target)
+
+    return play
+
+
 def _engine_work(args: argparse.Namespace, out: Output) -> EngineWork:
     """The command to run on the rule set's engine, its options typed. The analyst
     commands' module loads only for them: it would slow a quick ``advise``."""
@@ -413,22 +455,50 @@ def _engine_work(args: argparse.Namespace, out: Output) -> EngineWork:
 
 async def _advise(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
     from memo_solver.games.yahtzee.advice import advise
-    from memo_solver.games.yahtzee.state import StateError, parse_state
+    from memo_solver.games.yahtzee.state import parse_state
+
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        advice = await advise(engine, rules, parse_state(text, rules))
+        return advice.to_json(), _advice_text(advice)
+
+    return await _answer_states(state_text, answer, out)
+
+
+async def _advise_need(
+    state_text: str, need: int, engine: Engine, mean: Engine, rules: RuleSet, out: Output
+) -> int:
+    from memo_solver.games.yahtzee.need_advice import advise_need
+    from memo_solver.games.yahtzee.state import parse_state
+
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        advice = await advise_need(engine, mean, rules, parse_state(text, rules), need)
+        return advice.to_json(), _need_advice_text(advice)
+
+    return await _answer_states(state_text, answer, out)
+
+
+async def _answer_states(
+    state_text: str,
+    answer: Callable[[str], Awaitable[tuple[dict[str, object], str]]],
+    out: Output,
+) -> int:
+    """One state's answer, or with ``-`` one JSON line per state read from standard input
+    (a bad line answered with its error, the others still answered; exit 2 if any was)."""
+    from memo_solver.games.yahtzee.state import StateError
 
     if state_text != "-":
-        advice = await advise(engine, rules, parse_state(state_text, rules))
-        out.emit(advice.to_json(), _advice_text(advice))
+        out.emit(*await answer(state_text))
         return 0
     bad = 0
     for number, line in enumerate(sys.stdin, start=1):
         if not line.strip():
             continue
         try:
-            answer = (await advise(engine, rules, parse_state(line, rules))).to_json()
+            payload, _ = await answer(line)
         except StateError as exc:
             bad += 1
-            answer = {"error": {"line": number, "field": exc.field, "message": exc.message}}
-        print(json.dumps(answer), flush=True)
+            payload = {"error": {"line": number, "field": exc.field, "message": exc.message}}
+        print(json.dumps(payload), flush=True)
     return EXIT_USAGE if bad else 0
 
 
@@ -446,6 +516,52 @@ def _advice_text(advice: Any) -> str:
     ]
     lines += [f"{a.words():<40} {a.value:>10.4f} {a.loss:>9.4f}" for a in advice.actions]
     return "\n".join(lines)
+
+
+def _need_advice_text(advice: Any) -> str:
+    need = advice.need
+    if advice.mean.game_over:
+        met = "met" if need <= 0 else "missed"
+        return f"The game is over: no points are left to win, and a need of {need} is {met}."
+    if not advice.actions:
+        return (
+            f"Roll the dice. Best chance of {need} more points from here: "
+            f"{advice.probability:.6f} (expect {advice.mean.value:.4f} more points)"
+        )
+    best = advice.actions[0]
+    lines = [
+        f"Best for {need} more points: {best.action.words()}  (chance {best.probability:.6f})",
+        f"Chance before this turn's first roll: {advice.turn_start_probability:.6f}",
+        f"Best for points: {advice.mean.actions[0].words()}",
+        "",
+        f"{'action':<40} {'chance':>9} {'value':>10} {'loss':>9}",
+    ]
+    lines += [
+        f"{a.action.words():<40} {a.probability:>9.6f} {a.action.value:>10.4f} "
+        f"{a.action.loss:>9.4f}"
+        for a in advice.actions
+    ]
+    return "\n".join(lines)
+
+
+async def _value_need(
+    state_text: str, need: int, engine: Engine, mean: Engine, rules: RuleSet, out: Output
+) -> int:
+    from memo_solver.games.yahtzee.need_advice import advise_need
+    from memo_solver.games.yahtzee.state import parse_state
+
+    advice = await advise_need(engine, mean, rules, parse_state(state_text, rules), need)
+    payload = {
+        "rules": rules.name,
+        "need": need,
+        "cap": advice.cap,
+        "probability": advice.probability,
+        "turn_start_probability": advice.turn_start_probability,
+        "value": advice.mean.value,
+        "blocks_computed": engine.counters.computed + mean.counters.computed,
+    }
+    out.emit(payload, f"{advice.probability:.10f}")
+    return 0
 
 
 async def _value(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:

@@ -32,6 +32,8 @@ EXAMPLES = """examples:
   memo-solver advise --rules yahtzee 'open=ones,yahtzee upper=62 dice=12226 rerolls=2' --json
   echo '{"filled": ["chance"], "dice": [6,6,6,6,6]}' | memo-solver advise --rules yahtzee -
   memo-solver value --rules yatzy
+  memo-solver advise --rules yahtzee 'open=chance,yahtzee dice=66653 rerolls=1' --need 40
+  memo-solver play --rules yahtzee --target 250
   memo-solver precompute --rules yahtzee
   memo-solver precompute --rules maxi-yatzy --threads 2
   memo-solver --redis redis://127.0.0.1:6379/0 precompute --rules yahtzee --wait
@@ -118,9 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
     _rules_option(advise, YAHTZEE)
     advise.add_argument("state", help="the state, or - to read JSON states line by line")
     _doom_options(advise)
-    value = command("value", "the expected future score of a state (default: the start)")
+    _need_options(
+        advise, YAHTZEE, "--need", "N", "rank the moves by their best chance of N more points"
+    )
+    value = command(
+        "value",
+        "the expected future score of a state (default: the start), or with --need its best "
+        "chance of N more points",
+    )
     _rules_option(value, None)
     value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
+    _need_options(value, None, "--need", "N", "the best chance of N more points instead")
     precompute = command(
         "precompute",
         "solve a whole rule set into the store (resumable); with --redis, queue it for the "
@@ -151,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     play = command("play", "play a game with advice after every roll")
     _rules_option(play, YAHTZEE)
     _game_option(play, "dice-of-doom: against the perfect computer, as in the book", PLAYED)
+    _need_options(
+        play, YAHTZEE, "--target", "T", "play for the best chance of a final score of T or more"
+    )
     _for_game(play, DOOM, "--size", type=int, default=2, help="board size, 2 to 5")
     _for_game(play, DOOM, "--board", help="the starting board (default: a random one)")
     _for_game(play, DOOM, "--human", default="a", help="the player you are, a or b")
@@ -319,6 +332,9 @@ model: on another CPU the first process compiles again. A folder that cannot be 
 not an error: each process compiles in memory instead, with one warning.
 """
 YAHTZEE = "yahtzee"
+DEFAULT_NEED_CAP = 400
+""":data:`memo_solver.games.yahtzee.need.DEFAULT_CAP`, spelled here so that parsing a
+command loads no game (a test checks they agree)."""
 DOOM = "dice-of-doom"
 PLAYED = (YAHTZEE, DOOM)
 """The games ``advise``, ``stats`` and ``play`` have code for (the Yahtzee family's in
@@ -454,6 +470,24 @@ def _threshold_option(sub: argparse.ArgumentParser, help_text: str, game: str | 
         default=[],
         metavar="T",
         help=f"{help_text}; repeatable (default: none)",
+    )
+
+
+def _need_options(
+    sub: argparse.ArgumentParser, game: str | None, flag: str, metavar: str, help_text: str
+) -> None:
+    """The chance objective's options: the need (``--need``, or ``play``'s ``--target``
+    final score) and the cap of the table that answers it."""
+    _option(sub, game, flag, type=int, metavar=metavar, help=f"{help_text} (default: none)")
+    _option(
+        sub,
+        game,
+        "--need-cap",
+        type=int,
+        default=DEFAULT_NEED_CAP,
+        metavar="C",
+        help="the most points to come the need table answers for; a larger need that the open "
+        f"boxes could still reach is refused (default: {DEFAULT_NEED_CAP})",
     )
 
 

@@ -5,6 +5,10 @@ It reads plain lines, so it works the same typed by hand or scripted on standard
 a typo, and ``undo`` takes back the last decision (dice typed, dice kept, box scored).
 ``quit`` or the end of input (Ctrl-D) stops the game, Ctrl-C interrupts it at once. With
 ``--json`` every decision is one JSON line instead of words and prompts.
+
+With a target (``--target T``) the moves are ranked by their best chance of a final score
+of at least T: the need of each step is T less the score banked so far, and each move shows
+its chance beside its expected points.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from anyio.from_thread import BlockingPortal
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import scoring
 from memo_solver.games.yahtzee.advice import Action, Advice, advise, every_die, number_word
+from memo_solver.games.yahtzee.need_advice import advise_need
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, example_dice, start_state
 
@@ -96,12 +101,21 @@ class _Lines:
         return await self._receive.receive()
 
 
+@dataclass(frozen=True)
+class Target:
+    """Play for a final score of at least ``score``, on the need table's ``engine``."""
+
+    engine: Engine
+    score: int
+
+
 @dataclass
 class _Table:
     rules: RuleSet
     lines: _Lines
     out: TextIO
     as_json: bool
+    target: Target | None = None
 
     def say(self, text: str) -> None:
         if not self.as_json:
@@ -182,7 +196,9 @@ def _contains(roll: tuple[int, ...], kept: tuple[int, ...]) -> bool:
     return True
 
 
-async def _choose(table: _Table, advice: Advice, state: State) -> Action:
+async def _choose(
+    table: _Table, advice: Advice, chances: dict[Action, float], state: State
+) -> Action:
     """Ask until the player names a legal move; Enter takes the best one."""
     while True:
         answer = await table.ask(
@@ -191,7 +207,7 @@ async def _choose(table: _Table, advice: Advice, state: State) -> Action:
         if not answer:
             return advice.actions[0]
         if answer.lower() in ALL:
-            _show_advice(table, advice, len(advice.actions))
+            _show_advice(table, advice, chances, len(advice.actions))
             continue
         words = answer.split(maxsplit=1)
         if words[0].lower() == "keep":
@@ -226,10 +242,20 @@ async def _choose(table: _Table, advice: Advice, state: State) -> Action:
         )
 
 
-def _show_advice(table: _Table, advice: Advice, shown: int = _SHOWN) -> None:
+def _show_advice(
+    table: _Table, advice: Advice, chances: dict[Action, float], shown: int = _SHOWN
+) -> None:
+    """The best moves (all with ``shown`` large); with a target, ranked by ``chances``."""
+    best = advice.actions[0]
     for i, action in enumerate(advice.actions[:shown]):
-        mark = "best" if i == 0 else "tie" if action.loss < 0.005 else f"-{action.loss:.2f}"
-        table.say(f"  {mark:>7}  {action.words():<38} expect {action.value:8.3f} more")
+        if chances:
+            lost = chances[best] - chances[action]
+            mark = "best" if i == 0 else "tie" if lost < 5e-7 else f"-{lost:.4f}"
+            chance = f"chance {chances[action]:.6f}, "
+        else:
+            mark = "best" if i == 0 else "tie" if action.loss < 0.005 else f"-{action.loss:.2f}"
+            chance = ""
+        table.say(f"  {mark:>7}  {action.words():<38} {chance}expect {action.value:8.3f} more")
     if len(advice.actions) > shown:
         more = len(advice.actions) - shown
         table.say(f"  ... and {more} more move{'s' if more > 1 else ''} ('all' shows them)")
@@ -244,6 +270,11 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
         table.say(f"{gap}Turn {point.turn}: score {point.total}, upper total {state.upper}")
         start = await advise(engine, rules, state)
         table.say(f"  expected final score {point.total + start.value:.2f}")
+        target = table.target
+        if target is not None:
+            need = target.score - point.total
+            aim = await advise_need(target.engine, engine, rules, state, need)
+            table.say(f"  chance of {target.score} or more: {aim.probability:.6f}")
         count = rules.dice
         dice = "one die and type it" if count == 1 else f"{number_word(count)} dice and type them"
         faces = await table.ask_dice(f"Roll {dice} (e.g. {example_dice(count)}): ")
@@ -253,16 +284,20 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
             f"Reroll {rules.dice - len(point.kept)} and type {every_die(rules.dice)}: ", point.kept
         )
         return replace(point, state=replace(state, dice=faces), kept=None)
-    advice = await advise(engine, rules, state)
-    _show_advice(table, advice)
-    action = await _choose(table, advice, state)
+    advice, chances = await _advice(table, engine, point)
+    _show_advice(table, advice, chances)
+    action = await _choose(table, advice, chances, state)
+    choice, best = action.to_json(), advice.actions[0].to_json()
+    if chances:
+        choice["probability"] = chances[action]
+        best["probability"] = chances[advice.actions[0]]
     table.emit(
         {
             "turn": point.turn,
             "dice": list(state.dice),
             "rerolls_left": state.rerolls_left,
-            "choice": action.to_json(),
-            "best": advice.actions[0].to_json(),
+            "choice": choice,
+            "best": best,
         }
     )
     assert state.rerolls_left is not None
@@ -277,12 +312,31 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     return _Point(scoring.after(rules, state, box, action.points), total, point.turn + 1)
 
 
+async def _advice(
+    table: _Table, engine: Engine, point: _Point
+) -> tuple[Advice, dict[Action, float]]:
+    """The moves ranked for the player: by expected points, or with a target by their
+    chance of it (each move's chance in the mapping, empty without a target)."""
+    rules, state, target = table.rules, point.state, table.target
+    if target is None:
+        return await advise(engine, rules, state), {}
+    aim = await advise_need(target.engine, engine, rules, state, target.score - point.total)
+    ranked = replace(aim.mean, actions=tuple(a.action for a in aim.actions))
+    return ranked, {a.action: a.probability for a in aim.actions}
+
+
 async def play_game(
-    engine: Engine, rules: RuleSet, infile: TextIO, out: TextIO, *, as_json: bool
+    engine: Engine,
+    rules: RuleSet,
+    infile: TextIO,
+    out: TextIO,
+    *,
+    as_json: bool,
+    target: Target | None = None,
 ) -> int:
     """Play one game; 0 when it ends, or when the player stops it (``quit``, Ctrl-D)."""
     async with BlockingPortal() as portal:
-        table = _Table(rules, _Lines(infile, portal), out, as_json)
+        table = _Table(rules, _Lines(infile, portal), out, as_json, target)
         point, history = _Point(start_state(), 0, 1), list[_Point]()
         while point.state.filled != rules.all_filled:
             try:

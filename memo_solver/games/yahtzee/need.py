@@ -52,8 +52,8 @@ class NeedBeyondCapError(NeedError):
     def __init__(self, need: int, cap: int) -> None:
         super().__init__(
             f"need {need} is above the need table's cap of {cap} points to come, and the "
-            f"open boxes could still reach it: ask for at most {cap}, or for a table with a "
-            f"cap of at least {need} (need_cap)"
+            f"open boxes could still reach it: ask for at most {cap}, or raise the cap to at "
+            f"least {need} (--need-cap; need_cap in the API)"
         )
         self.need = need
         self.cap = cap
