@@ -139,3 +139,35 @@ def test_play_for_a_target_rerolls_a_four_for_a_six(store: Path, rules_file: Pat
     assert moves[0]["choice"]["probability"] == pytest.approx(1 / 6, abs=TOL)
     assert moves[1]["choice"]["words"] == "score 6 in Chance"
     assert moves[-1] == {"final_score": 6, "turns": 1}
+
+
+def test_advise_against_an_opponent_rerolls_a_four_that_loses_too_often(
+    store: Path, rules_file: Path
+) -> None:
+    """Level against an opponent about to play the one-die game for points: the 4 in hand
+    wins 1/4 of the time, a reroll 7/24 (``test_beat.py`` does the arithmetic). Six points
+    behind, no roll can win: the moves then keep the mean's order."""
+    args = ("advise", "--rules-file", str(rules_file), "dice=4 rerolls=1", "--opponent", "start")
+    advice = ok(memo_solver(store, *args, "--json"))
+
+    assert advice["probability"] == pytest.approx(7 / 24, abs=TOL)
+    assert advice["actions"][0]["words"] == "reroll the die"
+    assert advice["opponent"] == {"mean_final_score": pytest.approx(4.25), "best": 6}
+    words = memo_solver(store, *args, "--score", "3", "--opponent-score", "9").stdout
+    assert words.startswith(
+        "Best to finish above the opponent: score 4 in Chance  (chance 0.000000"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--opponent", "dice=9"), "--opponent: "),
+        (("--opponent", "start", "--need", "3"), "give --need or --opponent, not both"),
+    ],
+)
+def test_a_bad_opponent_is_one_line(
+    store: Path, rules_file: Path, extra: tuple[str, ...], message: str
+) -> None:
+    result = memo_solver(store, "advise", "--rules-file", str(rules_file), "start", *extra)
+    assert message in one_error_line(result)

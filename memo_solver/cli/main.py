@@ -163,6 +163,11 @@ def _run_async(args: argparse.Namespace) -> int:
         return anyio.run(_operate, args, location, out)
     if args.command in DOOM_COMMANDS and args.game == DOOM:
         return _doom(args, location, out)
+    if getattr(args, "opponent", None) is not None:
+        if args.need is not None:
+            raise UsageError("give --need or --opponent, not both")
+        beat = _beat_work(args, out)
+        return anyio.run(_with_engine, _rule_set(args), location, beat)
     need = getattr(args, "target" if args.command == "play" else "need", None)
     if need is not None:
         work = _need_work(args, out, need)
@@ -428,6 +433,52 @@ def _need_work(args: argparse.Namespace, out: Output, need: int) -> NeedWork:
     return play
 
 
+def _chance_rows(actions: Sequence[Any]) -> list[str]:
+    """Every action with its chance, best first, beside its expected points and loss."""
+    rows = ["", f"{'action':<40} {'chance':>9} {'value':>10} {'loss':>9}"]
+    return rows + [
+        f"{a.action.words():<40} {a.probability:>9.6f} {a.action.value:>10.4f} "
+        f"{a.action.loss:>9.4f}"
+        for a in actions
+    ]
+
+
+def _beat_work(args: argparse.Namespace, out: Output) -> EngineWork:
+    """``advise --opponent``: every move's chance of finishing above the opponent."""
+
+    async def beat(engine: Engine, rules: RuleSet, _: object) -> int:
+        from memo_solver.games.yahtzee.beat import Opponent, advise_beat
+        from memo_solver.games.yahtzee.state import StateError, parse_state
+
+        try:
+            them = parse_state(args.opponent, rules)
+        except StateError as exc:
+            raise UsageError(f"--opponent: {exc.message}") from None
+        state = parse_state(args.state, rules)
+        opponent = Opponent(them, args.opponent_score)
+        advice = await advise_beat(engine, rules, state, args.score, opponent)
+        out.emit(advice.to_json(), _beat_text(advice))
+        return 0
+
+    return beat
+
+
+def _beat_text(advice: Any) -> str:
+    them = (
+        f"the opponent finishes with {advice.opponent_mean:.2f} on average, "
+        f"{advice.opponent_best} at best"
+    )
+    if not advice.actions:
+        return f"Chance to finish above the opponent: {advice.probability:.6f} ({them})"
+    best = advice.actions[0]
+    lines = [
+        f"Best to finish above the opponent: {best.action.words()}  "
+        f"(chance {best.probability:.6f}; {them})",
+        f"Best for points: {advice.mean.actions[0].words()}",
+    ]
+    return "\n".join(lines + _chance_rows(advice.actions))
+
+
 def _engine_work(args: argparse.Namespace, out: Output) -> EngineWork:
     """The command to run on the rule set's engine, its options typed. The analyst
     commands' module loads only for them: it would slow a quick ``advise``."""
@@ -533,15 +584,8 @@ def _need_advice_text(advice: Any) -> str:
         f"Best for {need} more points: {best.action.words()}  (chance {best.probability:.6f})",
         f"Chance before this turn's first roll: {advice.turn_start_probability:.6f}",
         f"Best for points: {advice.mean.actions[0].words()}",
-        "",
-        f"{'action':<40} {'chance':>9} {'value':>10} {'loss':>9}",
     ]
-    lines += [
-        f"{a.action.words():<40} {a.probability:>9.6f} {a.action.value:>10.4f} "
-        f"{a.action.loss:>9.4f}"
-        for a in advice.actions
-    ]
-    return "\n".join(lines)
+    return "\n".join(lines + _chance_rows(advice.actions))
 
 
 async def _value_need(

@@ -34,6 +34,8 @@ EXAMPLES = """examples:
   memo-solver value --rules yatzy
   memo-solver advise --rules yahtzee 'open=chance,yahtzee dice=66653 rerolls=1' --need 40
   memo-solver play --rules yahtzee --target 250
+  memo-solver advise --rules yahtzee 'open=chance,sixes dice=66653 rerolls=1' --score 180 \
+      --opponent 'open=chance,yahtzee,sixes' --opponent-score 170
   memo-solver precompute --rules yahtzee
   memo-solver precompute --rules maxi-yatzy --threads 2
   memo-solver --redis redis://127.0.0.1:6379/0 precompute --rules yahtzee --wait
@@ -122,6 +124,25 @@ def build_parser() -> argparse.ArgumentParser:
     _doom_options(advise)
     _need_options(
         advise, YAHTZEE, "--need", "N", "rank the moves by their best chance of N more points"
+    )
+    _for_game(
+        advise,
+        YAHTZEE,
+        "--opponent",
+        metavar="STATE",
+        help="rank the moves by their chance of finishing above this opponent (their state; "
+        "they play for points)",
+    )
+    _for_game(
+        advise, YAHTZEE, "--score", type=int, default=0, help="with --opponent: your banked score"
+    )
+    _for_game(
+        advise,
+        YAHTZEE,
+        "--opponent-score",
+        type=int,
+        default=0,
+        help="with --opponent: the opponent's banked score",
     )
     value = command(
         "value",

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from memo_solver.core.engine import Engine
+from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.advice import Action, Advice, advise
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
@@ -78,17 +79,31 @@ async def advise_need(
         return NeedAdvice(need, game.cap, certain, certain, mean, actions)
     if need > game.cap:
         raise NeedBeyondCapError(need, game.cap)
-    upper, bonus = guidepost(state, rules)
     block = await engine.block(block_key(state.filled))
-    start = float(block[upper, bonus, need - 1])
+    successors: list[Block] = []
+    if state.dice is not None and state.rerolls_left is not None:
+        after = [block_key(state.filled | 1 << box) for box in rules.open_boxes(state.filled)]
+        found = await engine.blocks(after)
+        successors = [found[key] for key in after]
+    best, start, actions = rank_chances(rules, state, mean, block, successors, need)
+    return NeedAdvice(need, game.cap, best, start, mean, actions)
+
+
+def rank_chances(
+    rules: RuleSet, state: State, mean: Advice, block: Block, successors: list[Block], lane: int
+) -> tuple[float, float, tuple[NeedAction, ...]]:
+    """The state's chance, its turn start's, and every action of ``mean`` with its chance,
+    best first (ties in the mean's order), read at value ``lane - 1`` of blocks on the
+    kernel's value axis: ``block`` the state's own, ``successors`` (once rolled) the block
+    after each open box, in box order. Any objective on that axis ranks here: a need
+    (lane: the need), or the chance of beating an opponent."""
+    upper, bonus = guidepost(state, rules)
+    start = float(block[upper, bonus, lane - 1])
     if state.dice is None or state.rerolls_left is None:
-        return NeedAdvice(need, game.cap, start, start, mean, ())
+        return start, start, ()
     boxes = rules.open_boxes(state.filled)
-    after = [block_key(state.filled | 1 << box) for box in boxes]
-    successors = await engine.blocks(after)
-    blocks = [successors[key] for key in after]
-    wide = max(need, *(b.shape[2] for b in blocks))
-    padded = [np.pad(b, ((0, 0), (0, 0), (0, wide - b.shape[2]))) for b in blocks]
+    wide = max(lane, *(b.shape[2] for b in successors))
+    padded = [np.pad(b, ((0, 0), (0, 0), (0, wide - b.shape[2]))) for b in successors]
     dice = rules.universe
     _, scores, keeps = roll_values(
         rules,
@@ -97,13 +112,13 @@ async def advise_need(
         (upper, bonus),
         dice.roll_index[state.dice],
         state.rerolls_left,
-        need,
+        lane,
     )
     chances = [_chance(action, boxes, scores, keeps, rules) for action in mean.actions]
     ticks = tie(np.array(chances)).tolist()
     order = sorted(range(len(chances)), key=lambda i: (-ticks[i], i))
     actions = tuple(NeedAction(mean.actions[i], chances[i]) for i in order)
-    return NeedAdvice(need, game.cap, actions[0].probability, start, mean, actions)
+    return actions[0].probability, start, actions
 
 
 def _chance(
