@@ -171,7 +171,12 @@ def _run_async(args: argparse.Namespace) -> int:
     need = getattr(args, "target" if args.command == "play" else "need", None)
     if need is not None:
         work = _need_work(args, out, need)
-        return anyio.run(_with_need_engines, _rule_set(args), location, args.need_cap, work)
+        if args.need_threads < 1:
+            raise UsageError(f"--need-threads must be 1 or more, got {args.need_threads}")
+        threads = min(args.need_threads, len(os.sched_getaffinity(0)))
+        return anyio.run(
+            _with_need_engines, _rule_set(args), location, args.need_cap, threads, work
+        )
     return anyio.run(_with_engine, _rule_set(args), location, _engine_work(args, out))
 
 
@@ -397,7 +402,9 @@ async def _with_engine(rules: RuleSet, location: Location, work: EngineWork) -> 
             return await work(engine, rules, queue)
 
 
-async def _with_need_engines(rules: RuleSet, location: Location, cap: int, work: NeedWork) -> int:
+async def _with_need_engines(
+    rules: RuleSet, location: Location, cap: int, threads: int, work: NeedWork
+) -> int:
     """The commands playing for a need: on the need table's engine (its progress shown,
     the bulk of the work) and the mean game's, whose values break ties, on one store."""
     from memo_solver.cli.progress import SolveProgress
@@ -412,7 +419,9 @@ async def _with_need_engines(rules: RuleSet, location: Location, cap: int, work:
         async with (
             store,
             open_engine(entry.game, store, definition=entry.definition) as mean,
-            open_engine(game, store, on_progress=progress, definition=entry.definition) as engine,
+            open_engine(
+                game, store, on_progress=progress, definition=entry.definition, threads=threads
+            ) as engine,
         ):
             return await work(engine, mean, rules)
 

@@ -354,6 +354,9 @@ not an error: each process compiles in memory instead, with one warning.
 """
 YAHTZEE = "yahtzee"
 DEFAULT_NEED_CAP = 400
+QUESTION_THREADS = 4
+"""Threads a cold need question solves on by default: a player's question is one process
+waiting for one answer, unlike precompute and the workers, which scale by process."""
 """:data:`memo_solver.games.yahtzee.need.DEFAULT_CAP`, spelled here so that parsing a
 command loads no game (a test checks they agree)."""
 DOOM = "dice-of-doom"
@@ -500,6 +503,16 @@ def _need_options(
     """The chance objective's options: the need (``--need``, or ``play``'s ``--target``
     final score) and the cap of the table that answers it."""
     _option(sub, game, flag, type=int, metavar=metavar, help=f"{help_text} (default: none)")
+    _option(
+        sub,
+        game,
+        "--need-threads",
+        type=int,
+        default=QUESTION_THREADS,
+        metavar="N",
+        help="threads solving the need table's missing blocks for this question (default: "
+        f"{QUESTION_THREADS}, or fewer where fewer cores are free to this process)",
+    )
     _option(
         sub,
         game,

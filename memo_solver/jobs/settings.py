@@ -14,7 +14,6 @@ from typing import Final, TypeVar
 
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import StoreLocationError
-from memo_solver.stores.redis_client import CLUSTER_ENV, with_cluster_mode
 
 ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
@@ -99,6 +98,10 @@ def resolve(options: WorkerOptions) -> WorkerSettings:
     except ValueError as exc:
         raise SettingsError(f"bad number in the environment: {exc}") from None
     heartbeat_s = options.heartbeat
+    # Here, not at the top: every command's parser reads this module, and redis-py costs
+    # a process 65 ms to import, which only the worker needs.
+    from memo_solver.stores.redis_client import CLUSTER_ENV, with_cluster_mode
+
     try:
         redis_url = with_cluster_mode(
             options.redis or env.get(ENV_REDIS_URL, DEFAULT_REDIS_URL),
