@@ -951,3 +951,42 @@ def test_a_pasted_rule_set_is_registered_and_picked(page: Any, service: Service)
     assert page.inner_text("#best-move") == "score 4 in High"
     shot(page, "pasted-rule-set-375x667.png")
     assert_accessible(page, "a pasted rule set, picked")
+
+
+def test_play_to_reach_shows_every_moves_chance_beside_the_mean_advice(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """The others' final scores make the target (the best + 1); the page asks for the
+    points still needed and shows the chance of the target for every move, the one the
+    service ranks first as the best move, and the mean's own best where it differs."""
+    open_page(page, service)
+    enter_reference_scorecard(page)
+    for face in REFERENCE_DICE:
+        tap_die(page, face)
+    wait_advice(page)
+    page.fill("#others", "231, 260")
+    page.wait_for_selector("#reach")
+    need = 261 - REFERENCE_BANKED
+    asked = [json.loads(r.post_data) for r in sent if r.url == f"{service.url}/v1/advice"]
+    assert asked[-1]["need"] == need
+    answer = post_json(service, "/v1/advice", asked[-1])
+    assert page.inner_text("#reach") == f"{100 * answer['probability']:.1f}%"
+    assert f"{need} more points needed" in page.inner_text("#outlook")
+    assert page.is_visible("#chance-head")
+    chances = page.evaluate(
+        "() => [...document.querySelectorAll('#actions tbody td.chance')].map(td => td.textContent)"
+    )
+    assert chances == [f"{100 * a['probability']:.1f}%" for a in answer["actions"]]
+    assert page.inner_text("#best-move") == answer["actions"][0]["words"]
+    mean_best = min(answer["actions"], key=lambda a: a["loss"])
+    if mean_best is not answer["actions"][0]:
+        assert f"For the best average instead: {mean_best['words']}" in page.inner_text("#outlook")
+    assert_accessible(page, "play to reach")
+    shot(page, "play-to-reach.png")
+    page.fill("#others", "two hundred")
+    page.wait_for_selector("#target-message:has-text('whole numbers')")
+    page.fill("#others", "")
+    page.fill("#target", "")
+    page.wait_for_selector("#reach", state="detached")
+    assert page.is_hidden("#chance-head")
+    assert_reference_advice(page)

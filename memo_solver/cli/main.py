@@ -350,6 +350,8 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
             options = ops.PrecomputeOptions(
                 args.wait, args.wait_for_workers, args.here, args.threads
             )
+            if args.need:
+                entry = ops.need_table(entry, args.need_cap, args.max_table_mb)
             return await ops.precompute(entry, options, store, queue, out)
         if args.command == "export":
             return await ops.transfer("export", entry, args.to, store, out)

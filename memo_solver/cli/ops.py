@@ -16,12 +16,15 @@ from typing import Literal
 
 import anyio
 
-from memo_solver.cli.common import Output
+from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.progress import block_bar
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Store
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
+from memo_solver.games.yahtzee.need import NeedGame
+from memo_solver.games.yahtzee.need_entry import need_entry_of
+from memo_solver.games.yahtzee.need_table import table_bytes
 from memo_solver.jobs.queue import JobQueue, Record
 from memo_solver.jobs.storage import Location
 from memo_solver.stores.redis import RedisStore
@@ -50,6 +53,23 @@ async def precompute(
     if queue is not None and not options.here:
         return await precompute_job(entry, options, queue, out)
     return await precompute_here(entry, store, out, options.threads)
+
+
+def need_table(entry: GameEntry, cap: int, max_table_mb: int) -> GameEntry:
+    """The need table of ``entry``'s rule set up to ``cap``, to precompute like any game,
+    unless the whole table is larger than ``max_table_mb`` MiB: refused before it fills a
+    disk (the figure in the error)."""
+    need = need_entry_of(entry, cap)
+    game = need.game
+    assert isinstance(game, NeedGame)
+    size_mb = table_bytes(game.rules, cap) / (1 << 20)
+    if size_mb > max_table_mb:
+        raise UsageError(
+            f"the need table of {entry.name} up to {cap} points is {size_mb:,.0f} MiB, past "
+            f"--max-table-mb {max_table_mb:,}: lower --need-cap, or raise --max-table-mb "
+            "where the store has room"
+        )
+    return need
 
 
 async def precompute_here(entry: GameEntry, store: Store, out: Output, threads: int = 1) -> int:

@@ -179,6 +179,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="threads solving each batch of blocks here (default: 1; workers take their own "
         "--threads)",
     )
+    precompute.add_argument(
+        "--need",
+        action="store_true",
+        help="solve the rule set's need table (the best chance of every need up to "
+        "--need-cap points to come) instead of its mean values",
+    )
+    precompute.add_argument(
+        "--need-cap", type=int, default=400, help="with --need: the table's cap, in points"
+    )
+    precompute.add_argument(
+        "--max-table-mb",
+        type=int,
+        default=4096,
+        help="with --need: refuse a table larger than this many MiB (the full yahtzee table "
+        "at the default cap is 1,624 MiB)",
+    )
     play = command("play", "play a game with advice after every roll")
     _rules_option(play, YAHTZEE)
     _game_option(play, "dice-of-doom: against the perfect computer, as in the book", PLAYED)

@@ -60,8 +60,10 @@ class JobError(UserError):
     field = "job"
 
 
-FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}")
-"""A job's game named by fingerprint: one outside the registry (a rule-set file)."""
+FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}(-need[1-9][0-9]{0,3})?")
+"""A job's game named by fingerprint: one outside the registry (a rule-set file), or any
+rule set's need table (``<fingerprint>-need<cap>``, see
+:mod:`memo_solver.games.yahtzee.need_entry`)."""
 
 
 @dataclass(frozen=True)

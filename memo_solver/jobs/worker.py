@@ -31,6 +31,7 @@ from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import StoreUnavailableError
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import game_from_definition, get_game, registry
+from memo_solver.games.yahtzee.need_entry import NEED_FINGERPRINT, need_entry_from_definition
 from memo_solver.jobs.queue import Entry, Fields, Job, JobError, JobQueue
 from memo_solver.jobs.settings import WorkerSettings
 from memo_solver.stores.redis_client import FAULTS
@@ -224,8 +225,9 @@ class Worker:
 
     @asynccontextmanager
     async def _engine(self, job: Job) -> AsyncIterator[tuple[Engine, GameEntry]]:
-        """The job's game and engine: a registry game's, or one a fingerprint names, from
-        the definition the store keeps beside its blocks."""
+        """The job's game and engine: a registry game's, or one a fingerprint names (a
+        rule-set file's, or a need table's), from the definition the store keeps beside
+        its blocks."""
         if job.rules in self.engines:
             yield self.engines[job.rules], get_game(job.rules)
             return
@@ -236,7 +238,10 @@ class Worker:
         definition = await self.store.definition(namespace_of(job.rules))
         if definition is None:
             raise JobError(f"the store keeps no definition of the game {job.rules}")
-        entry = game_from_definition(definition)
+        if NEED_FINGERPRINT.fullmatch(job.rules):
+            entry = need_entry_from_definition(job.rules, definition)
+        else:
+            entry = game_from_definition(definition)
         if entry.game.fingerprint != job.rules:
             raise JobError(f"the definition stored for {job.rules} is of another game")
         assert self.pool is not None, "the worker is not running"
@@ -255,7 +260,8 @@ class Worker:
             await engine.solve_layers(job.state, shuffle=random.Random())
             return
         if job.kind == "stats":
-            assert entry.stats is not None  # Job.parse refuses stats jobs of other games
+            if entry.stats is None:  # a need table (Job.parse checks the registry's games)
+                raise JobError(f"{entry.name} has no statistics job")
             result = await entry.stats(engine, job.state, self._limiter)
             await self.queue.update(job.id, result=json.dumps(result))
             return

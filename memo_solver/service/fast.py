@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memo_solver.games.yahtzee.advice import Action, Advice
@@ -235,13 +235,30 @@ class AdviceOut(BaseModel):
     actions: list[ActionOut]
 
 
+class NeedActionOut(ActionOut):
+    probability: float = Field(description="the best chance of the need after this action")
+
+
+class NeedAdviceOut(BaseModel):
+    """The answer to a request with a need: every action, best chance first."""
+
+    need: int
+    cap: int
+    game_over: bool
+    probability: float = Field(description="the state's best chance of the need")
+    turn_start_probability: float
+    value: float
+    turn_start_value: float
+    actions: list[NeedActionOut]
+
+
 class ErrorDetail(BaseModel):
     field: str
     message: str
 
 
 class BatchItemOut(BaseModel):
-    advice: AdviceOut | None = None
+    advice: AdviceOut | NeedAdviceOut | None = None
     error: ErrorDetail | None = None
 
 
@@ -294,6 +311,11 @@ def _score_tail(category: str, label: str, points: int, bonus: int) -> str:
 def batch_advice(advice: Advice) -> bytes:
     """One answer of ``BatchOut.results`` (``BatchItemOut`` without nulls)."""
     return b'{"advice":%s}' % advice_body(advice)
+
+
+def batch_need(answer: dict[str, object]) -> bytes:
+    """One answer with a need (``NeedAdviceOut``'s JSON) of ``BatchOut.results``."""
+    return _ENCODER.encode({"advice": answer}).encode()
 
 
 def batch_error(field: str, message: str) -> bytes:

@@ -6,10 +6,11 @@ The advice answer's models (``AdviceOut``, ``BatchOut`` and their parts) are in
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, StrictInt
 
+from memo_solver.games.yahtzee.need import DEFAULT_CAP
 from memo_solver.service.fast import ActionOut, ErrorDetail
 
 MAX_BATCH = 1000
@@ -49,6 +50,41 @@ _RULES_HELP = (
 )
 
 
+def _points(value: Any) -> Any:
+    """A whole number of points, where a form sends every field: an empty one is unset."""
+    if isinstance(value, bool):
+        raise ValueError("should be a whole number of points, not true or false")
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+def _cap(value: Any) -> Any:
+    value = _points(value)
+    return DEFAULT_CAP if value is None else value
+
+
+Need = Annotated[
+    int | None,
+    BeforeValidator(_points),
+    Field(
+        description="play to reach a target: also answer the best chance of scoring at least "
+        "this many more points (bonuses included, points banked excluded), for the state and "
+        "every action, best chance first (ties: the mean advice's order); null or empty: no "
+        "need"
+    ),
+]
+NeedCap = Annotated[
+    int,
+    BeforeValidator(_cap),
+    Field(
+        description="the need table's cap: needs up to it are answered exactly; a larger "
+        "need the open boxes could still reach gets 422 (1 to 2000; null or empty: "
+        f"{DEFAULT_CAP})"
+    ),
+]
+
+
 class StateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -59,12 +95,16 @@ class StateRequest(BaseModel):
         description="JSON state {filled, upper, yahtzee_bonus, rerolls_left, dice}, or the "
         "short text form, or the reference Haskell line"
     )
+    need: Need = None
+    need_cap: NeedCap = DEFAULT_CAP
 
 
 class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rules: RulesInput = Field("yahtzee", description=_RULES_HELP)
     states: list[StateInput] = Field(max_length=MAX_BATCH)
+    need: Need = None
+    need_cap: NeedCap = DEFAULT_CAP
 
 
 class StatsRequest(BaseModel):
@@ -112,6 +152,14 @@ class ValueOut(BaseModel):
     rules: str
     value: float
     turn_start_value: float
+    need: int | None = Field(default=None, description="with a need: the need asked")
+    cap: int | None = Field(default=None, description="with a need: the need table's cap")
+    probability: float | None = Field(
+        default=None, description="with a need: the best chance of scoring at least it"
+    )
+    turn_start_probability: float | None = Field(
+        default=None, description="with a need: that chance before the turn's first roll"
+    )
 
 
 class StateOut(BaseModel):

@@ -30,11 +30,14 @@ import anyio
 from fastapi import Request
 from redis.exceptions import RedisError
 
-from memo_solver.core.engine import Engine, namespace_of, open_engine
+from memo_solver.core.engine import Engine, namespace, namespace_of, open_engine
 from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import Claim, Store, StoreUnavailableError
+from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee.family import entry_for
+from memo_solver.games.yahtzee.need_entry import need_entry
+from memo_solver.games.yahtzee.need_table import cone_values
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.jobs.queue import Job, JobError, JobQueue
 from memo_solver.service import metrics
@@ -69,6 +72,20 @@ def store_key(key: Hashable) -> str:
     """The store's key for a question (its ``repr``: tuples of plain values, the same in
     every process)."""
     return hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class _Cone:
+    """A cold question's cone weighed against a budget, and the words of its refusal."""
+
+    size: int
+    budget: int
+    unit: str
+    name: str
+    """The budget's name in the refusal: which setting to raise."""
+    remedy: str
+    """What to precompute instead."""
+    field: str
 
 
 @dataclass(eq=False)
@@ -116,6 +133,21 @@ class Service:
             engine = self.pool.peek(rules.fingerprint)
         return engine
 
+    def peek_need(self, rules: RuleSet, cap: int) -> Engine | None:
+        """The open engine of a rule set's need table, if there is one now."""
+        if self.pool is None:
+            return None
+        return self.pool.peek(need_entry(rules, cap).game.fingerprint)
+
+    @asynccontextmanager
+    async def need_engine(self, rules: RuleSet, cap: int) -> AsyncIterator[Engine]:
+        """The engine of the need table of ``rules`` up to ``cap``, one per (rule set, cap),
+        from the pool (opened now if needed), kept open while in use."""
+        assert self.pool is not None, "the app's lifespan is not running"
+        entry = need_entry(rules, cap)
+        async with self.pool.use(entry.game, entry.definition) as engine:
+            yield engine
+
     @asynccontextmanager
     async def engine(self, rules: RuleSet) -> AsyncIterator[Engine]:
         """The rule set's engine, opened now if it is not built in, kept open while in use."""
@@ -147,30 +179,78 @@ class Service:
     ) -> None:
         """Refuse a cold question whose cone is past the budget: the workers take it (503)
         when any are alive, else 422 naming the budget. Warm (in a memo or the store): fine."""
-        cone = rules.cone_turn_starts(filled)
-        budget = self.settings.cold_budget
-        if cone <= budget:
+        await self._check_cone(
+            _Cone(
+                rules.cone_turn_starts(filled),
+                self.settings.cold_budget,
+                "turn starts",
+                "budget",
+                "the rule set ('memo-solver precompute')",
+                "state",
+            ),
+            self.peek(rules),
+            rules.fingerprint,
+            keys,
+            warm,
+            lambda: self.rulebook.keep_definition(rules),
+        )
+
+    async def check_need_budget(
+        self, rules: RuleSet, cap: int, filled: int, keys: Sequence[str], warm: Callable[[], Job]
+    ) -> None:
+        """:meth:`check_budget` for the need table of ``rules`` up to ``cap``: its cone holds
+        a chance per need for every turn start, hundreds of times the mean's."""
+        entry = need_entry(rules, cap)
+        await self._check_cone(
+            _Cone(
+                cone_values(rules, cap, filled),
+                self.settings.need_budget,
+                "chances (turn starts times needs)",
+                "need budget",
+                "the need table ('memo-solver precompute --need')",
+                "need",
+            ),
+            self.peek_need(rules, cap),
+            entry.game.fingerprint,
+            keys,
+            warm,
+            lambda: self._keep_need_definition(entry),
+        )
+
+    async def _keep_need_definition(self, entry: GameEntry) -> None:
+        assert entry.definition is not None  # a need table always has one
+        await self.store.put_definition(namespace(entry.game), entry.definition)
+
+    async def _check_cone(
+        self,
+        cone: _Cone,
+        engine: Engine | None,
+        fingerprint: str,
+        keys: Sequence[str],
+        warm: Callable[[], Job],
+        keep_definition: Callable[[], Awaitable[None]],
+    ) -> None:
+        if cone.size <= cone.budget:
             return
-        engine = self.peek(rules)
         if engine is not None and engine.memo.holds(keys):
             return
-        if len(await self.store.get_many(namespace_of(rules.fingerprint), keys)) == len(keys):
+        if len(await self.store.get_many(namespace_of(fingerprint), keys)) == len(keys):
             return
         if self.queue is not None and await self.queue.live_worker_count():
-            await self.rulebook.keep_definition(rules)  # what the workers solve it from
+            await keep_definition()  # what the workers solve it from
             await self._hand_to_workers(warm)
             metrics.DEADLINES.inc()
             raise ApiError(
                 503,
-                "state",
-                f"a cold question of {cone:,} turn starts (past this service's budget of "
-                f"{budget:,}) went to the workers; retry later",
+                cone.field,
+                f"a cold question of {cone.size:,} {cone.unit} (past this service's "
+                f"{cone.name} of {cone.budget:,}) went to the workers; retry later",
             )
         raise ApiError(
             422,
-            "state",
-            f"this cold question needs up to {cone:,} turn starts solved, past this service's "
-            f"budget of {budget:,}; precompute the rule set ('memo-solver precompute'), start "
+            cone.field,
+            f"this cold question needs up to {cone.size:,} {cone.unit} solved, past this "
+            f"service's {cone.name} of {cone.budget:,}; precompute {cone.remedy}, start "
             "workers on a Redis store, or ask about a later position",
         )
 

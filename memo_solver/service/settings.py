@@ -21,6 +21,10 @@ class ApiSettings:
     ``yatzy`` is 2.1 million): past it the state goes to the workers (503) or is refused
     (422 naming the budget), so one early ``maxi-yatzy`` question (89 million) cannot
     stall everyone else's cold requests."""
+    need_budget: int = 30_000_000
+    """Chances (turn starts times needs) a cold request with a need may compute here, about
+    10 CPU s and 240 MB of blocks: a ``yahtzee`` need table at the default cap answers cold
+    with up to nine boxes open (26 million); past it, as past ``cold_budget``."""
     rule_engines: int = 16
     """Engines kept open at once for rule sets outside the built-ins (least recently used
     closed first); their memos share ``cache_bytes``."""

@@ -1,11 +1,14 @@
 """``POST /v1/advice``, ``/v1/advice/batch`` and ``/v1/value``: the best actions for any
-state, and its expected score, from the shared memo (computed first when cold).
+state, and its expected score, from the shared memo (computed first when cold); with a
+``need``, also the best chance of scoring at least that many more points, from the need
+table of the rule set and the request's ``need_cap`` (its own engine and budget).
 
 Warm ``POST /v1/advice`` is answered by :func:`advice_warm`, before the app's layers (its
 front door), and any other well-formed one by :func:`advice_fast` (the route's fast path);
 both are installed by ``create_app``. :func:`advice` answers whatever they leave, with
 FastAPI's parsing and response model. All give the same bytes: see
-:mod:`memo_solver.service.fast`.
+:mod:`memo_solver.service.fast`. A request with a need (or a need cap) is always
+:func:`advice`'s.
 """
 
 from __future__ import annotations
@@ -20,17 +23,23 @@ from starlette.types import Scope
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee.advice import Advice, advise, advise_held, blocks_needed
 from memo_solver.games.yahtzee.family import entry_for
+from memo_solver.games.yahtzee.need import NeedBeyondCapError, check_cap, reach
+from memo_solver.games.yahtzee.need_advice import NeedAdvice, advise_need
+from memo_solver.games.yahtzee.need_entry import need_entry
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, state_to_json
 from memo_solver.jobs.queue import Job
+from memo_solver.service.errors import AsciiJSONResponse
 from memo_solver.service.fast import (
     AdviceOut,
     BatchOut,
     ErrorDetail,
+    NeedAdviceOut,
     advice_body,
     batch_advice,
     batch_body,
     batch_error,
+    batch_need,
 )
 from memo_solver.service.inputs import rules_of, state_of
 from memo_solver.service.models import BatchRequest, StateRequest, ValueOut
@@ -39,15 +48,22 @@ from memo_solver.service.service import Service, service_of
 
 routes = Routes()
 
-_ADVICE_KEYS = frozenset(StateRequest.model_fields)
+_ADVICE_KEYS = frozenset(StateRequest.model_fields) - {"need", "need_cap"}
+"""What the fast paths answer: a request with a need is :func:`advice`'s."""
 
 
-@routes.post("/v1/advice", response_model=AdviceOut, response_model_exclude_none=True)
-async def advice(body: StateRequest, request: Request) -> dict[str, Any]:
-    """Every legal action, best first, with its expected final score and its loss."""
+@routes.post(
+    "/v1/advice", response_model=AdviceOut | NeedAdviceOut, response_model_exclude_none=True
+)
+async def advice(body: StateRequest, request: Request) -> Any:
+    """Every legal action, best first, with its expected final score and its loss; with a
+    need, best chance first, each with its chance as well."""
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
+    if body.need is not None:
+        answer = await _advise_need(service, rules, state, body.need, body.need_cap)
+        return AsciiJSONResponse(answer.to_json())
     return (await _advise(service, rules, state)).to_json()
 
 
@@ -106,6 +122,9 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
         except StateError as exc:
             parsed.append(ErrorDetail(field=exc.field, message=exc.message))
 
+    if body.need is not None:
+        return await _batch_need(service, rules, parsed, body.need, body.need_cap)
+
     async def answer_all(engine: Engine) -> bytes:
         results: list[bytes] = []
         for item in parsed:
@@ -119,14 +138,28 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
     return Response(await service.run_on(rules, answer_all), media_type="application/json")
 
 
-@routes.post("/v1/value", response_model=ValueOut)
+@routes.post("/v1/value", response_model=ValueOut, response_model_exclude_none=True)
 async def value(body: StateRequest, request: Request) -> ValueOut:
-    """The expected future score of a state under optimal play."""
+    """The expected future score of a state under optimal play; with a need, also the best
+    chance of scoring at least that many more points."""
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
-    result = await _advise(service, rules, state)
-    return ValueOut(rules=rules.name, value=result.value, turn_start_value=result.turn_start_value)
+    if body.need is None:
+        result = await _advise(service, rules, state)
+        return ValueOut(
+            rules=rules.name, value=result.value, turn_start_value=result.turn_start_value
+        )
+    need = await _advise_need(service, rules, state, body.need, body.need_cap)
+    return ValueOut(
+        rules=rules.name,
+        value=need.mean.value,
+        turn_start_value=need.mean.turn_start_value,
+        need=need.need,
+        cap=need.cap,
+        probability=need.probability,
+        turn_start_probability=need.turn_start_probability,
+    )
 
 
 async def _advise(service: Service, rules: RuleSet, state: State) -> Advice:
@@ -139,3 +172,64 @@ async def _advise(service: Service, rules: RuleSet, state: State) -> Advice:
 def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
     """The warm job that leaves a state's advice in the memo, made only when needed."""
     return lambda: Job.warm(entry_for(rules).job_name, json.dumps(state_to_json(state, rules)))
+
+
+async def _batch_need(
+    service: Service, rules: RuleSet, parsed: list[State | ErrorDetail], need: int, cap: int
+) -> Response:
+    """A batch with a need: every state within both budgets first, then one computation."""
+    states = [item for item in parsed if not isinstance(item, ErrorDetail)]
+    for state in states:
+        await _check_need(service, rules, state, need, check_cap(cap))
+
+    async def answer_all() -> bytes:
+        async with service.engine(rules) as mean, service.need_engine(rules, cap) as engine:
+            results: list[bytes] = []
+            for item in parsed:
+                if isinstance(item, ErrorDetail):
+                    results.append(batch_error(item.field, item.message))
+                else:
+                    answer = await advise_need(engine, mean, rules, item, need)
+                    results.append(batch_need(answer.to_json()))
+            return batch_body(results)
+
+    warm = _need_warm(rules, cap, states[0]) if states else None
+    return Response(await service.run(answer_all, warm), media_type="application/json")
+
+
+async def _advise_need(
+    service: Service, rules: RuleSet, state: State, need: int, cap: int
+) -> NeedAdvice:
+    """Advice with a need, within both cold budgets (the mean's, for the ties) and the
+    deadline; past the deadline the need table's blocks go to the workers."""
+    await _check_need(service, rules, state, need, check_cap(cap))
+
+    async def work() -> NeedAdvice:
+        async with service.engine(rules) as mean, service.need_engine(rules, cap) as engine:
+            return await advise_need(engine, mean, rules, state, need)
+
+    return await service.run(work, _need_warm(rules, cap, state))
+
+
+async def _check_need(service: Service, rules: RuleSet, state: State, need: int, cap: int) -> None:
+    """The mean's budget, the cap, then the need table's budget where the need takes a
+    solve (a need of 0 or less is certain, one past the reach impossible)."""
+    keys = blocks_needed(rules, state)
+    await service.check_budget(rules, state.filled, keys, _warm(rules, state))
+    if not 0 < need <= reach(rules, state.filled):
+        return
+    if need > cap:
+        raise NeedBeyondCapError(need, cap)
+    warm = _need_warm(rules, cap, state)
+    await service.check_need_budget(rules, cap, state.filled, keys, warm)
+
+
+def _need_warm(rules: RuleSet, cap: int, state: State) -> Callable[[], Job]:
+    """The warm job that solves a state's blocks of the need table (every need's chance)."""
+
+    def job() -> Job:
+        entry = need_entry(rules, cap)
+        text = entry.canonical_state(json.dumps(state_to_json(state, rules)))
+        return Job.warm(entry.job_name, text)
+
+    return job

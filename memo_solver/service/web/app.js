@@ -2,7 +2,9 @@
  * outside this service. It keeps the scorecard, the dice and the roll of the turn, asks
  * POST /v1/advice for every legal move, and shows them best first. In play-along mode it
  * also keeps a whole game (in localStorage) as POST /v1/review reads one, and shows that
- * endpoint's review of every decision at the end. Every rule set comes from GET /v1/rules
+ * endpoint's review of every decision at the end. To play to reach a target (a final score,
+ * or the best of the other players' + 1) it sends the points still needed as `need`, and
+ * shows every move's chance of reaching it beside the mean advice. Every rule set comes from GET /v1/rules
  * (built in or registered, POST /v1/rules): its dice, rolls, boxes and fill order shape
  * the page, which knows no game of its own. */
 "use strict";
@@ -58,6 +60,10 @@
     extra: $("#extra-bonuses"),
     extraHint: $("#extra-bonuses-hint"),
     totals: $("#totals"),
+    target: $("#target"),
+    others: $("#others"),
+    targetMessage: $("#target-message"),
+    chanceHead: $("#chance-head"),
   };
 
   // Figures the browser tests read: first render and tap-to-advice times, in ms.
@@ -122,6 +128,7 @@
     }
     const base = {
       mode: "advise",
+      target: { score: "", others: "" }, // play to reach: a final score, or the others'
       advise: freshAdvise("yahtzee"),
       play: freshPlay("yahtzee"),
       undo: [],
@@ -129,6 +136,7 @@
     if (!saved || typeof saved !== "object") return base;
     return {
       mode: saved.mode === "play" ? "play" : "advise",
+      target: { ...base.target, ...(saved.target || {}) },
       advise: { ...base.advise, ...(saved.advise || {}) },
       play: { ...base.play, ...(saved.play || {}) },
       undo: Array.isArray(saved.undo) ? saved.undo.slice(-100) : [],
@@ -647,6 +655,23 @@
     }
   }
 
+  /** The final score to reach: the best of the others' + 1 where any are given, else the
+   * target typed; null when neither is (the best average), {error} when one is bad. */
+  function targetScore() {
+    const others = String(state.target.others || "").trim();
+    if (others) {
+      const scores = others.split(/[\s,;]+/).filter(Boolean).map(parsePoints);
+      if (scores.some((x) => !Number.isInteger(x))) {
+        return { error: "The others' final scores: whole numbers, separated by commas." };
+      }
+      return Math.max(...scores) + 1;
+    }
+    const typed = String(state.target.score || "").trim();
+    if (!typed) return null;
+    const score = parsePoints(typed);
+    return Number.isInteger(score) ? score : { error: "The target: a whole final score." };
+  }
+
   /** The request the page's inputs make now, or {error} when they cannot make one. */
   function buildRequest() {
     const view = current();
@@ -655,6 +680,8 @@
     if (reviewing()) return { error: null, over: true };
     const summary = scorecardSummary(view, info);
     if (summary.error) return { error: summary.error };
+    const target = targetScore();
+    if (target && target.error) return { error: target.error };
     const request = {
       rules: view.rules,
       state: {
@@ -668,7 +695,8 @@
       request.state.rerolls_left = info.rerolls - (view.roll - 1);
       request.state.dice = [...view.dice].sort((a, b) => a - b);
     }
-    return { request, summary, withDice };
+    if (target !== null) request.need = target - summary.banked;
+    return { request, summary, withDice, target };
   }
 
   function requestKey() {
@@ -945,6 +973,7 @@
     turnStartValues.set(scorecardKey(built.request), data.turn_start_value);
     setPanelState("ready");
     const banked = summary.banked;
+    el.chanceHead.hidden = true;
     if (data.game_over) {
       el.best.innerHTML = `<p class="best-move">The game is over: every box is filled.</p>`;
       clearQuick();
@@ -954,6 +983,8 @@
     } else {
       const best = data.actions[0];
       const play = state.mode === "play";
+      const withNeed = data.need !== undefined;
+      el.chanceHead.hidden = !withNeed;
       el.best.innerHTML =
         `<p class="best-label">Best move</p>` +
         `<p class="best-move" id="best-move" data-kind="${best.kind}">${escapeHtml(best.words)}</p>`;
@@ -963,6 +994,7 @@
       el.outlook.innerHTML =
         `Expected final score of the game: <strong class="final">${fmt(banked + data.value)}</strong> ` +
         `<span class="muted">= ${banked} banked + <span class="raw" id="best-value">${fmt(data.value)}</span> to come</span>`;
+      if (withNeed) el.outlook.innerHTML += reachText(data, built);
       el.actionsBody.innerHTML = data.actions
         .map((action, i) => {
           const words = escapeHtml(action.words);
@@ -974,7 +1006,9 @@
             `<th scope="row" class="move">${move}</th>` +
             `<td class="num">${fmt(banked + action.value)}</td>` +
             `<td class="num raw">${fmt(action.value)}</td>` +
-            `<td class="num loss">${lossText(action.loss)}</td></tr>`
+            `<td class="num loss">${lossText(action.loss)}</td>` +
+            (withNeed ? `<td class="num chance">${percent(action.probability)}</td>` : "") +
+            `</tr>`
           );
         })
         .join("");
@@ -986,6 +1020,27 @@
       timings.advice.push(performance.now() - lastInputAt);
       lastInputAt = null;
     }
+  }
+
+  function percent(p) {
+    return `${(100 * p).toFixed(1)}%`;
+  }
+
+  /** Play to reach: the chance of the target, and the mean's own best move where the
+   * target asks for another one. */
+  function reachText(data, built) {
+    const need = built.request.need;
+    const meanBest = data.actions.reduce((a, b) => (b.loss < a.loss ? b : a));
+    const other =
+      meanBest !== data.actions[0]
+        ? `<br><span class="muted">For the best average instead: ${escapeHtml(meanBest.words)}</span>`
+        : "";
+    return (
+      `<br>Chance of reaching <strong>${built.target}</strong>: ` +
+      `<strong class="reach" id="reach">${percent(data.probability)}</strong> ` +
+      `<span class="muted">(${need > 0 ? `${need} more points needed` : "reached already"})</span>` +
+      other
+    );
   }
 
   // --- play along ---------------------------------------------------------------------------
@@ -1220,6 +1275,16 @@
       clearTimeout(typingTimer);
       typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
     });
+    for (const input of [el.target, el.others]) {
+      input.addEventListener("input", () => {
+        state.target = { score: el.target.value, others: el.others.value };
+        saveState();
+        const target = targetScore();
+        el.targetMessage.textContent = (target && target.error) || "";
+        clearTimeout(typingTimer);
+        typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
+      });
+    }
     el.extra.addEventListener("input", () => {
       state.advise.extraBonuses = el.extra.value;
       saveState();
@@ -1341,6 +1406,8 @@
     if (!ruleSets.has(state.advise.rules)) state.advise = freshAdvise(first);
     if (!ruleSets.has(state.play.rules)) state.play = freshPlay(first);
     fitToRules(state.advise);
+    el.target.value = state.target.score;
+    el.others.value = state.target.others;
     renderAll();
     el.app.dataset.ready = "yes";
     timings.ready = performance.now();

@@ -1,0 +1,49 @@
+"""How big a rule set's whole need table is, before anyone solves it.
+
+A need table holds, per block, every reachable turn start times the block's width (one
+chance per need, :func:`memo_solver.games.yahtzee.need.width`), 8 bytes a chance: hundreds
+of times the mean table. ``precompute --need`` weighs this against its limit before it
+starts, and a service weighs a cold question's cone (:func:`cone_values`) against its
+budget, so that neither learns the size from a full disk or a stalled request.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memo_solver.games.yahtzee.need import _box_tops, width
+from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.turn import Guideposts
+
+VALUE_BYTES = 8
+
+
+def table_bytes(rules: RuleSet, cap: int) -> int:
+    """Bytes of the whole need table of ``rules`` up to ``cap``: over every block a game
+    reaches, its reachable turn starts times its width, 8 bytes each (what the store keeps,
+    which packs the reachable turn starts only)."""
+    masks = np.asarray(rules.reachable_masks(0), dtype=np.int64)
+    tops = _box_tops(rules)
+    reach = np.zeros_like(masks)
+    upper_open = np.zeros(masks.shape, dtype=bool)
+    upper_bits = 0
+    for box, category in enumerate(rules.categories):
+        is_open = (masks >> box & 1) == 0
+        reach += np.where(is_open, tops[box], 0)
+        if category.upper_face:
+            upper_open |= is_open
+            upper_bits |= 1 << box
+    reach += np.where(upper_open, rules.upper_bonus, 0)
+    widths = np.maximum(1, np.minimum(cap, reach))
+    # The turn starts a block reaches depend only on its filled upper boxes and Yahtzee box.
+    shaping = upper_bits | (0 if rules.yahtzee_box is None else 1 << rules.yahtzee_box)
+    kinds, which = np.unique(masks & shaping, return_inverse=True)
+    starts = np.array([Guideposts.reachable(rules, int(k)).upper.size for k in kinds])
+    return int((starts[which.ravel()] * widths).sum()) * VALUE_BYTES
+
+
+def cone_values(rules: RuleSet, cap: int, filled: int) -> int:
+    """Chances a cold solve from ``filled`` may compute, at most: the mean cone's turn
+    starts (:meth:`RuleSet.cone_turn_starts`) times the block's width, the widest of the
+    cone (later blocks reach less)."""
+    return rules.cone_turn_starts(filled) * width(rules, cap, filled)
