@@ -896,7 +896,9 @@ def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
     assert "cannot reach" not in line
 
 
-@pytest.mark.parametrize("option", ["--header-timeout", "--cold-budget", "--rule-engines"])
+@pytest.mark.parametrize(
+    "option", ["--header-timeout", "--cold-budget", "--need-budget", "--rule-engines"]
+)
 def test_serve_refuses_a_limit_that_is_not_positive(tmp_path: Path, option: str) -> None:
     result = memo_solver(tmp_path / "s.sqlite3", "serve", option, "0")
     line = one_error_line(result)

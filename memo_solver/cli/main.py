@@ -269,13 +269,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         args.doom_limit,
         args.header_timeout,
         args.cold_budget,
+        args.need_budget,
         args.rule_engines,
         args.workers,
     )
     if min(positive) <= 0 or not 0 < args.port < 65536:
         raise UsageError(
             "--deadline, --cache-mb, --doom-limit, --header-timeout, --cold-budget, "
-            "--rule-engines, --workers and --port must be positive (port < 65536)"
+            "--need-budget, --rule-engines, --workers and --port must be positive (port < "
+            "65536)"
         )
     import anyio
 
@@ -286,6 +288,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cache_bytes=args.cache_mb << 20,
         doom_limit=args.doom_limit,
         cold_budget=args.cold_budget,
+        need_budget=args.need_budget,
         rule_engines=args.rule_engines,
     )
     uvicorn_options = {

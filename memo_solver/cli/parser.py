@@ -327,6 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
         "to the workers (503) or is refused (422) (default: 2,500,000: the whole yatzy)",
     )
     serve.add_argument(
+        "--need-budget",
+        type=int,
+        default=30_000_000,
+        help="most chances (turn starts times needs) a cold request with a need may solve here; "
+        "past it, as past --cold-budget (default: 30,000,000: nine open yahtzee boxes)",
+    )
+    serve.add_argument(
         "--rule-engines",
         type=int,
         default=16,

@@ -31,7 +31,7 @@ from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.game import YahtzeeGame, block_key, filled_of
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.turn import solve_blocks
+from memo_solver.games.yahtzee.turn import IntArray, solve_blocks
 
 DEFAULT_CAP: Final = 400
 """Points to come a table answers for by default: a final score of 400 is past what the
@@ -70,13 +70,25 @@ def check_cap(cap: int) -> int:
 
 
 @lru_cache(maxsize=64)
-def _box_tops(rules: RuleSet) -> tuple[int, ...]:
-    """Per box, the most one score in it can bank: its best roll's points or its Joker
-    points, and the +100 of a five of a kind once the Yahtzee box holds 50."""
-    return tuple(
+def _box_tops(rules: RuleSet) -> tuple[IntArray, IntArray]:
+    """Per box, the most one score in it can bank (its best roll's points or its Joker
+    points, and the +100 of a five of a kind once the Yahtzee box holds 50), and whether
+    it counts toward the upper bonus."""
+    tops = [
         max(int(rules.scores[box].max()), category.joker_points) + rules.yahtzee_bonus
         for box, category in enumerate(rules.categories)
-    )
+    ]
+    upper = [category.upper_face > 0 for category in rules.categories]
+    return np.array(tops, dtype=np.int64), np.array(upper, dtype=np.int64)
+
+
+def reaches(rules: RuleSet, masks: IntArray) -> IntArray:
+    """:func:`reach` of many filled masks at once (a whole table's, to size it)."""
+    tops, upper = _box_tops(rules)
+    open_ = (masks[:, None] >> np.arange(tops.size) & 1) == 0
+    bonus = (open_ & (upper == 1)).any(axis=1)
+    points: IntArray = (open_ * tops).sum(axis=1) + np.where(bonus, rules.upper_bonus, 0)
+    return points
 
 
 @lru_cache(maxsize=65536)
@@ -84,10 +96,7 @@ def reach(rules: RuleSet, filled: int) -> int:
     """The most points the boxes open in ``filled`` could give, each at its best, with the
     upper bonus while an upper box is open: at least the most any game can score from any
     guidepost of the block, so every chance for a larger need is exactly 0."""
-    tops = _box_tops(rules)
-    open_ = [box for box in range(len(rules.categories)) if not filled >> box & 1]
-    bonus = any(rules.categories[box].upper_face for box in open_)
-    return sum(tops[box] for box in open_) + (rules.upper_bonus if bonus else 0)
+    return int(reaches(rules, np.array([filled], dtype=np.int64))[0])
 
 
 def width(rules: RuleSet, cap: int, filled: int) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memo_solver.games.yahtzee.need import _box_tops, width
+from memo_solver.games.yahtzee.need import reaches, width
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.turn import Guideposts
 
@@ -23,18 +23,8 @@ def table_bytes(rules: RuleSet, cap: int) -> int:
     reaches, its reachable turn starts times its width, 8 bytes each (what the store keeps,
     which packs the reachable turn starts only)."""
     masks = np.asarray(rules.reachable_masks(0), dtype=np.int64)
-    tops = _box_tops(rules)
-    reach = np.zeros_like(masks)
-    upper_open = np.zeros(masks.shape, dtype=bool)
-    upper_bits = 0
-    for box, category in enumerate(rules.categories):
-        is_open = (masks >> box & 1) == 0
-        reach += np.where(is_open, tops[box], 0)
-        if category.upper_face:
-            upper_open |= is_open
-            upper_bits |= 1 << box
-    reach += np.where(upper_open, rules.upper_bonus, 0)
-    widths = np.maximum(1, np.minimum(cap, reach))
+    widths = np.maximum(1, np.minimum(cap, reaches(rules, masks)))
+    upper_bits = sum(1 << box for box, c in enumerate(rules.categories) if c.upper_face)
     # The turn starts a block reaches depend only on its filled upper boxes and Yahtzee box.
     shaping = upper_bits | (0 if rules.yahtzee_box is None else 1 << rules.yahtzee_box)
     kinds, which = np.unique(masks & shaping, return_inverse=True)
