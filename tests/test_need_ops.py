@@ -23,6 +23,7 @@ from memo_solver.games.yahtzee.need_table import cone_values, table_bytes
 from memo_solver.games.yahtzee.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.turn import Guideposts
 from memo_solver.jobs.queue import Job, JobQueue
+from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
 
@@ -125,6 +126,8 @@ def test_workers_precompute_a_need_table_and_warm_a_need_job(
     result = json.loads(done.stdout)
     assert result["probability"] == pytest.approx(TINY_TOP, abs=TOL)
     assert job_record(r, result["job"])["rules"] == f"{TINY.fingerprint}-need400"
+    # The pooled engine's blocks count in the worker's heartbeat like a built-in's.
+    wait_for("w1's count", lambda: int(r.hget(redis_keys.worker("w1"), "blocks_computed") or 0), 10)
 
     # A warm job of a built-in's need table (as a service hands over a cold question).
     lower = RULE_SETS["yahtzee-lower"]

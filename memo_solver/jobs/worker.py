@@ -21,6 +21,8 @@ import signal
 import socket
 import time
 import uuid
+import weakref
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -59,6 +61,10 @@ class Worker:
         # would look like a hung Redis.
         self._read_block_ms = min(_READ_BLOCK_MS, round(self.store.socket_timeout_s * 500))
         self.engines: dict[str, Engine] = {}
+        self._pooled = Counter[str]()
+        """What pooled engines (rule-set files, need tables) did, counted as their jobs end:
+        the pool closes engines, so their own counters cannot be summed at a heartbeat."""
+        self._seen: weakref.WeakKeyDictionary[Engine, Counter[str]] = weakref.WeakKeyDictionary()
         self.pool: EnginePool | None = None
         """Engines for games named by fingerprint, opened while :meth:`run` runs."""
         self.jobs_done = 0
@@ -136,11 +142,19 @@ class Worker:
     def counters(self) -> dict[str, int]:
         engines = self.engines.values()
         return {
-            "blocks_computed": sum(e.counters.computed for e in engines),
-            "blocks_waited": sum(e.counters.waited for e in engines),
-            "blocks_fetched": sum(e.counters.fetched for e in engines),
+            "blocks_computed": sum(e.counters.computed for e in engines) + self._pooled["c"],
+            "blocks_waited": sum(e.counters.waited for e in engines) + self._pooled["w"],
+            "blocks_fetched": sum(e.counters.fetched for e in engines) + self._pooled["f"],
             "jobs_done": self.jobs_done,
         }
+
+    def _count_pooled(self, engine: Engine) -> None:
+        """Add what ``engine`` did since it was last counted (jobs side by side on one
+        engine are each counted once: the later one adds only what came after)."""
+        counters = engine.counters
+        now = Counter(c=counters.computed, w=counters.waited, f=counters.fetched)
+        self._pooled.update(now - self._seen.get(engine, Counter()))
+        self._seen[engine] = now
 
     async def _heartbeat_forever(self) -> None:
         """Beat, keep this worker's running jobs its own, and trim the stream of what
@@ -246,7 +260,10 @@ class Worker:
             raise JobError(f"the definition stored for {job.rules} is of another game")
         assert self.pool is not None, "the worker is not running"
         async with self.pool.use(entry.game, None) as engine:
-            yield engine, entry
+            try:
+                yield engine, entry
+            finally:
+                self._count_pooled(engine)
 
     async def _run(self, job: Job) -> None:
         async with self._engine(job) as (engine, entry):
