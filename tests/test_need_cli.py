@@ -112,6 +112,13 @@ def test_a_need_above_the_cap_that_a_roll_could_meet_is_refused(
     assert "--need-cap" in line
 
 
+def test_need_threads_must_be_positive(store: Path, rules_file: Path) -> None:
+    result = memo_solver(
+        store, "value", "--rules-file", str(rules_file), "--need", "3", "--need-threads", "0"
+    )
+    assert "--need-threads must be 1 or more, got 0" in one_error_line(result)
+
+
 @pytest.mark.parametrize("cap", ["0", "2001"])
 def test_a_cap_out_of_range_is_refused(store: Path, rules_file: Path, cap: str) -> None:
     result = memo_solver(
