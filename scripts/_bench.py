@@ -84,6 +84,14 @@ def cpu_seconds(pid: int) -> float:
     return (utime + stime) / CLOCK_TICKS
 
 
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy (all but idle and iowait), from the
+    first line of ``/proc/stat``: less a process's own CPU over the same span, what other
+    processes kept busy."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / CLOCK_TICKS
+
+
 def percentile(values: Sequence[float], share: float) -> float:
     """Nearest rank: the smallest value with ``share`` of them at or below it."""
     ordered = sorted(values)

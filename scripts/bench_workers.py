@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test su
 import redis  # noqa: E402
 from _bench import cpu_seconds  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import stored_blocks, wait_for  # noqa: E402
+from worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
 
 from memo_solver.jobs.queue import Job  # noqa: E402
 from memo_solver.stores import redis_keys  # noqa: E402
@@ -100,10 +100,21 @@ class RedisRun:
 
 
 @dataclass(frozen=True)
-class SplitRun:
+class PoolRun:
+    """A cold precompute served by a pool of workers on a fresh Redis."""
+
     computed: dict[str, int]
+    """Blocks each worker computed (its ``status --json`` row, after a beat past the job)."""
+    worker_cpu_s: dict[str, float]
+    """Each worker's CPU from just before the job was queued to just after it was done."""
+    redis_cpu_s: float
     wall_s: float
+    """Queued to done as this script saw it, the queueing CLI's start-up included."""
+    job_s: float
+    """The job's own record: ``queued_at`` to ``finished_at``."""
     value: float
+    redis_used_memory_mb: float
+    redis_blocks_hash_mb: float
 
     @property
     def total(self) -> int:
@@ -112,6 +123,10 @@ class SplitRun:
     @property
     def larger_share(self) -> float:
         return max(self.computed.values()) / max(1, self.total)
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self.worker_cpu_s.values()) + self.redis_cpu_s
 
 
 def env() -> dict[str, str]:
@@ -185,20 +200,24 @@ def start_worker(stack: ExitStack, url: str, name: str, logs: Path, heartbeat_s:
     return process.pid
 
 
-def run_job(client: redis.Redis, url: str) -> tuple[float, float]:
-    """Queue the precompute, poll its record until done: (wall seconds, start value)."""
+def run_job(
+    client: redis.Redis, url: str, rules: str | None = None
+) -> tuple[float, dict[bytes, bytes]]:
+    """Queue the precompute of ``rules`` (default: the measured one), poll its record until
+    done: (wall seconds, the record)."""
+    rules = rules or RULES
+    job_id = Job.precompute(rules).id
     started = time.perf_counter()
-    cli("--redis", url, "precompute", "--rules", RULES)
+    cli("--redis", url, "precompute", "--rules", rules)
 
     def finished() -> dict[bytes, bytes] | None:
-        record: dict[bytes, bytes] = client.hgetall(redis_keys.job(JOB_ID))  # type: ignore[assignment]
+        record: dict[bytes, bytes] = client.hgetall(redis_keys.job(job_id))  # type: ignore[assignment]
         if record.get(b"status") == b"failed":
             raise SystemExit(f"the job failed: {record}")
         return record if record.get(b"status") == b"done" else None
 
     record = wait_for("the precompute job", finished, 7200, every=0.05)
-    wall = time.perf_counter() - started
-    return wall, float(record[b"value"])
+    return time.perf_counter() - started, record
 
 
 def run_redis(binary: str, workdir: Path, round_no: int) -> RedisRun:
@@ -212,7 +231,7 @@ def run_redis(binary: str, workdir: Path, round_no: int) -> RedisRun:
         assert redis_pid is not None
         time.sleep(0.5)  # let the worker's start-up settle
         worker_before, redis_before = cpu_seconds(worker_pid), cpu_seconds(redis_pid)
-        wall, value = run_job(client, url)
+        wall, record = run_job(client, url)
         worker_after, redis_after = cpu_seconds(worker_pid), cpu_seconds(redis_pid)
         ns = _namespace()
         blocks = stored_blocks(client, ns)
@@ -222,32 +241,76 @@ def run_redis(binary: str, workdir: Path, round_no: int) -> RedisRun:
         worker_cpu_s=worker_after - worker_before,
         redis_cpu_s=redis_after - redis_before,
         wall_s=wall,
-        value=check_value(value, "redis"),
+        value=check_value(float(record[b"value"]), "redis"),
     )
 
 
-def run_split(binary: str, workdir: Path, round_no: int) -> SplitRun:
-    folder = workdir / f"split-{round_no}"
-    names = ["split-1", "split-2"]
-    heartbeat_s = 0.5
+def run_pool(
+    binary: str,
+    folder: Path,
+    names: list[str],
+    heartbeat_s: float = 0.5,
+    warm_up: str | None = None,
+) -> PoolRun:
+    """A cold precompute by the workers ``names`` on a fresh redis-server (AOF as in
+    docker-compose.yml), queued once every worker has beaten (and, with ``warm_up``, once
+    the precompute of that rule set and every job it fanned out are done, untimed: a
+    worker's first job loads the compiled kernel); the value checked against the pin. The
+    CPU counted runs from just before the job is queued to just after it is done, so the
+    workers' start-up is left out."""
     with RedisServer(folder, binary=binary) as server, ExitStack() as stack:  # workers go first
         url = server.url
-        for name in names:
-            start_worker(stack, url, name, folder, heartbeat_s)
+        pids = {name: start_worker(stack, url, name, folder, heartbeat_s) for name in names}
         client = stack.enter_context(server.client())
         for name in names:
-            wait_for(f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 60)
-        wall, value = run_job(client, url)
-        done_at = time.time()
+            wait_for(f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 120)
+        computed_before = dict.fromkeys(names, 0)
+        if warm_up is not None:
+            run_job(client, url, warm_up)
+            wait_for("the warm-up's jobs", partial(_all_jobs_done, client), 60)
+            computed_before = _counters_after_a_beat(url, names, heartbeat_s)
+        assert server.pid is not None
+        before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        redis_before = cpu_seconds(server.pid)
+        wall, record = run_job(client, url)
+        cpu = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+        redis_cpu = cpu_seconds(server.pid) - redis_before
+        computed = _counters_after_a_beat(url, names, heartbeat_s)
+        used = int(client.info("memory")["used_memory"])
+        blocks_bytes = sum(
+            int(client.memory_usage(group, samples=0) or 0)
+            for group in layout_of(client, _namespace()).block_groups()
+        )
+    return PoolRun(
+        computed={name: computed[name] - computed_before[name] for name in names},
+        worker_cpu_s=cpu,
+        redis_cpu_s=redis_cpu,
+        wall_s=wall,
+        job_s=float(record[b"finished_at"]) - float(record[b"queued_at"]),
+        value=check_value(float(record[b"value"]), f"{len(names)} workers"),
+        redis_used_memory_mb=used / 1e6,
+        redis_blocks_hash_mb=blocks_bytes / 1e6,
+    )
 
-        def counters() -> dict[str, int] | None:
-            rows = {w["id"]: w for w in cli("--redis", url, "status")["workers"]}
-            if all(n in rows and float(rows[n]["beat_at"]) > done_at for n in names):
-                return {n: int(rows[n]["blocks_computed"]) for n in names}
-            return None
 
-        computed = wait_for("a heartbeat after the job", counters, 30, every=heartbeat_s)
-    return SplitRun(computed=computed, wall_s=wall, value=check_value(value, "two workers"))
+def _all_jobs_done(client: redis.Redis) -> bool:
+    """Every job on the stream read and acknowledged (a precompute's fanned-out block jobs
+    may outlast it)."""
+    (group,) = client.xinfo_groups(redis_keys.JOB_STREAM)
+    return bool(group["lag"] == 0 and group["pending"] == 0)
+
+
+def _counters_after_a_beat(url: str, names: list[str], heartbeat_s: float) -> dict[str, int]:
+    """Each worker's ``blocks_computed``, once it has sent a heartbeat after this call."""
+    since = time.time()
+
+    def counters() -> dict[str, int] | None:
+        rows = {w["id"]: w for w in cli("--redis", url, "status")["workers"]}
+        if all(n in rows and float(rows[n]["beat_at"]) > since for n in names):
+            return {n: int(rows[n]["blocks_computed"]) for n in names}
+        return None
+
+    return wait_for("a heartbeat after the job", counters, 30, every=heartbeat_s)
 
 
 def _namespace() -> str:
@@ -279,7 +342,7 @@ def main() -> int:
 
     embedded: list[EmbeddedRun] = []
     shared: list[RedisRun] = []
-    splits: list[SplitRun] = []
+    splits: list[PoolRun] = []
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
         workdir = Path(tmp)
         say(f"(a) cold {RULES} precompute, CPU: embedded vs one worker + redis-server")
@@ -303,7 +366,7 @@ def main() -> int:
                     )
         say(f"(b) cold {RULES} precompute, two workers")
         for round_no in range(args.rounds):
-            split = run_split(binary, workdir, round_no)
+            split = run_pool(binary, workdir / f"split-{round_no}", ["split-1", "split-2"])
             splits.append(split)
             shares = ", ".join(f"{n} {c}" for n, c in split.computed.items())
             say(
