@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 import numpy as np
 import pytest
@@ -297,104 +296,6 @@ async def test_a_layered_solve_splits_its_chunks_over_threads() -> None:
     assert sum(calls) == 128
     widest = max(len(layer) for layer in LOWER.layers(LOWER.root()))
     assert max(calls) == 4 < 16 < widest  # 16-block chunks: a thread's share of 8, in halves
-
-
-class HeldFirstCommit:
-    """A store whose first commit waits until ``go`` is set, then stores its blocks or
-    fails with ``error``. It notes what a commit must never do: store a block before all
-    its successors, or find a block it holds back already in the engine's memo (which must
-    hold only what the store holds)."""
-
-    def __init__(self, inner: Store, game: Game) -> None:
-        self.inner = inner
-        self.game = game
-        self.go = anyio.Event()
-        self.error: Exception | None = None
-        self.engine: Engine | None = None
-        self.commits = 0
-        self.stored: set[str] = set()
-        self.before_successors: list[str] = []
-        self.in_memo_while_held: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def commit(self, namespace: str, blocks: dict[str, bytes], token: str | None) -> None:
-        self.commits += 1
-        if self.commits == 1:
-            with anyio.fail_after(10):
-                await self.go.wait()
-            assert self.engine is not None
-            memo = self.engine.memo.view()
-            self.in_memo_while_held += [key for key in blocks if key in memo]
-            if self.error is not None:
-                raise self.error
-        self.before_successors += [
-            key for key in blocks if not set(self.game.successors(key)) <= self.stored
-        ]
-        await self.inner.commit(namespace, blocks, token)
-        self.stored.update(blocks)
-
-    def store(self) -> Store:
-        return cast(Store, self)
-
-
-class SolvesWatched:
-    """A game that sets ``started`` when its batch solver (in a worker thread) is given one
-    of ``keys``."""
-
-    def __init__(self, game: Game, keys: set[str], started: anyio.Event) -> None:
-        self.game = game
-        self.keys = keys
-        self.started = started
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.game, name)
-
-    def solve_many(self, keys: Sequence[str], successors: Any) -> Sequence[Block]:
-        if self.keys & set(keys):
-            anyio.from_thread.run_sync(self.started.set)
-        return self.game.solve_many(keys, successors)
-
-
-def held_layered_solve(store: Store) -> tuple[HeldFirstCommit, Game]:
-    """yahtzee-lower on a store whose first commit (the last layer's one block) is held
-    until the layer above it is being solved."""
-    held = HeldFirstCommit(store, LOWER)
-    above = set(list(LOWER.layers(LOWER.root()))[1])
-    return held, cast(Game, SolvesWatched(LOWER, above, held.go))
-
-
-async def test_a_layers_commit_runs_beside_the_next_layers_solve(store: Store) -> None:
-    """With two threads the layer above is solved while the layer below is still being
-    committed (its blocks handed over in the process, not read from the store): the store's
-    work at a layer's end holds no thread up. Yet no block is in the process memo before
-    its commit, none is stored before its successors, and the answer is the same."""
-    held, game = held_layered_solve(store)
-    async with open_engine(game, held.store(), threads=2) as engine:
-        held.engine = engine
-        root = await engine.solve_layers(LOWER.root(), chunk=16)
-    assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
-    assert held.in_memo_while_held == []
-    assert held.before_successors == []
-    assert held.stored == set(await store.keys(namespace_of(LOWER)))
-    assert len(held.stored) == engine.counters.computed == LOWER.block_count
-    assert (await store.coverage(namespace_of(LOWER))).claims == 0
-
-
-async def test_a_failed_commit_fails_the_layered_solve_running_beside_it(store: Store) -> None:
-    """A layer's commit that fails while the layer above is being solved fails the whole
-    solve with the store's own error: nothing above it is committed, and every claim taken
-    (the layer above's too) is given back."""
-    held, game = held_layered_solve(store)
-    held.error = StoreFullError("the store is full")
-    async with open_engine(game, held.store(), threads=2) as engine:
-        held.engine = engine
-        with pytest.raises(StoreFullError):
-            await engine.solve_layers(LOWER.root(), chunk=16)
-    assert held.go.is_set()
-    coverage = await store.coverage(namespace_of(LOWER))
-    assert (coverage.blocks, coverage.claims) == (0, 0)
 
 
 class Listed:

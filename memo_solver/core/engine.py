@@ -25,7 +25,7 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -91,66 +91,6 @@ class _Lookup:
     error: Exception | None = None
 
 
-@dataclass
-class _Claims:
-    """What the claims on a batch's keys found, and whether its blocks are committed yet:
-    until they are, the claims taken are given back when the batch leaves."""
-
-    keys: Sequence[str]
-    found: Mapping[str, Claim]
-    committed: bool = False
-
-    def of(self, state: Claim) -> list[str]:
-        return [key for key in self.keys if self.found[key] is state]
-
-
-class _Layer:
-    """How far a layered solve has taken one layer. The layer above it solves once it is
-    solved (each block in the process memo, or pending its commit) and commits once it is
-    committed: so a layer's last commits run beside the next layer's first solves, yet
-    a stored block's successors are always stored before it."""
-
-    def __init__(self, chunks: int) -> None:
-        self.solved = anyio.Event()
-        self.committed = anyio.Event()
-        self._unsolved = self._uncommitted = chunks
-        if not chunks:
-            self.solved.set()
-            self.committed.set()
-
-    def chunk_solved(self) -> None:
-        self._unsolved -= 1
-        if not self._unsolved:
-            self.solved.set()
-
-    def chunk_committed(self) -> None:
-        self._uncommitted -= 1
-        if not self._uncommitted:
-            self.committed.set()
-
-
-class _Overlay(Mapping[str, Block]):
-    """The blocks a layered solve's worker threads read successors from: those solved but
-    not yet committed (never in the process memo, which holds only what the store holds),
-    laid over the process memo. A block leaves ``pending`` only after it is put in the
-    memo, so a reader never misses one between the two."""
-
-    def __init__(self, pending: Mapping[str, Block], memo: Mapping[str, Block]) -> None:
-        self._pending = pending
-        self._memo = memo
-
-    def __getitem__(self, key: str) -> Block:
-        block = self._pending.get(key)
-        return self._memo[key] if block is None else block
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._pending
-        yield from (key for key in self._memo if key not in self._pending)
-
-    def __len__(self) -> int:
-        return len(self._memo) + sum(1 for key in self._pending if key not in self._memo)
-
-
 class Engine:
     """Solves a game's blocks lazily on top of a store. Use :func:`open_engine`."""
 
@@ -208,89 +148,53 @@ class Engine:
         costs no task, event or in-flight record per block. ``shuffle`` orders each layer at
         random, so that workers solving the same cone side by side mostly take different
         blocks (the claims keep them from computing any block twice); the store arranges a
-        layer so that a chunk's keys are ones it keeps together (:meth:`Store.arrange`).
+        layer so that a chunk's keys are ones it keeps together (:meth:`Store.arrange`)."""
+        in_flight = anyio.CapacityLimiter(self.threads)
 
-        With threads, as many chunks as threads are under way at once, each a thread's
-        share, in order across layers: one's claims and commit run while the others' blocks
-        are in the kernel, and a layer's last commit runs beside the next layer's first
-        solve (see :class:`_Layer`), so the store's work at a layer's end holds no thread
-        up. With one thread a chunk is claimed, solved and committed before the next."""
-        slots = anyio.Semaphore(self.threads)
-        pending: dict[str, Block] = {}
-        below = _Layer(0)
-        async with task_group() as tg:
-            for layer in self.game.layers(key):
-                order = await self.store.arrange(self.namespace, layer, shuffle)
-                size = max(1, chunk // self.threads)
-                chunks = [order[start : start + size] for start in range(0, len(order), size)]
-                here = _Layer(len(chunks))
+        async def solve(keys: Sequence[str]) -> None:
+            async with in_flight:
+                await self._solve_chunk(keys)
+
+        for layer in self.game.layers(key):
+            order = await self.store.arrange(self.namespace, layer, shuffle)
+            # With threads, as many chunks as threads at once, each a thread's share: one's
+            # claims, lookups and commit run on the event loop while the others' blocks are
+            # in the kernel.
+            size = max(1, chunk // self.threads)
+            chunks = [order[start : start + size] for start in range(0, len(order), size)]
+            async with task_group() as tg:
                 for keys in chunks:
-                    await slots.acquire()
-                    tg.start_soon(self._solve_chunk, keys, below, here, pending, slots)
-                below = here
+                    tg.start_soon(solve, keys)
         return await self.block(key)
 
-    async def _solve_chunk(
-        self,
-        keys: Sequence[str],
-        below: _Layer,
-        layer: _Layer,
-        pending: dict[str, Block],
-        slots: anyio.Semaphore,
-    ) -> None:
-        """Solve the blocks of ``keys`` (one of ``layer``'s chunks) that no one has, once
-        the layers ``below`` are solved, and commit them once those are committed; until
-        then they wait in ``pending`` for the next layer to read. The claims tell which the
-        store holds already (read, not solved), so a cold chunk makes one store round trip
-        before its solve. Blocks another worker holds, or a query of this process is solving
-        top-down, are then awaited the top-down way."""
-        try:
-            if self._on_progress is not None:
-                await self._plan(keys)
-            later = [key for key in keys if key in self._in_flight]
-            todo = [
-                key for key in keys if key not in self._in_flight and self.memo.get(key) is None
-            ]
-            solved_early = False
-            if todo:
-                async with self._claimed(todo) as claims:
-                    _, todo = await self._read_stored(claims)
-                    later += claims.of(Claim.BUSY)
-                    await below.solved.wait()
-                    solved = await self._solve_from_memo(todo, pending)
-                    pending.update((key, value) for key, (value, _) in solved.items())
-                    if not later:
-                        layer.chunk_solved()
-                        solved_early = True
-                    await below.committed.wait()
-                    await self._commit(claims, solved)
-                    for key in solved:
-                        del pending[key]  # after the memo has it (see _Overlay)
-            if later:
-                # Solved the top-down way should their holders give up: with successors stored.
-                await below.committed.wait()
-                await self.blocks(later)
-            if not solved_early:
-                layer.chunk_solved()
-            layer.chunk_committed()
-        finally:
-            slots.release()
+    async def _solve_chunk(self, keys: Sequence[str]) -> None:
+        """Solve the blocks of ``keys`` (one layer's) that no one has: their successors are
+        below, in layers solved before. The claims tell which the store holds already (read,
+        not solved), so a cold chunk makes one store round trip before its solve. Blocks
+        another worker holds, or a query of this process is solving top-down, are then
+        awaited the top-down way."""
+        if self._on_progress is not None:
+            await self._plan(keys)
+        later = [key for key in keys if key in self._in_flight]
+        todo = [key for key in keys if key not in self._in_flight and self.memo.get(key) is None]
+        if todo:
+            _, busy = await self._claim_and_solve(todo)
+            later += busy
+        if later:
+            await self.blocks(later)
 
-    async def _solve_from_memo(
-        self, keys: Sequence[str], pending: Mapping[str, Block]
-    ) -> dict[str, tuple[Block, bytes]]:
-        """``keys`` solved with their successors read straight from the process memo (or
-        ``pending``: solved, not yet committed) by the worker threads: in a layered solve the
-        layers below were just solved or read, so the event loop lists and gathers no
-        successor (that was half its time per block, time the other thread's kernel waited
-        on). Should one be missing (evicted from a bounded memo, or being solved top-down by
-        a query), they are gathered the usual way and the blocks solved again."""
+    async def _solve_from_memo(self, keys: Sequence[str]) -> dict[str, tuple[Block, bytes]]:
+        """``keys`` solved with their successors read straight from the process memo by the
+        worker threads: in a layered solve the layers below were just solved or read, so
+        the event loop lists and gathers no successor (that was half its time per block,
+        time the other thread's kernel waited on). Should one be missing (evicted from a
+        bounded memo, or being solved top-down by a query), they are gathered the usual way
+        and the blocks solved again."""
         try:
-            return await self._solve_in_threads(keys, _Overlay(pending, self.memo.view()))
+            return await self._solve_in_threads(keys, self.memo.view())
         except KeyError:
             wanted = self._successors_of(keys)
-            successors = {key: pending[key] for key in wanted if key in pending}
-            successors.update(await self.stored([s for s in wanted if s not in successors]))
+            successors = await self.stored(wanted)
             if len(successors) < len(wanted):
                 successors.update(await self.blocks([s for s in wanted if s not in successors]))
             return await self._solve_in_threads(keys, successors)
@@ -491,68 +395,66 @@ class Engine:
         successors: dict[str, Block] = {}
         for job in batch:
             successors.update(job.successors)
-        async with self._claimed([job.key for job in batch]) as claims:
-            found, todo = await self._read_stored(claims)
-            solved = await self._solve_in_threads(todo, successors)
-            await self._commit(claims, solved)
-        values = found | {key: value for key, (value, _) in solved.items()}
+        values, _ = await self._claim_and_solve([job.key for job in batch], successors)
         for job in batch:
             job.value = values.get(job.key)
 
-    @asynccontextmanager
-    async def _claimed(self, keys: Sequence[str]) -> AsyncIterator[_Claims]:
-        """Claim ``keys`` for the body: the claims taken are renewed while it runs, and given
-        back when it leaves unless it committed their blocks (:meth:`_commit`)."""
+    async def _claim_and_solve(
+        self, keys: Sequence[str], successors: Mapping[str, Block] | None = None
+    ) -> tuple[dict[str, Block], list[str]]:
+        """Claim ``keys``, solve and commit those claimed, read those already stored: their
+        values, and the keys another worker holds (to be waited for). Without
+        ``successors`` the solver reads them from the process memo
+        (:meth:`_solve_from_memo`)."""
         try:
-            found = await self.store.try_claim(self.namespace, keys, self.token, self.lease_s)
+            claims = await self.store.try_claim(self.namespace, keys, self.token, self.lease_s)
         except anyio.get_cancelled_exc_class():
             # The claims may have been taken with the reply still on its way: give back any
             # that are ours (release compares the token) rather than let them lapse.
             with anyio.CancelScope(shield=True):
                 await self.store.release(self.namespace, keys, self.token)
             raise
-        claims = _Claims(keys, found)
-        claimed = claims.of(Claim.CLAIMED)
+        claimed = [key for key in keys if claims[key] is Claim.CLAIMED]
         self._held.update(claimed)
+        committed = False
         try:
-            yield claims
+            stored = [key for key in keys if claims[key] is Claim.DONE]
+            found = await self._fetch(stored) if stored else {}
+            # A stored block that failed to verify is recomputed and overwritten, claim or not.
+            todo = [key for key in keys if claims[key] is not Claim.BUSY and key not in found]
+            if successors is None:
+                solved = await self._solve_from_memo(todo)
+            else:
+                solved = await self._solve_in_threads(todo, successors)
+            if solved:
+                await self.store.commit(
+                    self.namespace, {key: data for key, (_, data) in solved.items()}, self.token
+                )
+            committed = True
         finally:
             self._held.difference_update(claimed)
-            if not claims.committed and claimed:
+            if not committed and claimed:
                 with anyio.CancelScope(shield=True):
                     await self.store.release(self.namespace, claimed, self.token)
-
-    async def _read_stored(self, claims: _Claims) -> tuple[dict[str, Block], list[str]]:
-        """The blocks the claims found stored, read; and the keys to solve: those claimed,
-        and stored ones that failed to verify (recomputed and overwritten, claim or not)."""
-        stored = claims.of(Claim.DONE)
-        found = await self._fetch(stored) if stored else {}
-        todo = [key for key in claims.keys if claims.found[key] is not Claim.BUSY]
-        return found, [key for key in todo if key not in found]
-
-    async def _commit(self, claims: _Claims, solved: Mapping[str, tuple[Block, bytes]]) -> None:
-        """Commit the solved blocks under their claims, then keep them in the process memo
-        (which holds only what the store holds) and count them."""
-        if solved:
-            await self.store.commit(
-                self.namespace, {key: data for key, (_, data) in solved.items()}, self.token
-            )
-        claims.committed = True
+        values = dict(found)
         for key, (value, _) in solved.items():
             self.memo.put(key, value)
+            values[key] = value
         if self._on_progress is not None and solved:
             self._count_needed(list(solved))
             self.counters.computed += len(solved)
             self._on_progress(self.counters)
         else:
             self.counters.computed += len(solved)
+        busy = [key for key in keys if claims[key] is Claim.BUSY]
         log.debug(
             "batch of %d: %d computed, %d found stored, %d held by other workers",
-            len(claims.keys),
+            len(keys),
             len(solved),
-            len(claims.of(Claim.DONE)),
-            len(claims.of(Claim.BUSY)),
+            len(found),
+            len(busy),
         )
+        return values, busy
 
     async def _solve_in_threads(
         self, keys: Sequence[str], successors: Mapping[str, Block]
