@@ -157,10 +157,12 @@ class Engine:
 
         for layer in self.game.layers(key):
             order = await self.store.arrange(self.namespace, layer, shuffle)
-            # With threads, as many chunks as threads at once, each a thread's share: one's
-            # claims, lookups and commit run on the event loop while the others' blocks are
-            # in the kernel.
-            size = max(1, chunk // self.threads)
+            # With threads, as many chunks as threads at once, each one thread's (one call
+            # of the solver): one's claims, lookups and commit run on the event loop while
+            # the others' blocks are in the kernel. A chunk keeps its size whatever the
+            # thread count (cut to 2 blocks a call, 16 threads were slower than 4); a layer
+            # smaller than threads * chunk is cut in one chunk per thread.
+            size = max(1, min(chunk, -(-len(order) // self.threads)))
             chunks = [order[start : start + size] for start in range(0, len(order), size)]
             async with task_group() as tg:
                 for keys in chunks:
@@ -191,13 +193,13 @@ class Engine:
         bounded memo, or being solved top-down by a query), they are gathered the usual way
         and the blocks solved again."""
         try:
-            return await self._solve_in_threads(keys, self.memo.view())
+            return await self._solve_in_threads(keys, self.memo.view(), threads=1)
         except KeyError:
             wanted = self._successors_of(keys)
             successors = await self.stored(wanted)
             if len(successors) < len(wanted):
                 successors.update(await self.blocks([s for s in wanted if s not in successors]))
-            return await self._solve_in_threads(keys, successors)
+            return await self._solve_in_threads(keys, successors, threads=1)
 
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
         """Several blocks at once: one store round trip for those already solved."""
@@ -457,14 +459,15 @@ class Engine:
         return values, busy
 
     async def _solve_in_threads(
-        self, keys: Sequence[str], successors: Mapping[str, Block]
+        self, keys: Sequence[str], successors: Mapping[str, Block], threads: int | None = None
     ) -> dict[str, tuple[Block, bytes]]:
-        """``keys`` solved off the event loop, split over ``threads`` threads (the game's
-        solver releases the GIL), each as one :meth:`Game.solve_many` call."""
+        """``keys`` solved off the event loop, split over ``threads`` threads (default: the
+        engine's; the game's solver releases the GIL), each as one :meth:`Game.solve_many`
+        call. A layered solve's chunk is one thread's share already (``threads=1``)."""
         solved: dict[str, tuple[Block, bytes]] = {}
         if not keys:
             return solved
-        size = -(-len(keys) // self.threads)
+        size = -(-len(keys) // (threads or self.threads))
 
         async def run(part: Sequence[str]) -> None:
             solved.update(
