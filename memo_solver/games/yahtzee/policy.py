@@ -224,17 +224,19 @@ def _best_target_boxes(
     ranked by the mean values of lane t's guidepost (``mean_scores``), then the first: the
     mean policy's choice among them (:func:`_best_boxes`)."""
     n_boxes, n_rolls = scores.shape[0], scores.shape[1]
+    best = np.empty(n)
+    best_mean = np.empty(n)
     for r in range(n_rolls):
         for t in range(n):
-            g = guide[t]
-            best = np.rint(scores[0, r, t] * TIE_SCALE)
-            best_mean = np.rint(mean_scores[0, r, g] * TIE_SCALE)
+            best[t] = np.rint(scores[0, r, t] * TIE_SCALE)
+            best_mean[t] = np.rint(mean_scores[0, r, guide[t]] * TIE_SCALE)
             chosen[r, t] = 0
-            for i in range(1, n_boxes):
+        for i in range(1, n_boxes):
+            for t in range(n):
                 tick = np.rint(scores[i, r, t] * TIE_SCALE)
-                mean = np.rint(mean_scores[i, r, g] * TIE_SCALE)
-                if tick > best or (tick == best and mean > best_mean):
-                    best, best_mean, chosen[r, t] = tick, mean, i
+                mean = np.rint(mean_scores[i, r, guide[t]] * TIE_SCALE)
+                if tick > best[t] or (tick == best[t] and mean > best_mean[t]):
+                    best[t], best_mean[t], chosen[r, t] = tick, mean, i
 
 
 def target_policy(
