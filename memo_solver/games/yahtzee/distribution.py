@@ -489,7 +489,7 @@ def _target_turn(
     """(classes, chased lanes): like ``weights``, per lane of the target policy."""
     if guide.size:
         width = need_width(rules, cap, filled)
-        chances = _widened(_successors(need_blocks, rules, filled), width)
+        chances = widened(_successors(need_blocks, rules, filled), width)
         steps = left[total] - 1
         for lo in range(0, guide.size, TARGET_TILE):
             hi = min(lo + TARGET_TILE, guide.size)
@@ -537,10 +537,15 @@ def _target_turn(
             )  # fmt: skip
 
 
-def _widened(successors: Mapping[int, Block], width: int) -> dict[int, Block]:
-    """Blocks of the chance objective at ``width`` needs each: a successor's chances past
-    its own width (past what its open boxes can give) are 0."""
-    return {
-        box: np.pad(block, ((0, 0), (0, 0), (0, width - block.shape[2])))
-        for box, block in successors.items()
-    }
+def widened(blocks: Mapping[int, Block], width: int) -> dict[int, Block]:
+    """Blocks of the chance objective at ``width`` needs each, as one turn reads its
+    successors: a block's chances past its own width (past what its open boxes can give)
+    are 0. Most are as wide already (the cap) and are used as they are."""
+    out = {}
+    for box, block in blocks.items():
+        if block.shape[2] < width:
+            wide = np.zeros((*block.shape[:2], width))
+            wide[..., : block.shape[2]] = block
+            block = wide
+        out[box] = block
+    return out

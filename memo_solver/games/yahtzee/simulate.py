@@ -47,6 +47,7 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.dice import FACES, MAX_DICE, Dice
+from memo_solver.games.yahtzee.distribution import widened
 from memo_solver.games.yahtzee.game import block_key
 from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
 from memo_solver.games.yahtzee.need import width as need_width
@@ -361,39 +362,45 @@ def _chasing(rules: RuleSet, filled: int, left: IntArray) -> npt.NDArray[np.bool
     return (left >= 1) & (left <= reach(rules, filled))
 
 
-async def _target_columns(
+async def _target_turn(
     target: Target,
     mean_engine: Engine,
     rules: RuleSet,
-    filled: int,
-    policy: BlockPolicy,
-    level: IntArray,
-    left: IntArray,
-) -> tuple[BlockPolicy, IntArray]:
-    """``policy`` (the block's mean policy) with columns for the target policy at the
-    (guidepost, need left) lanes of these games, and each game's column among them.
+    chasing: Mapping[int, tuple[IntArray, IntArray]],
+) -> dict[int, tuple[BlockPolicy, IntArray]]:
+    """For each block of ``chasing`` (filled mask: the games' raveled guideposts and needs
+    left), the target policy's choices at the (guidepost, need left) lanes of its games,
+    packed as a :class:`BlockPolicy` with no guidepost columns, and each game's lane.
 
-    A need left changes with every score, so these columns serve one turn of one chunk:
-    built for the lanes the games stand on, one kernel call for the block, and dropped."""
+    A need left changes with every score, so these serve one turn of one chunk: built for
+    the lanes the games stand on, the successors of every block asked for at once, and the
+    choices made in one worker thread, then dropped."""
     game = target.engine.game
     assert isinstance(game, NeedGame)
-    lanes, of_game = np.unique(np.stack([level, left]), axis=1, return_inverse=True)
-    levels, needs = lanes[0], lanes[1]
-    boxes = rules.open_boxes(filled)
-    keys = [block_key(filled | 1 << box) for box in boxes]
+    keys = sorted(
+        {block_key(filled | 1 << box) for filled in chasing for box in rules.open_boxes(filled)}
+    )
     mean_blocks = await mean_engine.blocks(keys)
     need_blocks = await target.engine.blocks(keys)
-    width = need_width(rules, game.cap, filled)
-    mean_of = {box: mean_blocks[key] for box, key in zip(boxes, keys, strict=True)}
-    chance_of = {
-        box: np.pad(need_blocks[key], ((0, 0), (0, 0), (0, width - need_blocks[key].shape[2])))
-        for box, key in zip(boxes, keys, strict=True)
-    }
-    built = await anyio.to_thread.run_sync(
-        _target_choices, rules, filled, mean_of, chance_of, levels, needs - 1, width
-    )
-    columns: IntArray = policy.box.shape[1] + of_game.ravel()
-    return policy.joined(built), columns
+
+    def build() -> dict[int, tuple[BlockPolicy, IntArray]]:
+        built = {}
+        for filled, (level, left) in chasing.items():
+            lanes, of_game = np.unique(np.stack([level, left]), axis=1, return_inverse=True)
+            width = need_width(rules, game.cap, filled)
+            boxes = rules.open_boxes(filled)
+            after = [block_key(filled | 1 << box) for box in boxes]
+            mean_of = {box: mean_blocks[key] for box, key in zip(boxes, after, strict=True)}
+            chance_of = widened(
+                {box: need_blocks[key] for box, key in zip(boxes, after, strict=True)}, width
+            )
+            policy = _target_choices(
+                rules, filled, mean_of, chance_of, lanes[0], lanes[1] - 1, width
+            )
+            built[filled] = policy, of_game.ravel()
+        return built
+
+    return await anyio.to_thread.run_sync(build)
 
 
 def _target_choices(
@@ -549,17 +556,22 @@ async def _play_chunk(
         needed = [np.unique(level[idx]) for idx in groups]
         policies = await cache.policies(engine, masks.tolist(), needed)
         column = np.empty(games, dtype=np.int64)
-        for g, (policy, idx) in enumerate(zip(policies, groups, strict=True)):
+        for policy, idx in zip(policies, groups, strict=True):
             column[idx] = policy.column[upper[idx], flag[idx]]
-            if target is None or engine is None:
-                continue
-            left = target.need - score[idx]
-            chasing = idx[_chasing(rules, int(masks[g]), left)]
-            if chasing.size:
-                policies[g], column[chasing] = await _target_columns(
-                    target, engine, rules, int(masks[g]), policy, level[chasing],
-                    target.need - score[chasing],
-                )  # fmt: skip
+        if target is not None and engine is not None:
+            chasing = {}
+            for g, idx in enumerate(groups):
+                games_here = idx[_chasing(rules, int(masks[g]), target.need - score[idx])]
+                if games_here.size:
+                    chasing[g] = games_here
+            by_mask = {
+                int(masks[g]): (level[idx], target.need - score[idx]) for g, idx in chasing.items()
+            }
+            built = await _target_turn(target, engine, rules, by_mask)
+            for g, idx in chasing.items():
+                lanes, of_game = built[int(masks[g])]
+                column[idx] = policies[g].box.shape[1] + of_game
+                policies[g] = policies[g].joined(lanes)
         if (column < 0).any():
             raise AssertionError("a game reached a guidepost its block does not list")
         roll = throw(rng, dice, nothing)
