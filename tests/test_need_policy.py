@@ -38,7 +38,7 @@ from memo_solver.games.yahtzee.policy import target_policy, turn_policy
 from memo_solver.games.yahtzee.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State
-from memo_solver.games.yahtzee.turn import Guideposts, solve_blocks
+from memo_solver.games.yahtzee.turn import Guideposts, solve_blocks, turn_tables
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9
@@ -155,6 +155,30 @@ def test_playing_for_a_need_costs_points_and_gains_chance() -> None:
     value, target, mean = both_policies(YAHTZEE, state, 60)
     assert value > mean.survival(60) + 0.001
     assert target.mean < mean.mean - 0.1
+
+
+def test_a_turn_s_steps_on_the_value_axis_are_the_block_solver_s() -> None:
+    """The turn kept step by step (:func:`turn_tables`, what the target policy chooses
+    from) for lanes at any need starts where the block solver's chance of that need is:
+    one kernel, two uses."""
+    rules = YAHTZEE
+    filled = rules.all_filled & ~sum(1 << box for box in OPEN)
+    wide = width(rules, 400, filled)
+    chances = {rules.all_filled: np.zeros((*rules.block_shape, wide))}
+    for count in (1, 2, 3):  # each layer from the one after it, all at one width
+        masks = [rules.all_filled & ~sum(1 << b for b in o) for o in combinations(OPEN, count)]
+        solved = solve_blocks(rules, masks, chances, width=wide, shift=True)
+        chances |= zip(masks, solved, strict=True)
+    guideposts = Guideposts.reachable(rules, filled)
+    guide = np.repeat(np.arange(guideposts.upper.size), 4)
+    steps = np.tile(np.array([0, 59, 149, wide - 1], dtype=np.int64), guideposts.upper.size)
+    lanes = Guideposts(rules, guideposts.upper[guide], guideposts.bonus[guide])
+    tables = turn_tables(
+        rules, filled, lambda box: chances[filled | 1 << box], lanes, rules.rerolls,
+        steps=steps, width=wide, shift=True,
+    )  # fmt: skip
+    expected = chances[filled][guideposts.upper[guide], guideposts.bonus[guide], steps]
+    np.testing.assert_array_equal(tables.start, expected)
 
 
 def test_ties_of_the_chance_go_to_the_mean_policy_s_choice() -> None:
