@@ -13,6 +13,11 @@ The values the policy needs are solved on the engine first (everything below the
 shared with everyone on the memo); the pass itself (:func:`forward_pass`) only reads them
 from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
 held level by level and dropped as soon as a block is done.
+
+The same pass follows the target policy, which plays for the best chance of N more points
+(:func:`target_pass`): there the points banked decide the choices (the need left is N less
+them), so each total of a guidepost is a lane of its own. Its P(>= N) is the chance
+objective's value computed by another road, which the tests and the pins hold together.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ broken by one rule, the same as in :mod:`memo_solver.games.yahtzee.advice`: scor
 rerolling; among keeps, the
 one holding more dice, then the first in keep order; among boxes, the first in scorecard
 order. Keeping all five dice when scoring now is as good leads to the same box one roll
-later, so both give the same distribution.
+later, so both give the same distribution. The target policy (:func:`target_policy`: the
+best chance of a need) ranks by the chance's ticks first and breaks its ties by this whole
+order of the mean values, so that among equally likely actions it plays the mean policy's.
 
 The choices and the turn's mass are loops over the dice lattices of
 :class:`memo_solver.games.yahtzee.dice.Dice`, compiled (:func:`memo_solver.core.compiled.jit`):
