@@ -8,9 +8,10 @@ moving the mass turn by turn by the policy's choices). They agree to 1e-9; besid
 mean policy's P(final score >= T) from its own exact distribution (``stats --threshold``:
 0.1433 for 300), which the target policy beats.
 
-The whole table takes minutes of CPU and about 4 GB of memory, so the test runs under the
-``full`` marker (``-m full``), at cap 350 (the largest T: every chance up to the cap is
-exact whatever the cap, since a need only ever reads smaller needs of the blocks after it).
+The whole table and four passes take about 8 CPU minutes and 6 GB of memory (465 CPU s,
+5.9 GB peak on the 2-core machine of BENCHMARKS.md), so the test runs under the ``full``
+marker (``-m full``), at cap 350 (the largest T: every chance up to the cap is exact
+whatever the cap, since a need only ever reads smaller needs of the blocks after it).
 """
 
 from __future__ import annotations
