@@ -95,3 +95,11 @@ def test_simulate_with_a_need_refuses_the_greedy_policy(store: Path, rules_file:
         store, "simulate", "--rules-file", str(rules_file), "--need", "5", "--policy", "greedy"
     )
     assert "--need plays the target policy" in one_error_line(result)
+
+
+def test_stats_with_a_need_refuses_a_plot(store: Path, rules_file: Path, tmp_path: Path) -> None:
+    result = memo_solver(
+        store, "stats", "--rules-file", str(rules_file), "--need", "5", "--plot",
+        str(tmp_path / "d.png"),
+    )  # fmt: skip
+    assert "--plot draws the mean policy's distribution" in one_error_line(result)
