@@ -24,6 +24,7 @@ import anyio
 from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.reports import (
     describe_distribution,
+    describe_need_distribution,
     describe_review,
     describe_simulation,
     draw_distribution,
@@ -34,9 +35,15 @@ from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee.distribution import Distribution, Progress, score_distribution
 from memo_solver.games.yahtzee.review import GameError, review_game
 from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.simulate import MAX_GAMES, PolicyCache, simulate
-from memo_solver.games.yahtzee.state import State, StateError, parse_state, state_to_json
-from memo_solver.games.yahtzee.stats import stats_json
+from memo_solver.games.yahtzee.simulate import MAX_GAMES, PolicyCache, Target, simulate
+from memo_solver.games.yahtzee.state import (
+    State,
+    StateError,
+    parse_state,
+    start_state,
+    state_to_json,
+)
+from memo_solver.games.yahtzee.stats import need_stats_json, stats_json
 from memo_solver.games.yahtzee.summary import Strategy
 from memo_solver.games.yahtzee.table import PARQUET_EXTRA, WRITERS, build_table, output_format
 
@@ -79,6 +86,29 @@ async def stats_command(
         draw_distribution(dist, plot, title=plot_title(rules, state))
     payload = stats_json(dist, rules, state, options.thresholds)
     out.emit(payload, describe_distribution(dist, rules, state, options.thresholds, plot))
+    return 0
+
+
+async def need_stats_command(
+    options: StatsOptions, need: int, engine: Engine, mean: Engine, rules: RuleSet, out: Output
+) -> int:
+    """``memo-solver stats --need N``: the exact distribution under the target policy
+    (``engine``: the need table's) beside the mean policy's (``mean``), computed here."""
+    from memo_solver.games.yahtzee.distribution import target_distribution
+    from memo_solver.games.yahtzee.need import NeedGame
+    from memo_solver.games.yahtzee.need_advice import advise_need
+
+    if options.plot is not None:
+        raise UsageError("--plot draws the mean policy's distribution: leave out --need")
+    state = parse_state(options.state, rules)
+    game = engine.game
+    assert isinstance(game, NeedGame)
+    value = (await advise_need(engine, mean, rules, state, need)).probability
+    with _progress_bar(rules, state) as progress:
+        target = await target_distribution(mean, engine, rules, state, need, progress)
+    dist = await score_distribution(mean, rules, state)
+    payload = need_stats_json(target, dist, value, rules, state, need, game.cap, options.thresholds)
+    out.emit(payload, describe_need_distribution(payload, rules, state))
     return 0
 
 
@@ -170,14 +200,25 @@ class SimulateOptions:
 
 
 async def simulate_command(
-    options: SimulateOptions, engine: Engine, rules: RuleSet, out: Output
+    options: SimulateOptions,
+    engine: Engine,
+    rules: RuleSet,
+    out: Output,
+    need: tuple[Engine, int] | None = None,
 ) -> int:
-    """``memo-solver simulate``: play seeded games, print their statistics."""
+    """``memo-solver simulate``: play seeded games, print their statistics; with ``need``
+    (the need table's engine and the final score to reach, ``--need``) the games play the
+    target policy, and the share that reach it is read beside the exact chance."""
     if not 1 <= options.games <= MAX_GAMES:
         raise UsageError(f"--games must be between 1 and {MAX_GAMES:,}, got {options.games}")
     if options.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {options.seed}")
     strategy = options.policy
+    target = None
+    if need is not None:
+        if strategy != "optimal":
+            raise UsageError("--need plays the target policy: leave out --policy greedy")
+        target = Target(*need)
     shown: list[dict[str, object]] = []
     async with AsyncExitStack() as stack:
         # Opened before the first game, so a bad path fails at once, not after the run.
@@ -202,9 +243,22 @@ async def simulate_command(
             options.seed,
             on_games=on_games if record else None,
             record=record,
+            target=target,
         )
     payload = summary.to_json(options.thresholds)
     text = describe_simulation(summary, options.thresholds)
+    if target is not None:
+        from memo_solver.games.yahtzee.need_advice import advise_need
+
+        start = await advise_need(target.engine, engine, rules, start_state(), target.need)
+        exact = start.probability
+        hit, se = summary.survival(target.need)
+        payload["need"] = {"need": target.need, "hit_rate": hit, "hit_rate_se": se, "exact": exact}
+        text = (
+            f"playing for a final score of {target.need} or more: reached in "
+            f"{100 * hit:.2f}% ± {100 * se:.2f}% of the games, exactly {100 * exact:.4f}% "
+            f"(z = {(hit - exact) / se if se else 0.0:+.2f})\n{text}"
+        )
     if shown:
         payload["game"] = shown[0]
         text = f"{narrate(rules, shown[0])}\n\n{text}"

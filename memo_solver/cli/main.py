@@ -432,7 +432,20 @@ async def _with_need_engines(
 
 
 def _need_work(args: argparse.Namespace, out: Output, need: int) -> NeedWork:
-    """``advise``, ``value`` or ``play`` playing for ``need`` (``play``: a final score)."""
+    """``advise``, ``value``, ``stats``, ``simulate`` or ``play`` playing for ``need``
+    (``play``: a final score)."""
+    if args.command in ("stats", "simulate"):
+        from memo_solver.cli import analysis
+
+        if args.command == "stats":
+            stats = analysis.StatsOptions.from_args(args)
+            return lambda engine, mean, rules: analysis.need_stats_command(
+                stats, need, engine, mean, rules, out
+            )
+        games = analysis.SimulateOptions.from_args(args)
+        return lambda engine, mean, rules: analysis.simulate_command(
+            games, mean, rules, out, need=(engine, need)
+        )
     if args.command == "advise":
         return lambda engine, mean, rules: _advise_need(args.state, need, engine, mean, rules, out)
     if args.command == "value":

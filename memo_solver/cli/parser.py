@@ -257,6 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("state", nargs="?", default="start", help="the state (default: start)")
     _doom_options(stats)
     _threshold_option(stats, "also print P(points >= T)", YAHTZEE)
+    _need_options(
+        stats,
+        YAHTZEE,
+        "--need",
+        "N",
+        "the distribution when playing for the best chance of N more points, beside optimal "
+        "play for points",
+    )
     _for_game(
         stats,
         YAHTZEE,
@@ -279,6 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--show", action="store_true", help="narrate one game decision by decision"
     )
     _threshold_option(simulate, "also print P(score >= T) and its standard error", None)
+    _need_options(
+        simulate, None, "--need", "N", "play for the best chance of a final score of N or more"
+    )
     review = command("review", "rate every decision of a played game against the optimal one")
     _rules_option(review, None)
     review.add_argument("game", help="the game as JSON (a file, or - for standard input)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
@@ -69,6 +69,43 @@ def describe_distribution(
     lines += [f"  {label:<{width}}  {value:8.4f}" for label, value in rows]
     if plot is not None:
         lines += ["", f"plot written to {plot}"]
+    return "\n".join(lines)
+
+
+def describe_need_distribution(payload: Mapping[str, Any], rules: RuleSet, state: State) -> str:
+    """``stats --need`` in words: the target policy beside the mean policy (the JSON of
+    :func:`memo_solver.games.yahtzee.stats.need_stats_json`)."""
+    from_start = state == start_state()
+    what = "final score" if from_start else "points still to come"
+    need = payload["need"]
+    target, mean = payload["target_policy"], payload["mean_policy"]
+    lines = [f"{rules.name}, {_where(rules, state)}: the {what} playing for {need} or more"]
+    if not from_start:
+        lines.append("(points already on the scorecard are not included)")
+    rows = [
+        (f"P({what} >= {need})", _chance(target["p_need"]), _chance(mean["p_need"])),
+        ("mean", f"{target['mean']:.4f}", f"{mean['mean']:.4f}"),
+        ("std", f"{target['std']:.4f}", f"{mean['std']:.4f}"),
+    ]
+    rows += [
+        (f"{q}th percentile", str(target["percentiles"][str(q)]), str(mean["percentiles"][str(q)]))
+        for q in (5, 25, 50, 75, 95)
+    ]
+    rows += [
+        (f"P({what} >= {t})", _chance(target["survival"][t]), _chance(mean["survival"][t]))
+        for t in target["survival"]
+        if int(t) != need
+    ]
+    width = max(len(row[0]) for row in rows)
+    lines.append(f"  {'':<{width}}  {'for ' + str(need):>14}  {'for points':>14}")
+    lines += [f"  {name:<{width}}  {ours:>14}  {theirs:>14}" for name, ours, theirs in rows]
+    check = "agrees with" if payload["agrees"] else "DISAGREES with"
+    lines += [
+        f"best chance of {need} (the need table's value): {_chance(payload['probability'])}; "
+        f"the forward pass {check} it",
+        f"playing for {need} costs {payload['points_cost']:.4f} points on average and gains "
+        f"{_chance(payload['chance_gain'])} of chance",
+    ]
     return "\n".join(lines)
 
 

@@ -13,6 +13,11 @@ The values the policy needs are solved on the engine first (everything below the
 shared with everyone on the memo); the pass itself (:func:`forward_pass`) only reads them
 from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
 held level by level and dropped as soon as a block is done.
+
+The same pass follows the target policy, which plays for the best chance of N more points
+(:func:`target_pass`): there the points banked decide the choices (the need left is N less
+them), so each total of a guidepost is a lane of its own. Its P(>= N) is the chance
+objective's value computed by another road, which the tests and the pins hold together.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +35,9 @@ from memo_solver.core.compiled import jit
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.policy import outcomes, turn_policy
+from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
+from memo_solver.games.yahtzee.need import width as need_width
+from memo_solver.games.yahtzee.policy import outcomes, target_policy, turn_policy
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
 from memo_solver.games.yahtzee.scoring import land
 from memo_solver.games.yahtzee.state import State, guidepost
@@ -45,22 +52,12 @@ like the scores but never shifted."""
 
 
 @dataclass(frozen=True)
-class Distribution:
-    """The points still to come from a state (the final score, from the start)."""
+class Scores:
+    """The distribution of the points still to come from a state (the final score, from
+    the start) under some policy: what :func:`target_pass` gives for the target policy."""
 
     probabilities: FloatArray
     """P(points == s) for s = 0, 1, ...; sums to 1 within 1e-12."""
-    p_upper_bonus: float
-    p_yahtzee: float
-    """The chance of scoring the all-alike (Yahtzee) box's points (not 0) from here."""
-    p_extra_bonus: float
-    """The chance of at least one +100 bonus from here."""
-    p_any_yahtzee: float
-    """The chance that at least one turn from here ends with all dice alike, whichever box
-    takes it (the all-alike box open, holding its points, or scratched)."""
-    box_points: dict[str, float] = field(default_factory=dict)
-    """Expected points each box still open receives (bonuses not included)."""
-    bonus_points: dict[str, float] = field(default_factory=dict)
 
     @property
     def mean(self) -> float:
@@ -80,6 +77,35 @@ class Distribution:
         """P(points >= threshold)."""
         return float(self.probabilities[max(0, threshold) :].sum())
 
+    def to_json(self, thresholds: tuple[int, ...] = ()) -> dict[str, object]:
+        return {
+            "mean": self.mean,
+            "std": self.std,
+            "percentiles": {
+                str(q): self.percentile(q / 100) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)
+            },
+            "survival": {str(t): self.survival(t) for t in thresholds},
+            "probabilities": self.probabilities.tolist(),
+        }
+
+
+@dataclass(frozen=True)
+class Distribution(Scores):
+    """The points still to come from a state under the mean-optimal strategy, with the
+    chances of its bonuses and the points of each box."""
+
+    p_upper_bonus: float
+    p_yahtzee: float
+    """The chance of scoring the all-alike (Yahtzee) box's points (not 0) from here."""
+    p_extra_bonus: float
+    """The chance of at least one +100 bonus from here."""
+    p_any_yahtzee: float
+    """The chance that at least one turn from here ends with all dice alike, whichever box
+    takes it (the all-alike box open, holding its points, or scratched)."""
+    box_points: dict[str, float] = field(default_factory=dict)
+    """Expected points each box still open receives (bonuses not included)."""
+    bonus_points: dict[str, float] = field(default_factory=dict)
+
     @classmethod
     def from_json(cls, payload: dict[str, Any]) -> Distribution:
         """Back from :meth:`to_json` (a worker's answer to a background ``stats`` job)."""
@@ -94,20 +120,19 @@ class Distribution:
         )
 
     def to_json(self, thresholds: tuple[int, ...] = ()) -> dict[str, object]:
+        scores = super().to_json(thresholds)
         return {
-            "mean": self.mean,
-            "std": self.std,
-            "percentiles": {
-                str(q): self.percentile(q / 100) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)
-            },
+            "mean": scores["mean"],
+            "std": scores["std"],
+            "percentiles": scores["percentiles"],
             "p_upper_bonus": self.p_upper_bonus,
             "p_yahtzee": self.p_yahtzee,
             "p_extra_bonus": self.p_extra_bonus,
             "p_any_yahtzee": self.p_any_yahtzee,
             "box_points": self.box_points,
             "bonus_points": self.bonus_points,
-            "survival": {str(t): self.survival(t) for t in thresholds},
-            "probabilities": self.probabilities.tolist(),
+            "survival": scores["survival"],
+            "probabilities": scores["probabilities"],
         }
 
 
@@ -208,12 +233,7 @@ def _turn(
     array steps over the pairs of all boxes at once.
     """
     guideposts = Guideposts.reachable(rules, filled)
-    successors: dict[int, Block] = {}
-    for box in rules.open_boxes(filled):
-        key = block_key(filled | 1 << box)
-        if key not in blocks:
-            raise MissingBlockError(f"the distribution's pass needs block {key}, not solved")
-        successors[box] = blocks[key]
+    successors = _successors(blocks, rules, filled)
     policy = turn_policy(rules, filled, successors.__getitem__, guideposts)
     classes = _Classes.of(rules, policy.tables.boxes, policy.tables.points)
     weights = np.zeros((classes.points.size, guideposts.upper.size))
@@ -255,6 +275,17 @@ def _turn(
             here, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
             hit_alike[lo:hi], here_spared, target, into,
         )  # fmt: skip
+
+
+def _successors(blocks: Mapping[str, Block], rules: RuleSet, filled: int) -> dict[int, Block]:
+    """The blocks after scoring each open box of ``filled``, by box."""
+    successors: dict[int, Block] = {}
+    for box in rules.open_boxes(filled):
+        key = block_key(filled | 1 << box)
+        if key not in blocks:
+            raise MissingBlockError(f"the distribution's pass needs block {key}, not solved")
+        successors[box] = blocks[key]
+    return successors
 
 
 @dataclass(frozen=True)
@@ -365,3 +396,163 @@ def _shift_add(
                     spared[0, row] += w * here_spared[0, t]
                 if alike[k] == 0:
                     spared[1, row] += w * here_spared[1, t]
+
+
+# --- the target policy's distribution ---------------------------------------------------------
+
+TARGET_TILE: Final = 128
+"""Lanes of the target policy whose turn tables are made at once, as many as a tile of the
+kernel: 11 MB of values for five dice and thirteen boxes. Tiles of 512 or more cost the
+same user time and a sixth more in system time (their tables, fresh allocations of tens of
+MB, fault their pages in every call); 64 is no faster."""
+
+
+async def target_distribution(
+    engine: Engine,
+    need_engine: Engine,
+    rules: RuleSet,
+    state: State,
+    need: int,
+    progress: Progress | None = None,
+) -> Scores:
+    """The exact distribution from ``state`` under the target policy for ``need`` more
+    points (:func:`target_pass`), solving what it reads on the mean game's ``engine`` and
+    the chance objective's ``need_engine`` (a :class:`memo_solver.games.yahtzee.need.
+    NeedGame`'s)."""
+    game = need_engine.game
+    assert isinstance(game, NeedGame)
+    if game.cap < need <= reach(rules, state.filled):
+        raise NeedBeyondCapError(need, game.cap)
+    blocks = await blocks_below(engine, rules, state)
+    need_blocks = await blocks_below(need_engine, rules, state)
+    return target_pass(blocks, need_blocks, rules, state, need, game.cap, progress)
+
+
+def target_pass(
+    blocks: Mapping[str, Block],
+    need_blocks: Mapping[str, Block],
+    rules: RuleSet,
+    state: State,
+    need: int,
+    cap: int,
+    progress: Progress | None = None,
+) -> Scores:
+    """The distribution of the points to come from ``state`` when every turn is played for
+    the best chance of ``need`` of them: the forward pass of :func:`forward_pass`, where
+    the mass of each guidepost is split by the points banked since the state, because the
+    need left (``need`` less those points) decides the target policy's choices
+    (:func:`memo_solver.games.yahtzee.policy.target_policy`, its ties broken by the mean
+    policy). Mass whose need is met (n <= 0) or out of reach of the open boxes moves by the
+    mean policy's choices, the rest lane by lane, a lane being one guidepost and one total.
+    ``blocks`` are the mean values (:func:`blocks_below`), ``need_blocks`` the chance
+    objective's at ``cap`` over the same blocks. P(points >= need) of the result is the
+    chance objective's value of the state, by another road: the tests hold the two together.
+    """
+    start = state.filled
+    upper, bonus = guidepost(state, rules)
+    first = Guideposts.reachable(rules, start)
+    row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
+    mass: dict[int, FloatArray] = {start: np.zeros((first.upper.size, 1))}
+    mass[start][row, 0] = 1.0
+    order = rules.reachable_masks(start)
+    for done, filled in enumerate(order):
+        here = mass.pop(filled, None)
+        if here is None:
+            continue
+        if filled == rules.all_filled:
+            return Scores(here.sum(axis=0))
+        opening = state if filled == start else None
+        _target_turn(blocks, need_blocks, rules, filled, here, opening, need, cap, mass)
+        if progress is not None:
+            progress(done + 1, len(order))
+    raise AssertionError("the pass never reached the end of the game")
+
+
+def _target_turn(
+    blocks: Mapping[str, Block],
+    need_blocks: Mapping[str, Block],
+    rules: RuleSet,
+    filled: int,
+    here: FloatArray,
+    state: State | None,
+    need: int,
+    cap: int,
+    mass: dict[int, FloatArray],
+) -> None:
+    """Move the block's mass ``here`` (B, totals) to the blocks its boxes fill, each total
+    of each guidepost by the choices for its own need."""
+    dice = rules.universe
+    guideposts = Guideposts.reachable(rules, filled)
+    mean = turn_policy(rules, filled, _successors(blocks, rules, filled).__getitem__, guideposts)
+    classes = _Classes.of(rules, mean.tables.boxes, mean.tables.points)
+    left = need - np.arange(here.shape[1])
+    chased = (here > 0) & ((left >= 1) & (left <= reach(rules, filled)))[None, :]
+    guide, total = np.nonzero(chased)
+    plain = np.where(chased, 0.0, here)
+    rolls, rerolls = _first_rolls(rules, state, guideposts.upper.size)
+    weights = np.zeros((classes.points.size, guideposts.upper.size))
+    _class_weights(outcomes(dice, mean.keep, rolls, rerolls), mean.box, classes.of_roll, weights)
+    lanes = np.zeros((classes.points.size, guide.size))
+    """(classes, chased lanes): like ``weights``, per lane of the target policy."""
+    if guide.size:
+        width = need_width(rules, cap, filled)
+        chances = widened(_successors(need_blocks, rules, filled), width)
+        steps = left[total] - 1
+        for lo in range(0, guide.size, TARGET_TILE):
+            hi = min(lo + TARGET_TILE, guide.size)
+            policy = target_policy(
+                rules, filled, mean, guideposts, chances.__getitem__, guide[lo:hi],
+                steps[lo:hi], width,
+            )  # fmt: skip
+            rolls, rerolls = _first_rolls(rules, state, hi - lo)
+            ends = outcomes(dice, policy.keep, rolls, rerolls)
+            tile = np.zeros((classes.points.size, hi - lo))
+            _class_weights(ends, policy.box, classes.of_roll, tile)
+            lanes[:, lo:hi] = tile
+    pts, alike = classes.points[:, None], classes.alike[:, None]
+    landing = land(rules, classes.box[:, None], pts, alike, guideposts.upper, guideposts.bonus)
+    shape = weights.shape
+    extra = np.ascontiguousarray(np.broadcast_to(landing.extra, shape))
+    gains = pts + np.broadcast_to(landing.upper_bonus, shape) + extra
+    upper = np.broadcast_to(landing.upper, shape)
+    flag = np.broadcast_to(landing.flag, shape)
+    hit_alike = classes.alike.astype(np.int64)
+    first, length = _windows(plain)
+    one = np.ones((guide.size, 1))
+    one[:, 0] = here[guide, total]
+    ones = np.ones(guide.size, dtype=np.int64)
+    for i, box in enumerate(mean.tables.boxes):
+        lo, hi = classes.bounds[i], classes.bounds[i + 1]
+        if not (weights[lo:hi] > 0).any() and not (lanes[lo:hi] > 0).any():
+            continue  # no policy scores this box here: no mass, no block to visit
+        nxt_filled = filled | 1 << box
+        nxt = Guideposts.reachable(rules, nxt_filled)
+        rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
+        most = int(gains[lo:hi].max()) + here.shape[1]
+        target = _grown(mass, nxt_filled, nxt.upper.size, most)
+        unused = np.zeros((len(_EVENTS), nxt.upper.size))  # the events: the mean pass's alone
+        _shift_add(
+            plain, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
+            hit_alike[lo:hi], np.zeros((len(_EVENTS), shape[1])), target, unused,
+        )  # fmt: skip
+        if guide.size:
+            _shift_add(
+                one, np.zeros(guide.size, dtype=np.int64), ones,
+                np.ascontiguousarray(lanes[lo:hi]), rows[:, guide],
+                gains[lo:hi][:, guide] + total, extra[lo:hi][:, guide], hit_alike[lo:hi],
+                np.zeros((len(_EVENTS), guide.size)), target, unused,
+            )  # fmt: skip
+
+
+def widened(blocks: Mapping[int, Block], width: int) -> dict[int, Block]:
+    """Blocks of the chance objective at ``width`` needs each, as one turn reads its
+    successors: a block's chances past its own width (past what its open boxes can give)
+    are 0. Most are as wide already (the cap) and are used as they are."""
+    out = {}
+    for box, block in blocks.items():
+        if block.shape[2] < width:
+            wide = np.zeros((*block.shape[:2], width))
+            wide[..., : block.shape[2]] = block
+            block = wide
+        out[box] = block
+    return out

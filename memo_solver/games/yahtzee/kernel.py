@@ -323,6 +323,9 @@ def turn_steps(
     open_boxes: IntArray,
     successors: FloatArray,
     lanes: IntArray,
+    steps: IntArray,
+    width: int,
+    shift: bool,
     adjust: FloatArray,
     extra: FloatArray,
     roll_class: IntArray,
@@ -339,24 +342,25 @@ def turn_steps(
     keeps: FloatArray,
     start: FloatArray,
 ) -> None:
-    """One block's turn for ``lanes`` (one tile of any width), keeping what each step
-    found: ``scores`` (boxes, rolls, lanes), ``rolls[n]`` the rolls with n rerolls left,
-    ``keeps[n]`` the keep lattice before its best-keep pass, ``start`` the turn start.
-    Successor row i is open box i's. The same steps as :func:`solve_blocks`."""
+    """One block's turn for ``lanes`` (one tile of any width: each lane's level, and its
+    index ``steps`` on the value axis of ``width``, shifted by the score when ``shift``, as
+    in the block contract), keeping what each step found: ``scores`` (boxes, rolls, lanes),
+    ``rolls[n]`` the rolls with n rerolls left, ``keeps[n]`` the keep lattice before its
+    best-keep pass, ``start`` the turn start. Successor row i is open box i's. The same
+    steps as :func:`solve_blocks`."""
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
     tile = lanes.size
     succ_rows = np.arange(open_boxes.size)
-    steps = np.zeros(tile, dtype=np.int64)
     values = np.zeros((open_boxes.size, max(1, n_classes.max()), tile))
     work = np.zeros((n_keeps, tile))
     landing_values(
         open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, tile,
-        1, False, values,
+        width, shift, values,
     )  # fmt: skip
     score_rolls(
         open_boxes, succ_rows, successors, roll_class, land_index, land_banked, alike,
-        adjust, extra, lanes, steps, tile, 1, False, values, work, first_roll, scores,
+        adjust, extra, lanes, steps, tile, width, shift, values, work, first_roll, scores,
     )  # fmt: skip
     rolls[0] = work[first_roll:]
     for n in range(1, rolls.shape[0]):

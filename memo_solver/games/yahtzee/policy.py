@@ -7,7 +7,9 @@ broken by one rule, the same as in :mod:`memo_solver.games.yahtzee.advice`: scor
 rerolling; among keeps, the
 one holding more dice, then the first in keep order; among boxes, the first in scorecard
 order. Keeping all five dice when scoring now is as good leads to the same box one roll
-later, so both give the same distribution.
+later, so both give the same distribution. The target policy (:func:`target_policy`: the
+best chance of a need) ranks by the chance's ticks first and breaks its ties by this whole
+order of the mean values, so that among equally likely actions it plays the mean policy's.
 
 The choices and the turn's mass are loops over the dice lattices of
 :class:`memo_solver.games.yahtzee.dice.Dice`, compiled (:func:`memo_solver.core.compiled.jit`):
@@ -85,15 +87,10 @@ def _best_keeps(
     a division, ran 5x slower)."""
     n_keeps = keeps.shape[0]
     first_roll = n_keeps - chosen.shape[0]
-    limit = float(np.iinfo(np.int64).max >> bits)
     low = (1 << bits) - 1
     outside = 0
     for k in range(n_keeps):
-        own = rank[k]
-        for t in range(n):
-            tick = np.rint(keeps[k, t] * TIE_SCALE)
-            outside += not (0.0 <= tick < limit)
-            key[k, t] = np.int64(tick) << bits | own
+        outside += _own_keys(keeps, k, n, rank[k], bits, key)
         for p in range(n_parents[k]):
             parent = parents[k, p]
             for t in range(n):
@@ -101,6 +98,19 @@ def _best_keeps(
     for r in range(n_keeps - first_roll):
         for t in range(n):
             chosen[r, t] = keep_of_rank[key[first_roll + r, t] & low]
+    return outside
+
+
+@jit
+def _own_keys(keeps: FloatArray, k: int, n: int, own: int, bits: int, key: IntArray) -> int:
+    """key[k, t] = keep k's own tie key ``ticks << bits | own`` for the first ``n`` lanes;
+    returns how many values lie outside the ticks a key can hold."""
+    limit = float(np.iinfo(np.int64).max >> bits)
+    outside = 0
+    for t in range(n):
+        tick = np.rint(keeps[k, t] * TIE_SCALE)
+        outside += not (0.0 <= tick < limit)
+        key[k, t] = np.int64(tick) << bits | own
     return outside
 
 
@@ -149,6 +159,134 @@ def turn_policy(
     keep += [choose_keeps(rules.universe, tables.keeps[n]) for n in range(1, rules.rerolls + 1)]
     box = np.empty((rules.universe.n_rolls, guideposts.upper.size), dtype=np.int64)
     _best_boxes(tables.scores, box.shape[1], box)
+    return TurnPolicy(tables, keep, box)
+
+
+# --- the target policy: the best chance of a need, ties to the mean -------------------------
+
+
+@jit
+def _mean_keys(keeps: FloatArray, rank: IntArray, bits: int, key: IntArray) -> int:
+    """key[k, g]: keep k's own tie key under the mean values of guidepost g; returns what
+    :func:`_own_keys` counts."""
+    outside = 0
+    for k in range(keeps.shape[0]):
+        outside += _own_keys(keeps, k, keeps.shape[1], rank[k], bits, key)
+    return outside
+
+
+@jit
+def _best_target_keeps(
+    chances: FloatArray,
+    n: int,
+    mean_key: IntArray,
+    guide: IntArray,
+    keep_of_rank: IntArray,
+    bits: int,
+    parents: IntArray,
+    n_parents: IntArray,
+    tick: IntArray,
+    key: IntArray,
+    chosen: IntArray,
+) -> int:
+    """chosen[r, t]: the keep inside roll r with the best chance for lane t (its chance's
+    ticks ``tick``), the tied ones ranked by the mean's own keys of lane t's guidepost
+    ``guide[t]`` (``mean_key``, :func:`_mean_keys`): the mean policy's choice among them.
+    The lattice walk of :func:`_best_keeps` on a pair of keys; returns how many chances lie
+    outside [0, 1]."""
+    n_keeps = chances.shape[0]
+    first_roll = n_keeps - chosen.shape[0]
+    low = (1 << bits) - 1
+    outside = 0
+    for k in range(n_keeps):
+        for t in range(n):
+            ticks = np.rint(chances[k, t] * TIE_SCALE)
+            outside += not (0.0 <= ticks <= TIE_SCALE)
+            tick[k, t] = np.int64(ticks)
+            key[k, t] = mean_key[k, guide[t]]
+        for p in range(n_parents[k]):
+            parent = parents[k, p]
+            for t in range(n):
+                ahead = (tick[parent, t] > tick[k, t]) | (
+                    (tick[parent, t] == tick[k, t]) & (key[parent, t] > key[k, t])
+                )
+                tick[k, t] = tick[parent, t] if ahead else tick[k, t]
+                key[k, t] = key[parent, t] if ahead else key[k, t]
+    for r in range(n_keeps - first_roll):
+        for t in range(n):
+            chosen[r, t] = keep_of_rank[key[first_roll + r, t] & low]
+    return outside
+
+
+@jit
+def _best_target_boxes(
+    scores: FloatArray, n: int, mean_scores: FloatArray, guide: IntArray, chosen: IntArray
+) -> None:
+    """chosen[r, t]: the box with the best chance for roll r and lane t, the tied ones
+    ranked by the mean values of lane t's guidepost (``mean_scores``), then the first: the
+    mean policy's choice among them (:func:`_best_boxes`)."""
+    n_boxes, n_rolls = scores.shape[0], scores.shape[1]
+    best = np.empty(n)
+    best_mean = np.empty(n)
+    for r in range(n_rolls):
+        for t in range(n):
+            best[t] = np.rint(scores[0, r, t] * TIE_SCALE)
+            best_mean[t] = np.rint(mean_scores[0, r, guide[t]] * TIE_SCALE)
+            chosen[r, t] = 0
+        for i in range(1, n_boxes):
+            for t in range(n):
+                tick = np.rint(scores[i, r, t] * TIE_SCALE)
+                mean = np.rint(mean_scores[i, r, guide[t]] * TIE_SCALE)
+                if tick > best[t] or (tick == best[t] and mean > best_mean[t]):
+                    best[t], best_mean[t], chosen[r, t] = tick, mean, i
+
+
+def target_policy(
+    rules: RuleSet,
+    filled: int,
+    mean: TurnPolicy,
+    guideposts: Guideposts,
+    successor: Callable[[int], FloatArray],
+    guide: IntArray,
+    steps: IntArray,
+    width: int,
+) -> TurnPolicy:
+    """The target policy's choices inside one turn, for lanes of the chance objective.
+
+    Lane l is guidepost ``guide[l]`` of ``guideposts`` (the B guideposts ``mean`` was built
+    for: :func:`turn_policy` with the mean values) with need ``steps[l] + 1``; ``successor``
+    gives each open box's block of the chance objective at ``width`` needs
+    (:mod:`memo_solver.games.yahtzee.need`). Each choice maximises the chance of the lane's
+    need; actions whose chances round to the same 1e-9 tick are ranked by the mean policy
+    (its value to 1e-9, then its tie rule), so the choice among them is the mean policy's:
+    the rule of :mod:`memo_solver.games.yahtzee.need_advice`. Needs out of the table (n <= 0,
+    or past what the open boxes can give) are the caller's: every action ties there, so the
+    mean policy itself plays them. The tables returned are the chances'."""
+    lanes = Guideposts(rules, guideposts.upper[guide], guideposts.bonus[guide])
+    tables = turn_tables(
+        rules, filled, successor, lanes, rules.rerolls, steps=steps, width=width, shift=True
+    )
+    dice = rules.universe
+    rank, keep_of_rank, bits = _ranks(dice)
+    parents, n_parents = dice.parent_rows
+    count = guide.size
+    tick = np.empty((dice.n_keeps, count), dtype=np.int64)
+    key = np.empty((dice.n_keeps, count), dtype=np.int64)
+    mean_key = np.empty((dice.n_keeps, guideposts.upper.size), dtype=np.int64)
+    keep = [np.empty((0, 0), dtype=np.int64)]
+    outside = 0
+    for n in range(1, rules.rerolls + 1):
+        chosen = np.empty((dice.n_rolls, count), dtype=np.int64)
+        outside += _mean_keys(mean.tables.keeps[n], rank, bits, mean_key)
+        outside += _best_target_keeps(
+            tables.keeps[n], count, mean_key, guide, keep_of_rank, bits, parents, n_parents,
+            tick, key, chosen,
+        )  # fmt: skip
+        keep.append(chosen)
+    if outside:
+        raise ValueError(_OUT_OF_RANGE)
+    box = np.empty((dice.n_rolls, count), dtype=np.int64)
+    _best_target_boxes(tables.scores, count, mean.tables.scores, guide, box)
     return TurnPolicy(tables, keep, box)
 
 

@@ -47,8 +47,11 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.dice import FACES, MAX_DICE, Dice
+from memo_solver.games.yahtzee.distribution import widened
 from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.policy import block_choices
+from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
+from memo_solver.games.yahtzee.need import width as need_width
+from memo_solver.games.yahtzee.policy import block_choices, target_policy, turn_policy
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.scoring import land, points
 from memo_solver.games.yahtzee.summary import Strategy, Summary
@@ -340,6 +343,97 @@ class PolicyCache:
             await self.policies(engine, masks[first : first + batch])
 
 
+# --- the target policy, turn by turn --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """Play for the best chance of a final score of at least ``need``: the chance
+    objective's blocks come from ``engine`` (a :class:`memo_solver.games.yahtzee.need.
+    NeedGame`'s, its cap at least ``need``)."""
+
+    engine: Engine
+    need: int
+
+
+def _chasing(rules: RuleSet, filled: int, left: IntArray) -> npt.NDArray[np.bool_]:
+    """The games of a block whose need left is one the target policy plays for: met (0 or
+    less) or past what the open boxes can give, every action ties and the mean plays."""
+    return (left >= 1) & (left <= reach(rules, filled))
+
+
+async def _target_turn(
+    target: Target,
+    mean_engine: Engine,
+    rules: RuleSet,
+    chasing: Mapping[int, tuple[IntArray, IntArray]],
+) -> dict[int, tuple[BlockPolicy, IntArray]]:
+    """For each block of ``chasing`` (filled mask: the games' raveled guideposts and needs
+    left), the target policy's choices at the (guidepost, need left) lanes of its games,
+    packed as a :class:`BlockPolicy` with no guidepost columns, and each game's lane.
+
+    A need left changes with every score, so these serve one turn of one chunk: built for
+    the lanes the games stand on, the successors of every block asked for at once, and the
+    choices made in one worker thread, then dropped."""
+    game = target.engine.game
+    assert isinstance(game, NeedGame)
+    keys = sorted(
+        {block_key(filled | 1 << box) for filled in chasing for box in rules.open_boxes(filled)}
+    )
+    mean_blocks = await mean_engine.blocks(keys)
+    need_blocks = await target.engine.blocks(keys)
+
+    def build() -> dict[int, tuple[BlockPolicy, IntArray]]:
+        built = {}
+        for filled, (level, left) in chasing.items():
+            lanes, of_game = np.unique(np.stack([level, left]), axis=1, return_inverse=True)
+            width = need_width(rules, game.cap, filled)
+            boxes = rules.open_boxes(filled)
+            after = [block_key(filled | 1 << box) for box in boxes]
+            mean_of = {box: mean_blocks[key] for box, key in zip(boxes, after, strict=True)}
+            chance_of = widened(
+                {box: need_blocks[key] for box, key in zip(boxes, after, strict=True)}, width
+            )
+            policy = _target_choices(
+                rules, filled, mean_of, chance_of, lanes[0], lanes[1] - 1, width
+            )
+            built[filled] = policy, of_game.ravel()
+        return built
+
+    return await anyio.to_thread.run_sync(build)
+
+
+def _target_choices(
+    rules: RuleSet,
+    filled: int,
+    mean_of: Mapping[int, Block],
+    chance_of: Mapping[int, Block],
+    levels: IntArray,
+    steps: IntArray,
+    width: int,
+) -> BlockPolicy:
+    """The target policy's choices at lanes (raveled guidepost ``levels[l]``, need
+    ``steps[l] + 1``), packed as a :class:`BlockPolicy` with no guidepost columns of its own:
+    :func:`memo_solver.games.yahtzee.policy.target_policy`, its ties the mean policy's."""
+    shown, guide = np.unique(levels, return_inverse=True)
+    guideposts = Guideposts(rules, *np.divmod(shown, rules.n_bonus_levels))
+    mean = turn_policy(rules, filled, mean_of.__getitem__, guideposts)
+    chosen = target_policy(
+        rules, filled, mean, guideposts, chance_of.__getitem__, guide.astype(np.int64),
+        np.ascontiguousarray(steps, dtype=np.int64), width,
+    )  # fmt: skip
+    mask_of_keep = dice_tables(rules.universe).mask_of_keep
+    rolls = np.arange(rules.universe.n_rolls)[:, None]
+    boxes = rules.open_boxes(filled)
+    return BlockPolicy(
+        boxes=np.array(boxes, dtype=np.int64),
+        points=_points16(points(rules, filled, boxes)),
+        keep=(np.empty((0, 0), dtype=np.uint8), *(mask_of_keep[rolls, k] for k in chosen.keep[1:])),
+        box=chosen.box.astype(np.uint8),
+        column=np.full(rules.block_shape, -1, dtype=np.int16),
+    )
+
+
 # --- the lockstep simulation ----------------------------------------------------------------
 
 
@@ -380,13 +474,22 @@ async def simulate(
     on_games: Callable[[list[dict[str, object]]], Awaitable[None]] | None = None,
     record: int = 0,
     chunk_games: int = CHUNK_GAMES,
+    target: Target | None = None,
 ) -> Summary:
     """Play ``games`` games of ``cache.rules`` with ``cache.strategy``, seeded.
 
     ``on_games`` receives the logs (:func:`game_log`) of the first ``record`` games, in
     order, a chunk at a time as soon as the chunk is played (so a log of millions of games
-    never sits in memory).
+    never sits in memory). With a ``target`` the games play the target policy for its need
+    (the optimal strategy's cache playing the turns whose need is met or out of reach), and
+    the summary has no exact mean: the target policy's is not the value.
     """
+    if target is not None:
+        if engine is None or cache.strategy != "optimal":
+            raise ValueError("the target policy plays the optimal strategy's engine and cache")
+        cap = cast(NeedGame, target.engine.game).cap
+        if cap < target.need <= reach(cache.rules, 0):
+            raise NeedBeyondCapError(target.need, cap)
     rules = cache.rules
     rng = np.random.Generator(np.random.PCG64(seed))
     n_boxes = len(rules.categories)
@@ -402,12 +505,12 @@ async def simulate(
         size = min(chunk_games, games - first)
         kept = max(0, min(size, record - first)) if on_games is not None else 0
         chunk_record = _Record.empty(kept, len(rules.categories), rules.rerolls)
-        await _play_chunk(engine, cache, rng, size, summary, chunk_record)
+        await _play_chunk(engine, cache, rng, size, summary, chunk_record, target)
         if on_games is not None and kept:
             await on_games([game_log(rules, chunk_record, g, first + g) for g in range(kept)])
         first += size
     summary.seconds = time.perf_counter() - started
-    if engine is not None and cache.strategy == "optimal":
+    if engine is not None and cache.strategy == "optimal" and target is None:
         summary.exact_mean = float((await engine.block(block_key(0)))[0, 0])
     summary.policies_built = cache.built - built
     summary.policy_seconds = cache.build_seconds - building
@@ -431,6 +534,7 @@ async def _play_chunk(
     games: int,
     summary: Summary,
     record: _Record,
+    target: Target | None = None,
 ) -> None:
     """Play ``games`` games from the empty scorecard, all in lockstep, into ``summary``."""
     rules = cache.rules
@@ -454,6 +558,20 @@ async def _play_chunk(
         column = np.empty(games, dtype=np.int64)
         for policy, idx in zip(policies, groups, strict=True):
             column[idx] = policy.column[upper[idx], flag[idx]]
+        if target is not None and engine is not None:
+            chasing = {}
+            for g, idx in enumerate(groups):
+                games_here = idx[_chasing(rules, int(masks[g]), target.need - score[idx])]
+                if games_here.size:
+                    chasing[g] = games_here
+            by_mask = {
+                int(masks[g]): (level[idx], target.need - score[idx]) for g, idx in chasing.items()
+            }
+            built = await _target_turn(target, engine, rules, by_mask)
+            for g, idx in chasing.items():
+                lanes, of_game = built[int(masks[g])]
+                column[idx] = policies[g].box.shape[1] + of_game
+                policies[g] = policies[g].joined(lanes)
         if (column < 0).any():
             raise AssertionError("a game reached a guidepost its block does not list")
         roll = throw(rng, dice, nothing)
@@ -551,6 +669,7 @@ __all__ = [
     "BlockPolicy",
     "DiceTables",
     "PolicyCache",
+    "Target",
     "dice_tables",
     "game_log",
     "greedy_policy",

@@ -26,7 +26,12 @@ import anyio
 import anyio.to_thread
 
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee.distribution import Distribution, blocks_below, forward_pass
+from memo_solver.games.yahtzee.distribution import (
+    Distribution,
+    Scores,
+    blocks_below,
+    forward_pass,
+)
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, start_state, state_to_json
 
@@ -56,6 +61,42 @@ def stats_json(
     if not full:
         del out["probabilities"]
     return out
+
+
+AGREEMENT = 1e-9
+"""How far the target policy's P(points >= need) from the forward pass may lie from the
+chance objective's value: choices tied to 1e-9 may each give up that much."""
+
+
+def need_stats_json(
+    target: Scores,
+    mean: Distribution,
+    value: float,
+    rules: RuleSet,
+    state: State,
+    need: int,
+    cap: int,
+    thresholds: tuple[int, ...] = (),
+) -> dict[str, Any]:
+    """The target policy's distribution for ``need`` beside the mean policy's
+    (``stats --need``): P(points >= need) under each, the chance objective's ``value``
+    (which the target policy's, computed by another road, must equal), what playing for the
+    need costs in expected points and what it gains in chance."""
+    shown = tuple(sorted({need, *thresholds}))
+    reached = target.survival(need)
+    return {
+        "rules": rules.name,
+        "state": state_to_json(state, rules),
+        "from_start": state == start_state(),
+        "need": need,
+        "cap": cap,
+        "probability": value,
+        "target_policy": {"p_need": reached, **target.to_json(shown)},
+        "mean_policy": {"p_need": mean.survival(need), **Scores.to_json(mean, shown)},
+        "points_cost": mean.mean - target.mean,
+        "chance_gain": reached - mean.survival(need),
+        "agrees": abs(reached - value) <= AGREEMENT,
+    }
 
 
 # --- off the event loop (the HTTP service) ---------------------------------------------------

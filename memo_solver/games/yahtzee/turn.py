@@ -381,8 +381,17 @@ def turn_tables(
     successor: Callable[[int], FloatArray],
     guideposts: Guideposts,
     rerolls: int,
+    *,
+    steps: IntArray | None = None,
+    width: int = 1,
+    shift: bool = False,
 ) -> TurnTables:
-    """The kernel's steps for B guideposts of one block, each step's values kept."""
+    """The kernel's steps for B guideposts of one block, each step's values kept.
+
+    With ``steps`` (B,) the lanes are on a value axis of ``width``: lane b is guidepost b
+    (repeated as often as it has lanes) at index ``steps[b]``, the successors hold ``width``
+    values per level, and ``shift`` moves a score along the axis (the kernel's block
+    contract): the chance objective's turn for one need per lane."""
     from memo_solver.games.yahtzee import kernel  # numba: imported by the first solve only
 
     tables = kernel_tables(rules)
@@ -391,15 +400,17 @@ def turn_tables(
     joker = tables.joker_row(filled)
     lanes = guideposts.flat
     count = lanes.size
+    if steps is None:
+        steps = np.zeros(count, dtype=np.int64)
     scores = np.empty((len(boxes), dice.n_rolls, count))
     rolls = np.empty((rerolls + 1, dice.n_rolls, count))
     keeps = np.empty((rerolls + 1, dice.n_keeps, count))
     start = np.empty(count)
     kernel.turn_steps(
         np.array(boxes, dtype=np.int64), np.stack([successor(box).ravel() for box in boxes]),
-        lanes, tables.adjust[joker], tables.extra, tables.roll_class, tables.n_classes,
-        tables.land_index, tables.land_banked, tables.alike, tables.children, tables.parents,
-        tables.n_parents, tables.first, scores, rolls, keeps, start,
+        lanes, steps, width, shift, tables.adjust[joker], tables.extra, tables.roll_class,
+        tables.n_classes, tables.land_index, tables.land_banked, tables.alike, tables.children,
+        tables.parents, tables.n_parents, tables.first, scores, rolls, keeps, start,
     )  # fmt: skip
     return TurnTables(
         dice,

@@ -23,8 +23,9 @@ from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee import turn
 from memo_solver.games.yahtzee.advice import advise
 from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.distribution import score_distribution
+from memo_solver.games.yahtzee.distribution import score_distribution, target_distribution
 from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.need import NeedGame
 from memo_solver.games.yahtzee.simulate import PolicyCache, simulate
 from memo_solver.games.yahtzee.state import State, start_state
 from memo_solver.stores.memory import MemoryStore
@@ -45,15 +46,20 @@ def _turn_kernel() -> None:
 
 def _strategy() -> None:
     """The strategy's choices on a small rule set: its exact score distribution (policies and
-    the forward pass), advice for a rolled state (one roll's steps) and a few simulated games
-    (block policies in batches)."""
+    the forward pass), advice for a rolled state (one roll's steps), a few simulated games
+    (block policies in batches), and the target policy's distribution for a need."""
     rules = get_rule_set("yahtzee-lower")
 
     async def run() -> None:
-        async with open_engine(YahtzeeGame(rules), MemoryStore()) as engine:
+        store = MemoryStore()
+        async with (
+            open_engine(YahtzeeGame(rules), store) as engine,
+            open_engine(NeedGame(rules, 200), store) as need_engine,
+        ):
             await score_distribution(engine, rules, start_state())
             await advise(engine, rules, State(0, 0, False, 2, (1, 2, 3, 4, 5)))
             await simulate(engine, PolicyCache(rules), games=20, seed=0)
+            await target_distribution(engine, need_engine, rules, start_state(), 150)
 
     anyio.run(run)
 
