@@ -38,9 +38,11 @@ from memo_solver.core.store import (
 from memo_solver.games.dice_of_doom.board import DoomError
 from memo_solver.games.dice_of_doom.tree import DoomLimitError
 from memo_solver.games.registry import UnknownGameError, names
+from memo_solver.games.yahtzee.beat import BeatTooLargeError
 from memo_solver.games.yahtzee.catalog import UnknownRuleSetError
 from memo_solver.games.yahtzee.distribution import MissingBlockError
 from memo_solver.games.yahtzee.kinds import RuleFileError
+from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedError
 from memo_solver.games.yahtzee.review import GameError
 from memo_solver.games.yahtzee.state import StateError
 from memo_solver.games.yahtzee.stats import StoppedError
@@ -76,6 +78,13 @@ NO_JOB = "no job 'abc'"
 NO_QUEUE = "background jobs need the shared Redis store (serve with --redis URL)"
 BUSY = "still computing this state; retry shortly (the work goes on)"
 DICE_COUNT = "expected an integer 1..6, got 9 (in house.json)"
+CAP = "the need cap must be between 1 and 2000 points, not 0"
+BEYOND = (
+    "need 500 is above the need table's cap of 400 points to come, and the open boxes could "
+    "still reach it: ask for at most 400, or raise the cap to at least 500 (--need-cap; "
+    "need_cap in the API)"
+)
+BEAT = "beating this opponent from this state needs 9 values solved, past the limit of 1"
 
 DOCUMENTED = [
     Documented(StateError("upper", UPPER), 422, "upper", f"upper: {UPPER}"),
@@ -88,6 +97,9 @@ DOCUMENTED = [
         "turn 2, box: chance is already filled (turn 1)",
     ),
     Documented(UnknownRuleSetError(UNKNOWN_RULES), 422, "rules", UNKNOWN_RULES),
+    Documented(NeedError(CAP, "need_cap"), 422, "need_cap", CAP),
+    Documented(NeedBeyondCapError(500, 400), 422, "need", BEYOND),
+    Documented(BeatTooLargeError(BEAT), 422, "opponent", BEAT),
     Documented(RuleFileError("dice", DICE_COUNT), 422, "dice", f"dice: {DICE_COUNT}"),
     Documented(UnknownGameError("kniffel"), 422, "rules", UNKNOWN_GAME),
     Documented(TransferError(DUMP), 422, "file", DUMP),
