@@ -7,10 +7,7 @@ worker processes sharing one Redis (issue #17's scaling table).
   ``precompute`` runs it once started) on a fresh in-memory store and on a fresh SQLite
   file: wall, the process's CPU (user + sys of all its threads, ``getrusage``), the cores
   other processes kept busy meanwhile (``/proc/stat`` less its own CPU), the value against
-  the pin. The counts' order turns every round, so a drifting host hits each alike. With
-  ``--wide-chunks``, also on the in-memory store with layer chunks of ``LAYER_CHUNK``
-  blocks a thread (``solve_layers(chunk=512 * N)``) instead of the engine's ``512 // N``
-  blocks a chunk, each split again over the N threads: what that split costs many threads.
+  the pin. The counts' order turns every round, so a drifting host hits each alike.
 - maxi threads (``--maxi-threads 16,1``): a cold full ``maxi-yatzy`` precompute as a whole
   process, ``python -m memo_solver --store <fresh SQLite file> precompute --rules
   maxi-yatzy --threads N --json``, once per count: wall, its solve phase (the command's
@@ -85,7 +82,7 @@ from pathlib import Path
 import anyio
 sys.path.insert(0, "scripts")
 from _bench import machine_busy_s
-from memo_solver.core.engine import LAYER_CHUNK, open_engine
+from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.catalog import get_rule_set
 from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
@@ -101,10 +98,9 @@ def clock() -> tuple[float, float, float]:
 
 async def solve(threads: int, kind: str, path: Path) -> dict[str, float]:
     store = SQLiteStore(path) if kind == "sqlite" else MemoryStore()
-    chunk = LAYER_CHUNK * threads if kind == "wide" else LAYER_CHUNK
     async with store, open_engine(game, store, threads=threads) as engine:
         busy, own, started = clock()
-        root = await engine.solve_layers(game.root(), chunk=chunk)
+        root = await engine.solve_layers(game.root())
         busy_after, own_after, ended = clock()
     wall, cpu = ended - started, own_after - own
     others = max(0.0, (busy_after - busy) - cpu) / wall
@@ -169,8 +165,8 @@ def table(
     return rows
 
 
-def bench_threads(threads: list[int], rounds: int, wide: bool) -> dict[str, Any]:
-    kinds = ["memory", "sqlite", *(["wide"] if wide else [])]
+def bench_threads(threads: list[int], rounds: int) -> dict[str, Any]:
+    kinds = ["memory", "sqlite"]
     argv = [sys.executable, "-c", THREADS_CHILD, ",".join(map(str, threads)), str(rounds)]
     runs = json.loads(run_child([*argv, ",".join(kinds)], child_env(), cwd=ROOT).stdout)
     pin = _pin("yahtzee")
@@ -288,11 +284,6 @@ def main() -> int:
     parser.add_argument("--maxi-threads", type=counts, default=[], help="e.g. 16,1")
     parser.add_argument("--maxi-workers", type=counts, default=[], help="e.g. 16")
     parser.add_argument("--rounds", type=int, default=3, help="yahtzee rounds (default 3)")
-    parser.add_argument(
-        "--wide-chunks",
-        action="store_true",
-        help="threads: also on the in-memory store with a layer chunk of 512 blocks a thread",
-    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if args.rounds < 1:
@@ -308,7 +299,7 @@ def main() -> int:
     }
     if args.threads:
         say(f"threads {args.threads}, yahtzee solve phase, {args.rounds} rounds")
-        report["threads"] = bench_threads(args.threads, args.rounds, args.wide_chunks)
+        report["threads"] = bench_threads(args.threads, args.rounds)
     if args.workers:
         say(f"workers {args.workers}, yahtzee precompute job, {args.rounds} rounds")
         report["workers"] = bench_workers("yahtzee", args.workers, args.rounds, say)
@@ -328,7 +319,6 @@ def main() -> int:
     parts = [
         ("threads", "memory", "yahtzee solve phase, in-memory store", "threads"),
         ("threads", "sqlite", "yahtzee solve phase, SQLite store", "threads"),
-        ("threads", "wide", "the same, in-memory, chunks of 512 blocks a thread", "threads"),
         ("workers", None, "yahtzee precompute job through workers on one Redis", "workers"),
         ("maxi_threads", None, "maxi-yatzy precompute, whole process", "threads"),
         ("maxi_workers", None, "maxi-yatzy precompute job through workers", "workers"),

@@ -59,11 +59,6 @@ def _points(value: Any) -> Any:
     return value
 
 
-def _cap(value: Any) -> Any:
-    value = _points(value)
-    return DEFAULT_CAP if value is None else value
-
-
 Need = Annotated[
     int | None,
     BeforeValidator(_points),
@@ -75,8 +70,8 @@ Need = Annotated[
     ),
 ]
 NeedCap = Annotated[
-    int,
-    BeforeValidator(_cap),
+    int | None,
+    BeforeValidator(_points),
     Field(
         description="the need table's cap: needs up to it are answered exactly; a larger "
         "need the open boxes could still reach gets 422 (1 to 2000; null or empty: "
@@ -96,7 +91,7 @@ class StateRequest(BaseModel):
         "short text form, or the reference Haskell line"
     )
     need: Need = None
-    need_cap: NeedCap = DEFAULT_CAP
+    need_cap: NeedCap = None
 
 
 class BatchRequest(BaseModel):
@@ -104,7 +99,7 @@ class BatchRequest(BaseModel):
     rules: RulesInput = Field("yahtzee", description=_RULES_HELP)
     states: list[StateInput] = Field(max_length=MAX_BATCH)
     need: Need = None
-    need_cap: NeedCap = DEFAULT_CAP
+    need_cap: NeedCap = None
 
 
 class StatsRequest(BaseModel):

@@ -23,7 +23,7 @@ from starlette.types import Scope
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee.advice import Advice, advise, advise_held, blocks_needed
 from memo_solver.games.yahtzee.family import entry_for
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, check_cap, reach
+from memo_solver.games.yahtzee.need import DEFAULT_CAP, NeedBeyondCapError, check_cap, reach
 from memo_solver.games.yahtzee.need_advice import NeedAdvice, advise_need
 from memo_solver.games.yahtzee.need_entry import need_entry
 from memo_solver.games.yahtzee.rules import RuleSet
@@ -62,7 +62,7 @@ async def advice(body: StateRequest, request: Request) -> Any:
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
     if body.need is not None:
-        answer = await _advise_need(service, rules, state, body.need, body.need_cap)
+        answer = await _advise_need(service, rules, state, body.need, _cap(body.need_cap))
         return AsciiJSONResponse(answer.to_json())
     return (await _advise(service, rules, state)).to_json()
 
@@ -123,7 +123,7 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
             parsed.append(ErrorDetail(field=exc.field, message=exc.message))
 
     if body.need is not None:
-        return await _batch_need(service, rules, parsed, body.need, body.need_cap)
+        return await _batch_need(service, rules, parsed, body.need, _cap(body.need_cap))
 
     async def answer_all(engine: Engine) -> bytes:
         results: list[bytes] = []
@@ -150,7 +150,7 @@ async def value(body: StateRequest, request: Request) -> ValueOut:
         return ValueOut(
             rules=rules.name, value=result.value, turn_start_value=result.turn_start_value
         )
-    need = await _advise_need(service, rules, state, body.need, body.need_cap)
+    need = await _advise_need(service, rules, state, body.need, _cap(body.need_cap))
     return ValueOut(
         rules=rules.name,
         value=need.mean.value,
@@ -233,3 +233,8 @@ def _need_warm(rules: RuleSet, cap: int, state: State) -> Callable[[], Job]:
         return Job.warm(entry.job_name, text)
 
     return job
+
+
+def _cap(given: int | None) -> int:
+    """The request's need cap: the default where a form sent none (null or empty)."""
+    return DEFAULT_CAP if given is None else given
