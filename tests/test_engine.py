@@ -274,9 +274,11 @@ async def test_a_layered_solve_is_the_top_down_one_a_chunk_at_a_time(store: Stor
     assert (await store.coverage(namespace_of(LOWER))).claims == 0
 
 
-async def test_a_layered_solve_splits_its_chunks_over_threads() -> None:
-    """With ``threads=2`` each chunk is solved by two calls of the game's batch solver at once
-    (the kernel releases the GIL), and the answer is the one-thread answer."""
+async def test_a_layered_solve_gives_each_thread_whole_chunks() -> None:
+    """With ``threads=2`` two chunks are solved at once, each by one call of the game's batch
+    solver (the kernel releases the GIL), never split again: a 35-block layer goes out as
+    chunks of 16, 16 and 3; a layer smaller than two chunks is halved (21 blocks: 11 and 10),
+    so both threads work on it. The answer is the one-thread answer."""
     calls: list[int] = []
 
     class Counted:
@@ -293,9 +295,10 @@ async def test_a_layered_solve_splits_its_chunks_over_threads() -> None:
     async with open_engine(cast(Game, Counted(LOWER)), MemoryStore(), threads=2) as engine:
         root = await engine.solve_layers(LOWER.root(), chunk=16)
     assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
-    assert sum(calls) == 128
-    widest = max(len(layer) for layer in LOWER.layers(LOWER.root()))
-    assert max(calls) == 4 < 16 < widest  # 16-block chunks: a thread's share of 8, in halves
+    sizes = sorted(len(layer) for layer in LOWER.layers(LOWER.root()))
+    assert sizes == [1, 1, 7, 7, 21, 21, 35, 35]
+    expected = [1, 1, 4, 3, 4, 3, 11, 10, 11, 10, 16, 16, 3, 16, 16, 3]
+    assert sorted(calls) == sorted(expected)
 
 
 class Listed:

@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--opponent",
         metavar="STATE",
         help="rank the moves by their chance of finishing above this opponent (their state; "
-        "they play for points)",
+        "they play for points; default: none)",
     )
     _for_game(
         advise, YAHTZEE, "--score", type=int, default=0, help="with --opponent: your banked score"
@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=4096,
         help="with --need: refuse a table larger than this many MiB (the full yahtzee table "
-        "at the default cap is 1,624 MiB)",
+        "at the default cap is 1,624 MiB; default: 4096)",
     )
     play = command("play", "play a game with advice after every roll")
     _rules_option(play, YAHTZEE)
@@ -342,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=30_000_000,
         help="most chances (turn starts times needs) a cold request with a need may solve here; "
-        "past it, as past --cold-budget (default: 30,000,000: nine open yahtzee boxes)",
+        "past it, the state goes to the workers (503) or is refused (422) (default: "
+        "30,000,000: nine open yahtzee boxes)",
     )
     serve.add_argument(
         "--rule-engines",

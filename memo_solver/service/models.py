@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, StrictInt
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StrictInt,
+    WithJsonSchema,
+)
 
 from memo_solver.games.yahtzee.need import DEFAULT_CAP
 from memo_solver.service.fast import ActionOut, ErrorDetail
@@ -59,9 +67,20 @@ def _points(value: Any) -> Any:
     return value
 
 
+_POINTS_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "integer"},
+        {"type": "string", "pattern": r"^\s*([+-]?[0-9]+)?\s*$"},
+        {"type": "null"},
+    ]
+}
+"""What a need or a cap may be sent as: a number, a form's text of one (blank: unset), or
+null."""
+
 Need = Annotated[
     int | None,
     BeforeValidator(_points),
+    WithJsonSchema(_POINTS_SCHEMA),
     Field(
         description="play to reach a target: also answer the best chance of scoring at least "
         "this many more points (bonuses included, points banked excluded), for the state and "
@@ -72,6 +91,7 @@ Need = Annotated[
 NeedCap = Annotated[
     int | None,
     BeforeValidator(_points),
+    WithJsonSchema(_POINTS_SCHEMA),
     Field(
         description="the need table's cap: needs up to it are answered exactly; a larger "
         "need the open boxes could still reach gets 422 (1 to 2000; null or empty: "
