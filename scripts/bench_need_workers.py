@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
 
 from _bench import child_env, cpu_seconds, memo_solver_command  # noqa: E402
+from bench_workers import start_worker  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
 from worker_support import wait_for  # noqa: E402
 
@@ -69,19 +70,7 @@ def main() -> int:
     binary = ensure_redis_server()
     with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
         server = stack.enter_context(RedisServer(Path(folder), binary=binary))
-        pids = {}
-        for name in WORKERS:
-            log = stack.enter_context((Path(folder) / f"{name}.log").open("wb"))
-            process = subprocess.Popen(
-                [sys.executable, "-m", "worker", "--redis", server.url, "--id", name],
-                env=child_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            stack.callback(process.wait)
-            stack.callback(process.kill)
-            pids[name] = process.pid
+        pids = {name: start_worker(stack, server.url, name, Path(folder), 2.0) for name in WORKERS}
         client = stack.enter_context(server.client())
         for name in WORKERS:
             wait_for(f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 60)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from cli_support import TINY_RULES
 from redis_cluster import RedisCluster
 from redis_server import RedisServer, ensure_redis_server, free_port
 from worker_support import Children
@@ -136,6 +138,14 @@ def pytest_runtest_makereport(
     report: pytest.TestReport = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+@pytest.fixture(scope="session")
+def tiny_rules_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``cli_support.TINY_RULES`` as a rule-set file: one die, one chance box, one reroll."""
+    path = tmp_path_factory.mktemp("tiny-rules") / "tiny.json"
+    path.write_text(json.dumps(TINY_RULES))
+    return path
 
 
 @pytest.fixture(scope="session")

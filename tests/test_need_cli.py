@@ -8,13 +8,11 @@ kept or scored is worth its face.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from cli_support import TINY_RULES, one_error_line
-from test_cli import memo_solver
+from cli_support import one_error_line
+from test_cli import answer, memo_solver
 
 from memo_solver.cli.parser import DEFAULT_NEED_CAP
 from memo_solver.games.yahtzee.need import DEFAULT_CAP
@@ -22,21 +20,9 @@ from memo_solver.games.yahtzee.need import DEFAULT_CAP
 TOL = 1e-9
 
 
-@pytest.fixture(scope="module")
-def rules_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("need") / "tiny.json"
-    path.write_text(json.dumps(TINY_RULES))
-    return path
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     return tmp_path / "store.sqlite3"
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> Any:
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def test_the_parser_offers_the_default_cap_of_the_need_table() -> None:
@@ -44,13 +30,13 @@ def test_the_parser_offers_the_default_cap_of_the_need_table() -> None:
 
 
 def test_advise_needing_five_with_a_four_rerolls_against_the_mean(
-    store: Path, rules_file: Path
+    store: Path, tiny_rules_file: Path
 ) -> None:
     """A 4 in hand scores 4 (the mean's choice, worth 4 against a reroll's 3.5) but can
     never make 5; the reroll makes it one time in three. Keeping and scoring tie at 0 and
     keep the mean's order."""
-    args = ("advise", "--rules-file", str(rules_file), "dice=4 rerolls=1", "--need", "5")
-    advice = ok(memo_solver(store, *args, "--json"))
+    args = ("advise", "--rules-file", str(tiny_rules_file), "dice=4 rerolls=1", "--need", "5")
+    advice = answer(memo_solver(store, *args, "--json"))
 
     assert advice["need"] == 5
     assert advice["cap"] == DEFAULT_CAP
@@ -68,10 +54,10 @@ def test_advise_needing_five_with_a_four_rerolls_against_the_mean(
     assert "Best for points: score 4 in Chance" in words.stdout
 
 
-def test_advise_reads_states_line_by_line_with_a_need(store: Path, rules_file: Path) -> None:
+def test_advise_reads_states_line_by_line_with_a_need(store: Path, tiny_rules_file: Path) -> None:
     lines = '{"dice": [6], "rerolls_left": 1}\n{"dice": [9]}\n{"dice": [2], "rerolls_left": 0}\n'
     result = memo_solver(
-        store, "advise", "--rules-file", str(rules_file), "-", "--need", "6", stdin=lines
+        store, "advise", "--rules-file", str(tiny_rules_file), "-", "--need", "6", stdin=lines
     )
 
     assert result.returncode == 2
@@ -81,60 +67,60 @@ def test_advise_reads_states_line_by_line_with_a_need(store: Path, rules_file: P
     assert last["probability"] == 0.0
 
 
-def test_value_with_a_need_prints_the_chance(store: Path, rules_file: Path) -> None:
+def test_value_with_a_need_prints_the_chance(store: Path, tiny_rules_file: Path) -> None:
     """From the start: a 4 or more is kept, so N = 4 is met with 1 - (1/2) ** 2 = 3/4."""
-    args = ("value", "--rules-file", str(rules_file), "--need", "4")
-    payload = ok(memo_solver(store, *args, "--json"))
+    args = ("value", "--rules-file", str(tiny_rules_file), "--need", "4")
+    payload = answer(memo_solver(store, *args, "--json"))
 
     assert payload["probability"] == pytest.approx(0.75, abs=TOL)
     assert payload["value"] == pytest.approx(4.25, abs=TOL)
     assert payload["blocks_computed"] > 0
     assert memo_solver(store, *args).stdout.strip() == "0.7500000000"
-    assert ok(memo_solver(store, *args, "--json"))["blocks_computed"] == 0
+    assert answer(memo_solver(store, *args, "--json"))["blocks_computed"] == 0
 
 
 @pytest.mark.parametrize(("need", "chance"), [(-3, 1.0), (0, 1.0), (7, 0.0), (5000, 0.0)])
 def test_a_need_met_already_or_past_any_roll_is_certain_either_way(
-    store: Path, rules_file: Path, need: int, chance: float
+    store: Path, tiny_rules_file: Path, need: int, chance: float
 ) -> None:
-    args = ("value", "--rules-file", str(rules_file), "--need", str(need), "--need-cap", "3")
-    assert ok(memo_solver(store, *args, "--json"))["probability"] == chance
+    args = ("value", "--rules-file", str(tiny_rules_file), "--need", str(need), "--need-cap", "3")
+    assert answer(memo_solver(store, *args, "--json"))["probability"] == chance
 
 
 def test_a_need_above_the_cap_that_a_roll_could_meet_is_refused(
-    store: Path, rules_file: Path
+    store: Path, tiny_rules_file: Path
 ) -> None:
     result = memo_solver(
-        store, "value", "--rules-file", str(rules_file), "--need", "5", "--need-cap", "4"
+        store, "value", "--rules-file", str(tiny_rules_file), "--need", "5", "--need-cap", "4"
     )
     line = one_error_line(result)
     assert "need 5 is above the need table's cap of 4" in line
     assert "--need-cap" in line
 
 
-def test_need_threads_must_be_positive(store: Path, rules_file: Path) -> None:
+def test_need_threads_must_be_positive(store: Path, tiny_rules_file: Path) -> None:
     result = memo_solver(
-        store, "value", "--rules-file", str(rules_file), "--need", "3", "--need-threads", "0"
+        store, "value", "--rules-file", str(tiny_rules_file), "--need", "3", "--need-threads", "0"
     )
     assert "--need-threads must be 1 or more, got 0" in one_error_line(result)
 
 
 @pytest.mark.parametrize("cap", ["0", "2001"])
-def test_a_cap_out_of_range_is_refused(store: Path, rules_file: Path, cap: str) -> None:
+def test_a_cap_out_of_range_is_refused(store: Path, tiny_rules_file: Path, cap: str) -> None:
     result = memo_solver(
-        store, "value", "--rules-file", str(rules_file), "--need", "3", "--need-cap", cap
+        store, "value", "--rules-file", str(tiny_rules_file), "--need", "3", "--need-cap", cap
     )
     assert "the need cap must be between 1 and 2000" in one_error_line(result)
 
 
-def test_play_for_a_target_rerolls_a_four_for_a_six(store: Path, rules_file: Path) -> None:
+def test_play_for_a_target_rerolls_a_four_for_a_six(store: Path, tiny_rules_file: Path) -> None:
     """Aiming at 6, a 4 is rerolled (Enter takes the best chance, 1/6), though for points it
     is worth scoring; the reroll shows a 6 and Enter scores it."""
     result = memo_solver(
         store,
         "play",
         "--rules-file",
-        str(rules_file),
+        str(tiny_rules_file),
         "--target",
         "6",
         "--json",
@@ -149,13 +135,20 @@ def test_play_for_a_target_rerolls_a_four_for_a_six(store: Path, rules_file: Pat
 
 
 def test_advise_against_an_opponent_rerolls_a_four_that_loses_too_often(
-    store: Path, rules_file: Path
+    store: Path, tiny_rules_file: Path
 ) -> None:
     """Level against an opponent about to play the one-die game for points: the 4 in hand
     wins 1/4 of the time, a reroll 7/24 (``test_beat.py`` does the arithmetic). Six points
     behind, no roll can win: the moves then keep the mean's order."""
-    args = ("advise", "--rules-file", str(rules_file), "dice=4 rerolls=1", "--opponent", "start")
-    advice = ok(memo_solver(store, *args, "--json"))
+    args = (
+        "advise",
+        "--rules-file",
+        str(tiny_rules_file),
+        "dice=4 rerolls=1",
+        "--opponent",
+        "start",
+    )
+    advice = answer(memo_solver(store, *args, "--json"))
 
     assert advice["probability"] == pytest.approx(7 / 24, abs=TOL)
     assert advice["actions"][0]["words"] == "reroll the die"
@@ -174,7 +167,7 @@ def test_advise_against_an_opponent_rerolls_a_four_that_loses_too_often(
     ],
 )
 def test_a_bad_opponent_is_one_line(
-    store: Path, rules_file: Path, extra: tuple[str, ...], message: str
+    store: Path, tiny_rules_file: Path, extra: tuple[str, ...], message: str
 ) -> None:
-    result = memo_solver(store, "advise", "--rules-file", str(rules_file), "start", *extra)
+    result = memo_solver(store, "advise", "--rules-file", str(tiny_rules_file), "start", *extra)
     assert message in one_error_line(result)

@@ -9,23 +9,13 @@ costs 1/12 of a point and gains 1/18 of chance.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from cli_support import TINY_RULES, one_error_line
-from test_cli import memo_solver
+from cli_support import one_error_line
+from test_cli import answer, memo_solver
 
 TOL = 1e-9
-
-
-@pytest.fixture(scope="module")
-def rules_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("need") / "tiny.json"
-    path.write_text(json.dumps(TINY_RULES))
-    return path
 
 
 @pytest.fixture
@@ -33,14 +23,11 @@ def store(tmp_path: Path) -> Path:
     return tmp_path / "store.sqlite3"
 
 
-def ok(result: subprocess.CompletedProcess[str]) -> Any:
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def test_stats_with_a_need_shows_both_policies_side_by_side(store: Path, rules_file: Path) -> None:
-    args = ("stats", "--rules-file", str(rules_file), "--need", "5", "--threshold", "4")
-    payload = ok(memo_solver(store, *args, "--json"))
+def test_stats_with_a_need_shows_both_policies_side_by_side(
+    store: Path, tiny_rules_file: Path
+) -> None:
+    args = ("stats", "--rules-file", str(tiny_rules_file), "--need", "5", "--threshold", "4")
+    payload = answer(memo_solver(store, *args, "--json"))
 
     assert payload["need"] == 5
     assert payload["probability"] == pytest.approx(5 / 9, abs=TOL)
@@ -66,18 +53,18 @@ def test_stats_with_a_need_shows_both_policies_side_by_side(store: Path, rules_f
     )
 
 
-def test_stats_with_a_need_above_the_cap_is_refused(store: Path, rules_file: Path) -> None:
+def test_stats_with_a_need_above_the_cap_is_refused(store: Path, tiny_rules_file: Path) -> None:
     result = memo_solver(
-        store, "stats", "--rules-file", str(rules_file), "--need", "5", "--need-cap", "4"
+        store, "stats", "--rules-file", str(tiny_rules_file), "--need", "5", "--need-cap", "4"
     )
     assert "need 5 is above the need table's cap of 4" in one_error_line(result)
 
 
-def test_simulate_with_a_need_plays_the_target_policy(store: Path, rules_file: Path) -> None:
+def test_simulate_with_a_need_plays_the_target_policy(store: Path, tiny_rules_file: Path) -> None:
     """4,000 seeded games: the share reaching 5 lies within a few standard errors of 5/9
     and well above the mean policy's 1/2 (seven errors apart), the mean score near 25/6."""
-    args = ("simulate", "--rules-file", str(rules_file), "--need", "5", "--games", "4000")
-    payload = ok(memo_solver(store, *args, "--seed", "3", "--json"))
+    args = ("simulate", "--rules-file", str(tiny_rules_file), "--need", "5", "--games", "4000")
+    payload = answer(memo_solver(store, *args, "--seed", "3", "--json"))
 
     need = payload["need"]
     assert need["exact"] == pytest.approx(5 / 9, abs=TOL)
@@ -90,16 +77,18 @@ def test_simulate_with_a_need_plays_the_target_policy(store: Path, rules_file: P
     assert "playing for a final score of 5 or more: reached in" in words.stdout
 
 
-def test_simulate_with_a_need_refuses_the_greedy_policy(store: Path, rules_file: Path) -> None:
+def test_simulate_with_a_need_refuses_the_greedy_policy(store: Path, tiny_rules_file: Path) -> None:
     result = memo_solver(
-        store, "simulate", "--rules-file", str(rules_file), "--need", "5", "--policy", "greedy"
+        store, "simulate", "--rules-file", str(tiny_rules_file), "--need", "5", "--policy", "greedy"
     )
     assert "--need plays the target policy" in one_error_line(result)
 
 
-def test_stats_with_a_need_refuses_a_plot(store: Path, rules_file: Path, tmp_path: Path) -> None:
+def test_stats_with_a_need_refuses_a_plot(
+    store: Path, tiny_rules_file: Path, tmp_path: Path
+) -> None:
     result = memo_solver(
-        store, "stats", "--rules-file", str(rules_file), "--need", "5", "--plot",
+        store, "stats", "--rules-file", str(tiny_rules_file), "--need", "5", "--plot",
         str(tmp_path / "d.png"),
     )  # fmt: skip
     assert "--plot draws the mean policy's distribution" in one_error_line(result)

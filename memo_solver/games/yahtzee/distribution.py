@@ -169,11 +169,7 @@ def forward_pass(
     ``blocks``; a block missing there is a :class:`MissingBlockError` at once."""
     start = state.filled
     order = rules.reachable_masks(start)  # fewest boxes first
-    upper, bonus = guidepost(state, rules)
-    first = Guideposts.reachable(rules, start)
-    row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
-    mass: dict[int, FloatArray] = {start: np.zeros((first.upper.size, 1))}
-    mass[start][row, 0] = 1.0
+    mass = _starting_mass(rules, state)
     spared: dict[int, FloatArray] = {start: np.repeat(mass[start].T, len(_EVENTS), axis=0)}
     tally = _Tally()
     for done, filled in enumerate(order):
@@ -199,6 +195,16 @@ def forward_pass(
         if progress is not None:
             progress(done + 1, len(order))
     raise AssertionError("the pass never reached the end of the game")
+
+
+def _starting_mass(rules: RuleSet, state: State) -> dict[int, FloatArray]:
+    """All the mass on the state's guidepost of its block, with 0 points banked."""
+    upper, bonus = guidepost(state, rules)
+    first = Guideposts.reachable(rules, state.filled)
+    row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
+    here = np.zeros((first.upper.size, 1))
+    here[row, 0] = 1.0
+    return {state.filled: here}
 
 
 def _first_rolls(rules: RuleSet, state: State | None, width: int) -> tuple[FloatArray, int]:
@@ -449,11 +455,7 @@ def target_pass(
     chance objective's value of the state, by another road: the tests hold the two together.
     """
     start = state.filled
-    upper, bonus = guidepost(state, rules)
-    first = Guideposts.reachable(rules, start)
-    row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
-    mass: dict[int, FloatArray] = {start: np.zeros((first.upper.size, 1))}
-    mass[start][row, 0] = 1.0
+    mass = _starting_mass(rules, state)
     order = rules.reachable_masks(start)
     for done, filled in enumerate(order):
         here = mass.pop(filled, None)
