@@ -35,7 +35,7 @@ from memo_solver.core.compiled import jit
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
+from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach, widen
 from memo_solver.games.yahtzee.need import width as need_width
 from memo_solver.games.yahtzee.policy import outcomes, target_policy, turn_policy
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
@@ -550,11 +550,4 @@ def widened(blocks: Mapping[int, Block], width: int) -> dict[int, Block]:
     """Blocks of the chance objective at ``width`` needs each, as one turn reads its
     successors: a block's chances past its own width (past what its open boxes can give)
     are 0. Most are as wide already (the cap) and are used as they are."""
-    out = {}
-    for box, block in blocks.items():
-        if block.shape[2] < width:
-            wide = np.zeros((*block.shape[:2], width))
-            wide[..., : block.shape[2]] = block
-            block = wide
-        out[box] = block
-    return out
+    return {box: widen(block, width) for box, block in blocks.items()}

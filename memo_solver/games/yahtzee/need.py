@@ -105,6 +105,16 @@ def width(rules: RuleSet, cap: int, filled: int) -> int:
     return max(1, min(cap, reach(rules, filled)))
 
 
+def widen(block: Block, wide: int) -> Block:
+    """A block of the table at ``wide`` needs (at least its own width), as a turn on a
+    wider value axis reads it: its chances past its own width are 0."""
+    short = wide - block.shape[2]
+    if not short:
+        return block
+    padded: Block = np.pad(block, ((0, 0), (0, 0), (0, short)))
+    return padded
+
+
 class _Padded(Mapping[int, FloatArray]):
     """Successor blocks widened to one width with zeros (chances past their reach), as one
     kernel call reads them, padded when the batch asks for each."""
@@ -114,12 +124,7 @@ class _Padded(Mapping[int, FloatArray]):
         self._width = width
 
     def __getitem__(self, filled: int) -> FloatArray:
-        block = self._by_key[block_key(filled)]
-        short = self._width - block.shape[2]
-        if not short:
-            return block
-        padded: FloatArray = np.pad(block, ((0, 0), (0, 0), (0, short)))
-        return padded
+        return widen(self._by_key[block_key(filled)], self._width)
 
     def __iter__(self) -> Iterator[int]:
         return (filled_of(key) for key in self._by_key)

@@ -20,7 +20,7 @@ from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.advice import Action, Advice, advise
 from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
+from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach, widen
 from memo_solver.games.yahtzee.one_roll import roll_values
 from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
 from memo_solver.games.yahtzee.state import State, guidepost
@@ -103,7 +103,7 @@ def rank_chances(
         return start, start, ()
     boxes = rules.open_boxes(state.filled)
     wide = max(lane, *(b.shape[2] for b in successors))
-    padded = [np.pad(b, ((0, 0), (0, 0), (0, wide - b.shape[2]))) for b in successors]
+    padded = [widen(block, wide) for block in successors]
     dice = rules.universe
     _, scores, keeps = roll_values(
         rules,
@@ -126,5 +126,4 @@ def _chance(
 ) -> float:
     if action.kind == "keep":
         return float(keeps[rules.universe.keep_index[action.keep]])
-    box = next(b for b in boxes if rules.categories[b].name == action.category)
-    return float(scores[boxes.index(box)])
+    return float(scores[boxes.index(rules.category_index(action.category))])
