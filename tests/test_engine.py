@@ -276,9 +276,11 @@ async def test_a_layered_solve_is_the_top_down_one_a_chunk_at_a_time(store: Stor
 
 async def test_a_layered_solve_gives_each_thread_whole_chunks() -> None:
     """With ``threads=2`` two chunks are solved at once, each by one call of the game's batch
-    solver (the kernel releases the GIL), never split again: a 35-block layer goes out as
-    chunks of 16, 16 and 3; a layer smaller than two chunks is halved (21 blocks: 11 and 10),
-    so both threads work on it. The answer is the one-thread answer."""
+    solver (the kernel releases the GIL), never split again, and a layer is cut in chunks of
+    equal size, as many as a multiple of the threads: a 35-block layer goes out as four
+    chunks of 9, 9, 9 and 8 (not 16, 16 and 3, which left one thread idle for the last); a
+    layer smaller than two chunks is halved (21 blocks: 11 and 10), so both threads work on
+    it. The answer is the one-thread answer."""
     calls: list[int] = []
 
     class Counted:
@@ -297,7 +299,7 @@ async def test_a_layered_solve_gives_each_thread_whole_chunks() -> None:
     assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
     sizes = sorted(len(layer) for layer in LOWER.layers(LOWER.root()))
     assert sizes == [1, 1, 7, 7, 21, 21, 35, 35]
-    expected = [1, 1, 4, 3, 4, 3, 11, 10, 11, 10, 16, 16, 3, 16, 16, 3]
+    expected = [1, 1, 4, 3, 4, 3, 11, 10, 11, 10, 9, 9, 9, 8, 9, 9, 9, 8]
     assert sorted(calls) == sorted(expected)
 
 
