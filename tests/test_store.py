@@ -603,6 +603,36 @@ async def test_sqlite_a_commit_writes_its_blocks_in_one_statement(
     assert sum(statement.startswith("INSERT") for statement in statements) == 1
 
 
+async def test_sqlite_commits_never_checkpoint_and_a_checkpoint_of_its_own_follows_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's connection never copies the WAL into the file inside a commit (that copy
+    and its fsync stalled a whole solve): after 8 MB of commits a checkpoint runs on a
+    connection of its own, in a thread beside the writes, and the file holds the blocks."""
+    statements: list[tuple[int, str]] = []
+    connect = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection: sqlite3.Connection = connect(*args, **kwargs)
+        connection.set_trace_callback(lambda sql: statements.append((id(connection), sql)))
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    path = tmp_path / "memo.sqlite"
+    async with SQLiteStore(path) as store:
+        own = statements[0][0]
+        for i in range(9):
+            await store.commit(NS, {f"k{i}": bytes([i]) * 1_000_000}, A)
+        deadline = time.monotonic() + 10
+        while path.stat().st_size < 9_000_000:
+            assert time.monotonic() < deadline, "the WAL was never checkpointed"
+            await anyio.sleep(0.01)
+        assert await store.get_many(NS, ["k8"]) == {"k8": bytes([8]) * 1_000_000}
+    checkpoints = [(db, sql) for db, sql in statements if "wal_checkpoint" in sql]
+    assert checkpoints and all(db != own for db, _ in checkpoints)
+    assert (own, "PRAGMA wal_autocheckpoint = 0") in statements
+
+
 async def test_sqlite_a_full_file_is_a_store_full_error_and_commits_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,11 @@ clock expiry, so a killed process's claims lapse by themselves. Waiting polls th
 with a growing interval (there is no cross-process notification in SQLite), capped so a
 waiter notices a committed block within 50 ms.
 
+The WAL is copied into the file by a checkpoint of its own, in a thread beside the writes,
+after every 8 MB written (SQLite's own default of 1,000 pages): inside a commit, as SQLite does
+it by default, the copy and its fsync stalled that commit and every solve waiting on it (20 ms
+of a half-second ``yahtzee`` solve, however many threads solved it).
+
 A transaction commits only when every statement of it succeeded, and rolls back otherwise.
 SQLite's errors leave as store errors (:mod:`memo_solver.core.store`) naming the file: full,
 read-only, locked past the timeout, or failed.
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import random
 import socket
@@ -68,12 +74,19 @@ CREATE TABLE IF NOT EXISTS registrations (
 """Made by the first registration, as the definitions table by the first definition. Names
 compare as SQLite's TEXT does by default (BINARY: bytewise UTF-8), the order of a page."""
 _PAGE_BYTES = 8192
+_CHECKPOINT_BYTES = 1000 * _PAGE_BYTES
+"""Writes between two checkpoints: SQLite's default (1,000 pages of WAL), counted here."""
+_ROW_BYTES = 128
+"""About what a claim's row adds to the WAL: writes are counted, not measured (SQLite tells
+Python nothing of its WAL's size), so a checkpoint comes after about 8 MB."""
 _POLL_START_S = 0.002
 _POLL_MAX_S = 0.05
 _LOCK_TIMEOUT_S = 30.0
 _PROBE_LOCK_TIMEOUT_S = 0.05
 _PROBE_NAMESPACE = "probe"
 _HOST = socket.gethostname()
+
+log = logging.getLogger(__name__)
 
 
 def _holder_died(token: str) -> bool:
@@ -106,12 +119,18 @@ class SQLiteStore:
         self._limiter = anyio.CapacityLimiter(1)
         self._prober: sqlite3.Connection | None = None
         self._probe_limiter = anyio.CapacityLimiter(1)
+        self._unchecked = 0
+        """Bytes written (counted) since the last checkpoint began."""
+        self._checkpointer: threading.Thread | None = None
+        self._counting = threading.Lock()
+        """Guards the two above: the probe writes on its own connection, without ``_lock``."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._connect(lock_timeout_s)
             self._db.execute(f"PRAGMA page_size = {_PAGE_BYTES}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA wal_autocheckpoint = 0")  # see _checkpoint
             marks = ",".join("?" * len(_TABLES))
             (tables,) = self._db.execute(
                 f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
@@ -166,15 +185,52 @@ class SQLiteStore:
     def description(self) -> str:
         return str(self.path)
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _run(self, fn: Callable[[sqlite3.Connection], T], *, writes: int | None = None) -> T:
+        """``fn`` on the store's connection, in a worker thread; ``writes``: about the bytes
+        a write adds to the WAL (a page at least), counted towards the next checkpoint."""
+
         def locked() -> T:
             with self._lock:
                 try:
-                    return fn(self._db)
+                    result = fn(self._db)
                 except sqlite3.Error as exc:
                     raise self._fault(exc) from exc
+                if writes is not None:
+                    self._wrote(writes + _PAGE_BYTES)
+                return result
 
         return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
+
+    def _wrote(self, size: int) -> None:
+        """Count ``size`` bytes written, and start a checkpoint when due and none runs."""
+        with self._counting:
+            self._unchecked += size
+            running = self._checkpointer is not None and self._checkpointer.is_alive()
+            if self._unchecked < _CHECKPOINT_BYTES or running:
+                return
+            self._unchecked = 0
+            self._checkpointer = threading.Thread(
+                target=self._checkpoint, name=f"checkpoint of {self.path.name}"
+            )
+            self._checkpointer.start()
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the file on a connection of its own, beside the writes.
+
+        A plain thread, the store's own (joined by :meth:`aclose`), not a task: it outlives
+        the write that started it, and runs no Python while SQLite copies. PASSIVE waits for
+        no reader or writer, and what it could not copy goes with the next one; a failure
+        is logged, never raised: the writes it follows were committed already."""
+        try:
+            db = self._connect(self.lock_timeout_s)
+            try:
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            finally:
+                db.close()
+        except sqlite3.Error as exc:
+            log.warning(
+                "a checkpoint of %s failed: %s (the next one copies its pages)", self.path, exc
+            )
 
     def expect(self, namespace: str, size_bytes: int) -> None:
         """Nothing to size: one table holds every namespace."""
@@ -241,7 +297,7 @@ class SQLiteStore:
                 )
             return result
 
-        return await self._run(claim)
+        return await self._run(claim, writes=_ROW_BYTES * len(keys))
 
     async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
         def renew(db: sqlite3.Connection) -> None:
@@ -251,14 +307,15 @@ class SQLiteStore:
                 [(expires, namespace, key, token) for key in keys],
             )
 
-        await self._run(renew)
+        await self._run(renew, writes=_ROW_BYTES * len(keys))
 
     async def release(self, namespace: str, keys: Sequence[str], token: str) -> None:
         await self._run(
             lambda db: db.executemany(
                 "DELETE FROM claims WHERE namespace = ? AND key = ? AND token = ?",
                 [(namespace, key, token) for key in keys],
-            )
+            ),
+            writes=_ROW_BYTES * len(keys),
         )
 
     async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
@@ -284,7 +341,7 @@ class SQLiteStore:
                     (namespace, token, json.dumps(list(blocks))),
                 )
 
-        await self._run(commit)
+        await self._run(commit, writes=len(joined) + _ROW_BYTES * len(blocks))
 
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -333,7 +390,7 @@ class SQLiteStore:
                     "INSERT OR IGNORE INTO definitions VALUES (?, ?)", (namespace, definition)
                 )
 
-        await self._run(put)
+        await self._run(put, writes=len(definition))
 
     async def definition(self, namespace: str) -> bytes | None:
         def read(db: sqlite3.Connection) -> bytes | None:
@@ -364,7 +421,7 @@ class SQLiteStore:
                     db.execute("DELETE FROM definitions WHERE namespace = ?", (namespace,))
             return deleted.rowcount
 
-        return await self._run(delete)
+        return await self._run(delete, writes=0)
 
     async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
         def register(db: sqlite3.Connection) -> bytes:
@@ -380,7 +437,7 @@ class SQLiteStore:
                 ).fetchone()
             return bytes(held)
 
-        return await self._run(register)
+        return await self._run(register, writes=len(document))
 
     async def registration(self, name: str) -> bytes | None:
         def read(db: sqlite3.Connection) -> bytes | None:
@@ -421,7 +478,7 @@ class SQLiteStore:
                 ).fetchone()
             return int(others)
 
-        return await self._run(unregister)
+        return await self._run(unregister, writes=0)
 
     async def __aenter__(self) -> SQLiteStore:
         return self
@@ -450,6 +507,7 @@ class SQLiteStore:
                     "INSERT OR REPLACE INTO blocks VALUES (?, ?, zeroblob(?))", (*row, _PAGE_BYTES)
                 )
                 db.execute("DELETE FROM blocks WHERE namespace = ? AND key = ?", row)
+            self._wrote(3 * _PAGE_BYTES)
         except sqlite3.Error as exc:
             fault = self._fault(exc)
             if isinstance(fault, StoreBusyError):
@@ -458,6 +516,9 @@ class SQLiteStore:
         return Write.ACCEPTED
 
     async def aclose(self) -> None:
+        checkpointer = self._checkpointer
+        if checkpointer is not None:
+            await anyio.to_thread.run_sync(checkpointer.join)
         await self._run(lambda db: db.close())
         if self._prober is not None:
             await anyio.to_thread.run_sync(self._prober.close, limiter=self._probe_limiter)
