@@ -106,6 +106,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark ``quick`` the tests of :data:`QUICK_FILES` that are not slow, use no fixture of
     :data:`_OUTSIDE`, and run the store fixture (where they take it) on the memory store only:
     by file, so a pure test is quick without a decorator of its own."""
+    _name_the_id(item)
     if item.path.name not in QUICK_FILES or item.get_closest_marker("slow") is not None:
         return
     if _OUTSIDE & set(getattr(item, "fixturenames", ())):
@@ -114,6 +115,21 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     if callspec is not None and callspec.params.get("store", "memory") != "memory":
         return
     item.add_marker(pytest.mark.quick)
+
+
+def _name_the_id(item: pytest.Item) -> None:
+    """Give a test whose id is not its name the id its name says.
+
+    pytest 9.2 builds a test function's id from its original name and its parametrization;
+    schemathesis names each operation's test ``test_x[POST /v1/value]`` but gives it
+    neither, so the fuzz's tests of every operation share the id ``test_x``. The suite runs
+    under pytest-xdist, which hands tests to its workers by id: it would run one operation
+    of the fuzz and drop the others (tests/test_markers.py checks that ids are unique)."""
+    named = f"{item.parent.nodeid}::{item.name}" if item.parent is not None else item.nodeid
+    if item.nodeid != named:
+        from _pytest.nodeid import NodeId  # pytest 9.2: older ones never get here
+
+        item._id = NodeId.parse(named)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -4,8 +4,10 @@ full`` those; ``-m quick`` is the quick loop: the pure solver and parsing tests.
 
 Checked on tests/test_stats.py, which has tests of all three kinds and none of the quick
 files, and on tests/test_engine.py, a quick file with slow tests and tests on every store, by
-collecting them in a pytest of their own (``--collect-only``: nothing runs; eight start-ups,
-about 20 s in all).
+collecting them in pytests of their own (``--collect-only``: nothing runs; one start-up per
+expression, all started at once, about 15 CPU s). And every test has an id of its own:
+pytest-xdist hands tests to its workers by id (checked on tests/test_api_fuzz.py too, whose
+tests come from schemathesis, one per operation of the API).
 """
 
 from __future__ import annotations
@@ -19,43 +21,62 @@ import pytest
 TESTS = Path(__file__).parent
 MIXED = "test_stats.py"
 QUICK = "test_engine.py"
+FUZZ = "test_api_fuzz.py"
+EXPRESSIONS = ["", "not slow", "slow", "full", "slow or full", "quick"]
+"""The ``-m`` expressions collected ("": none, as a bare ``pytest`` runs)."""
 pytestmark = pytest.mark.slow
 
 
-def collected(*args: str) -> set[str]:
-    """The test ids a pytest run would run with ``args``."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+def start_collecting(expression: str) -> subprocess.Popen[str]:
+    """A pytest collecting (nothing runs) the mixed and the quick file with ``-m expression``;
+    with none, the fuzz too (its collection alone takes two CPU seconds)."""
+    names = [MIXED, QUICK] if expression else [MIXED, QUICK, FUZZ]
+    marks = ["-m", expression] if expression else []
+    return subprocess.Popen(
+        [
+            sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+            *marks, *(f"tests/{name}" for name in names),
+        ],
         cwd=TESTS.parent,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode in (0, 5), done.stdout + done.stderr  # 5: nothing selected
-    return {line for line in done.stdout.splitlines() if "::" in line}
+    )  # fmt: skip
+
+
+def collected_ids(process: subprocess.Popen[str]) -> list[str]:
+    """The test ids it would run, in order."""
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode in (0, 5), stdout + stderr  # 5: nothing selected
+    return [line for line in stdout.splitlines() if "::" in line]
 
 
 @pytest.fixture(scope="module")
-def kinds() -> dict[str, set[str]]:
-    path = f"tests/{MIXED}"
-    return {
-        "all": collected(path),
-        "not slow": collected(path, "-m", "not slow"),
-        "slow": collected(path, "-m", "slow"),
-        "full": collected(path, "-m", "full"),
-        "slow or full": collected(path, "-m", "slow or full"),
-        "quick": collected(path, "-m", "quick"),
-    }
+def ids() -> dict[str, list[str]]:
+    """The ids each of :data:`EXPRESSIONS` selects, by expression ("all" for none)."""
+    started = {expression: start_collecting(expression) for expression in EXPRESSIONS}
+    try:
+        return {expression or "all": collected_ids(p) for expression, p in started.items()}
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+
+
+def of_file(ids: list[str], name: str) -> set[str]:
+    return {test for test in ids if test.startswith(f"tests/{name}::")}
 
 
 @pytest.fixture(scope="module")
-def engine_kinds() -> dict[str, set[str]]:
-    path = f"tests/{QUICK}"
+def kinds(ids: dict[str, list[str]]) -> dict[str, set[str]]:
+    return {expression: of_file(found, MIXED) for expression, found in ids.items()}
+
+
+@pytest.fixture(scope="module")
+def engine_kinds(ids: dict[str, list[str]]) -> dict[str, set[str]]:
     return {
-        "not slow": collected(path, "-m", "not slow"),
-        "slow": collected(path, "-m", "slow"),
-        "quick": collected(path, "-m", "quick"),
+        expression: of_file(ids[expression], QUICK) for expression in ("not slow", "slow", "quick")
     }
 
 
@@ -87,3 +108,12 @@ def test_the_quick_loop_is_the_quick_files_in_process_on_the_memory_store(
     assert on_stores, f"{QUICK} has tests on every store: the check below would prove nothing"
     assert on_stores <= quick
     assert not {test for test in quick if "[sqlite" in test or "[redis" in test}
+
+
+def test_every_test_has_an_id_of_its_own(ids: dict[str, list[str]]) -> None:
+    everything = ids["all"]
+    assert len(set(everything)) == len(everything), sorted(
+        test for test in set(everything) if everything.count(test) > 1
+    )
+    fuzzed = [test for test in everything if test.startswith(f"tests/{FUZZ}::test_no_500")]
+    assert len(fuzzed) > 1, f"{FUZZ} fuzzes every operation of the API: {fuzzed}"
