@@ -629,7 +629,8 @@ async def test_sqlite_commits_never_checkpoint_and_a_checkpoint_of_its_own_follo
             await anyio.sleep(0.01)
         assert await store.get_many(NS, ["k8"]) == {"k8": bytes([8]) * 1_000_000}
     checkpoints = [(db, sql) for db, sql in statements if "wal_checkpoint" in sql]
-    assert checkpoints and all(db != own for db, _ in checkpoints)
+    assert checkpoints
+    assert all(db != own for db, _ in checkpoints)
     assert (own, "PRAGMA wal_autocheckpoint = 0") in statements
 
 
