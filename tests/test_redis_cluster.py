@@ -44,7 +44,7 @@ LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
 LOWER_NS = namespace(LOWER)
 LOWER_PIN = RULE_SETS["yahtzee-lower"].start_value
 YAHTZEE_PIN = 254.5877287345
-NOTIFIED_WITHIN_S = 0.15
+NOTIFIED_WITHIN_S = 0.4  # test_redis_store.NOTIFIED_WITHIN_S: far below the 1 s re-check
 TOKEN = "cluster-test-token"
 
 

@@ -53,9 +53,10 @@ A, B = "token-a", "token-b"
 LONG_LEASE = 30.0
 RECHECK_S = 1.0
 """How often a waiter re-checks the claim without a notification (redis_store._RECHECK_S)."""
-NOTIFIED_WITHIN_S = 0.15
+NOTIFIED_WITHIN_S = 0.4
 """A notification's latency on loopback is a millisecond or two; this leaves room for a
-loaded CI machine while staying far below the one-second re-check."""
+loaded CI machine (two test workers on two cores) while staying far below the one-second
+re-check."""
 
 
 @asynccontextmanager
@@ -395,7 +396,7 @@ async def test_the_registration_calls_run_on_a_one_node_cluster(
 
 
 @pytest.mark.parametrize("how", ["commit", "release"])
-async def test_a_waiter_is_woken_by_another_connection_within_100_ms(
+async def test_a_waiter_is_woken_by_another_connection_long_before_its_recheck(
     redis_url: str, how: str
 ) -> None:
     async with opened(redis_url) as waiter, opened(redis_url, listen=False) as holder:

@@ -50,6 +50,9 @@ OTHER_NS = "1:elsewhere"
 KEYS = ["a", "b", "c"]
 A, B = "token-a", "token-b"
 LONG_LEASE = 30.0
+PROMPT_S = 2.0
+"""A wait that returns "promptly" does so well inside this, against timeouts of 10 s: a
+margin for two test workers sharing two cores, far from a waiter that sat out its timeout."""
 CLAIM_AND_HOLD = """
 import os, socket, sys, uuid
 from pathlib import Path
@@ -177,7 +180,7 @@ async def test_wait_returns_promptly_when_another_task_commits(store: Store) -> 
         tg.start_soon(commit_soon)
         await store.wait(NS, "a", 10.0)
         elapsed = time.monotonic() - start
-    assert elapsed < 0.5
+    assert elapsed < PROMPT_S
     assert await store.get_many(NS, ["a"]) == {"a": b"x"}
 
 
@@ -193,7 +196,7 @@ async def test_wait_returns_promptly_when_the_holder_releases(store: Store) -> N
         tg.start_soon(release_soon)
         await store.wait(NS, "a", 10.0)
         elapsed = time.monotonic() - start
-    assert elapsed < 0.5
+    assert elapsed < PROMPT_S
 
 
 @pytest.mark.parametrize("before", ["never-claimed", "released", "lapsed"])
@@ -207,15 +210,15 @@ async def test_wait_returns_promptly_when_no_live_claim_holds(store: Store, befo
         await store.try_claim(NS, ["a"], A, 0.05)
         await anyio.sleep(0.1)
     start = time.monotonic()
-    await store.wait(NS, "a", 0.6)
-    assert time.monotonic() - start < 0.3
+    await store.wait(NS, "a", 10.0)
+    assert time.monotonic() - start < PROMPT_S
 
 
 async def test_wait_returns_at_once_for_a_stored_block(store: Store) -> None:
     await store.commit(NS, {"a": b"x"}, None)
     start = time.monotonic()
     await store.wait(NS, "a", 10.0)
-    assert time.monotonic() - start < 0.5
+    assert time.monotonic() - start < PROMPT_S
 
 
 async def test_wait_times_out_while_a_live_claim_holds(store: Store) -> None:
@@ -467,7 +470,7 @@ async def test_sqlite_stores_on_one_file_share_blocks_and_claims(tmp_path: Path)
 
             tg.start_soon(commit_soon)
             await second.wait(NS, "b", 10.0)
-            assert time.monotonic() - start < 0.5
+            assert time.monotonic() - start < PROMPT_S
         assert await second.get_many(NS, ["b"]) == {"b": b"later"}
     finally:
         await first.aclose()
