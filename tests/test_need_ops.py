@@ -125,7 +125,11 @@ def test_workers_precompute_a_need_table_and_warm_a_need_job(
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["probability"] == pytest.approx(TINY_TOP, abs=TOL)
-    assert job_record(r, result["job"])["rules"] == f"{TINY.fingerprint}-need400"
+    record = job_record(r, result["job"])
+    assert record["rules"] == f"{TINY.fingerprint}-need400"
+    # The record's value is the table's headline, as the command printed it: the chance of
+    # the cap (here the most the tiny game can score), not the first need's.
+    assert float(record["value"]) == pytest.approx(TINY_TOP, abs=TOL)
     # The pooled engine's blocks count in the worker's heartbeat like a built-in's.
     wait_for("w1's count", lambda: int(r.hget(redis_keys.worker("w1"), "blocks_computed") or 0), 10)
 

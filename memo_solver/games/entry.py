@@ -30,8 +30,9 @@ class GameEntry:
     game: Game
     description: str
     summarize_root: RootSummary
-    """The root block in words and as JSON fields (its first number as ``value``), for the
-    end of a precompute."""
+    """The root block in words and as JSON fields, its headline figure first (the start
+    value, a need table's chance of its cap), for the end of a precompute: a precompute
+    job's record keeps that first figure as its ``value``."""
     canonical_state: Callable[[str], str]
     """A state for a ``warm`` or ``stats`` job, checked and written one way (raises
     ValueError naming the problem), so that equal jobs get equal ids."""

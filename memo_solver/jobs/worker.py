@@ -297,9 +297,9 @@ class Worker:
                 tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             raise first_failure(group) from None
-        await self.queue.update(
-            job.id, blocks_done=game.block_count, value=repr(float(root.flat[0]))
-        )
+        _, figures = entry.summarize_root(root)
+        headline = next(iter(figures.values()))
+        await self.queue.update(job.id, blocks_done=game.block_count, value=repr(headline))
 
     async def _report(self, engine: Engine, job: Job) -> None:
         """A precompute's progress in its record, every half second."""
