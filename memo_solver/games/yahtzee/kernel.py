@@ -32,13 +32,13 @@ Lanes are the innermost, contiguous axis: a block's lanes are solved up to ``TIL
 time, and every loop over them starts at lane 0 and runs a count known at run time, the one
 shape of loop that LLVM turns into SIMD instructions here (a loop from a run-time offset, or
 one of a constant 16 trips, stayed scalar and ran 2.5x slower). The work area of a tile
-stays in the core's L2 cache. Nothing is allocated per block, and the GIL is released
-throughout.
+stays in the core's L2 cache and starts on a cache line (:func:`line_aligned`). Nothing is
+allocated per block, and the GIL is released throughout.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -47,11 +47,25 @@ from memo_solver.core.compiled import jit
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+Item = TypeVar("Item", bound=np.generic)
 
 TILE: Final = 128
 """Lanes solved together at most: every level of a Yahtzee block (at most 128) in one tile;
 its (keeps, 128) work area is 473 KB for five dice, 946 KB for six."""
 FACES: Final = 6
+CACHE_LINE: Final = 64
+"""Bytes of a cache line, the width of an AVX-512 vector too."""
+
+
+@jit
+def line_aligned(size: int, dtype: type[Item]) -> npt.NDArray[Item]:
+    """``size`` zeros of ``dtype`` starting on a cache line: a work area whose rows are lane
+    loops. numba aligns its arrays to 32 bytes only, so half of them began mid-line, every
+    64-byte vector load of them then spanned two lines, and the same layer took 93 ms in
+    place of 73 (which half a call got decided at random: the kernel's bimodal timings)."""
+    raw = np.zeros(size + CACHE_LINE, dtype)
+    skip = (-raw.ctypes.data % CACHE_LINE) // raw.itemsize
+    return raw[skip : skip + size]
 
 
 @jit
@@ -267,8 +281,10 @@ def solve_blocks(
     listed are left as they are (the caller fills them with NaN)."""
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
-    values = np.zeros((open_boxes.shape[1], max(1, n_classes.max()), tile))
-    work = np.zeros((n_keeps, tile))
+    n_values = max(1, n_classes.max())
+    values = line_aligned(open_boxes.shape[1] * n_values * tile, np.float64)
+    values = values.reshape((open_boxes.shape[1], n_values, tile))
+    work = line_aligned(n_keeps * tile, np.float64).reshape((n_keeps, tile))
     levels = np.zeros(tile, dtype=np.int64)
     steps = np.zeros(tile, dtype=np.int64)
     no_scores = np.empty((0, 0, 0))
@@ -352,8 +368,10 @@ def turn_steps(
     first_roll = n_keeps - roll_class.shape[1]
     tile = lanes.size
     succ_rows = np.arange(open_boxes.size)
-    values = np.zeros((open_boxes.size, max(1, n_classes.max()), tile))
-    work = np.zeros((n_keeps, tile))
+    n_values = max(1, n_classes.max())
+    values = line_aligned(open_boxes.size * n_values * tile, np.float64)
+    values = values.reshape((open_boxes.size, n_values, tile))
+    work = line_aligned(n_keeps * tile, np.float64).reshape((n_keeps, tile))
     landing_values(
         open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, tile,
         width, shift, values,

@@ -328,11 +328,14 @@ def _choose_blocks(
     n_keeps, n_rolls = parents.shape[0], roll_class.shape[1]
     first_roll = n_keeps - n_rolls
     width = lanes.shape[1]
-    values = np.zeros((open_boxes.shape[1], max(1, n_classes.max()), width))
-    scores = np.zeros((open_boxes.shape[1], n_rolls, width))
-    work = np.zeros((n_keeps, width))
-    key = np.empty((n_keeps, width), dtype=np.int64)
-    chosen = np.empty((n_rolls, width), dtype=np.int64)
+    n_boxes, n_values = open_boxes.shape[1], max(1, n_classes.max())
+    values = kernel.line_aligned(n_boxes * n_values * width, np.float64)
+    values = values.reshape((n_boxes, n_values, width))
+    scores = kernel.line_aligned(n_boxes * n_rolls * width, np.float64)
+    scores = scores.reshape((n_boxes, n_rolls, width))
+    work = kernel.line_aligned(n_keeps * width, np.float64).reshape((n_keeps, width))
+    key = kernel.line_aligned(n_keeps * width, np.int64).reshape((n_keeps, width))
+    chosen = kernel.line_aligned(n_rolls * width, np.int64).reshape((n_rolls, width))
     steps = np.zeros(width, dtype=np.int64)
     outside = 0
     for b in range(open_boxes.shape[0]):
