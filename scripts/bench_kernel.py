@@ -313,11 +313,14 @@ def bench_threads(ours: str, rounds: int) -> dict[str, Any]:
         pairs = list(zip(result["runs"][f"{kind}/1"], result["runs"][f"{kind}/2"], strict=True))
         quiet = [(one, two) for one, two in pairs if max(one[1], two[1]) < QUIET_CORES]
         one, two = median([p[0][0] for p in pairs]), median([p[1][0] for p in pairs])
+        # The target is the solve phase's; the bare kernel's figure says what is left of
+        # it before any engine work (a diagnosis, held to no bound).
+        targeted = kind != "kernel"
         report[kind] = {
             "one_thread_wall_s": one,
             "two_threads_wall_s": two,
             "ratio": two / one,
-            "pass": two / one <= THREADS_TARGET,
+            **({"pass": two / one <= THREADS_TARGET} if targeted else {}),
             "quiet_rounds": len(quiet),
         }
         if quiet:
@@ -326,7 +329,7 @@ def bench_threads(ours: str, rounds: int) -> dict[str, Any]:
                 "one_thread_wall_s": one,
                 "two_threads_wall_s": two,
                 "ratio": two / one,
-                "pass": two / one <= THREADS_TARGET,
+                **({"pass": two / one <= THREADS_TARGET} if targeted else {}),
             }
     return report
 
@@ -407,17 +410,21 @@ def main() -> int:
         for kind in ("memory", "sqlite", "kernel"):
             k = t[kind]
             what = "the bare kernel, widest layer" if kind == "kernel" else f"solve phase on {kind}"
+            verdict = (
+                f" (target <= {THREADS_TARGET}) {'PASS' if k['pass'] else 'FAIL'}"
+                if "pass" in k
+                else " (no target: what two cores give the kernel and its batch set-up)"
+            )
             print(
                 f"yahtzee {what}, wall: 1 thread {k['one_thread_wall_s']:.3f} s, "
-                f"2 threads {k['two_threads_wall_s']:.3f} s: {k['ratio']:.2f} (target <= "
-                f"{THREADS_TARGET}) {'PASS' if k['pass'] else 'FAIL'}"
+                f"2 threads {k['two_threads_wall_s']:.3f} s: {k['ratio']:.2f}{verdict}"
             )
             if "quiet" in k:
                 q = k["quiet"]
                 print(
                     f"  {k['quiet_rounds']} quiet rounds: 1 thread {q['one_thread_wall_s']:.3f}"
-                    f" s, 2 threads {q['two_threads_wall_s']:.3f} s: {q['ratio']:.2f} "
-                    f"{'PASS' if q['pass'] else 'FAIL'}"
+                    f" s, 2 threads {q['two_threads_wall_s']:.3f} s: {q['ratio']:.2f}"
+                    + (f" {'PASS' if q['pass'] else 'FAIL'}" if "pass" in q else "")
                 )
         print(f"  load {t['load_before']} -> {t['load_after']}")
     return 0
