@@ -87,7 +87,7 @@ def test_a_work_area_starts_on_a_cache_line_and_holds_zeros(
 ) -> None:
     """Lane loops read their work area a 64-byte vector at a time: one that began mid-line
     (numba aligns to 32 bytes) made every load span two lines and the kernel 25 % slower."""
-    area = kernel.line_aligned(size, kind)
+    area = kernel.line_aligned((size,), kind)
     assert area.ctypes.data % kernel.CACHE_LINE == 0
     assert area.shape == (size,)
     assert area.dtype == kind

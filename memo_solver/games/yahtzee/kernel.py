@@ -58,14 +58,17 @@ CACHE_LINE: Final = 64
 
 
 @jit
-def line_aligned(size: int, dtype: type[Item]) -> npt.NDArray[Item]:
-    """``size`` zeros of ``dtype`` starting on a cache line: a work area whose rows are lane
-    loops. numba aligns its arrays to 32 bytes only, so half of them began mid-line, every
-    64-byte vector load of them then spanned two lines, and the same layer took 93 ms in
-    place of 73 (which half a call got decided at random: the kernel's bimodal timings)."""
-    raw = np.zeros(size + CACHE_LINE, dtype)
+def line_aligned(shape: tuple[int, ...], dtype: type[Item]) -> npt.NDArray[Item]:
+    """Zeros of ``shape`` and ``dtype`` starting on a cache line: a work area whose rows are
+    lane loops. numba aligns its arrays to 32 bytes only, so half of them began mid-line,
+    every 64-byte vector load of them then spanned two lines, and the same layer took 93 ms
+    in place of 73 (which half a call got decided at random: the kernel's bimodal timings)."""
+    size = 1
+    for extent in shape:
+        size *= extent
+    raw = np.zeros(size + CACHE_LINE, dtype)  # a line's worth of spare items, whatever their size
     skip = (-raw.ctypes.data % CACHE_LINE) // raw.itemsize
-    return raw[skip : skip + size]
+    return raw[skip : skip + size].reshape(shape)
 
 
 @jit
@@ -281,10 +284,8 @@ def solve_blocks(
     listed are left as they are (the caller fills them with NaN)."""
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
-    n_values = max(1, n_classes.max())
-    values = line_aligned(open_boxes.shape[1] * n_values * tile, np.float64)
-    values = values.reshape((open_boxes.shape[1], n_values, tile))
-    work = line_aligned(n_keeps * tile, np.float64).reshape((n_keeps, tile))
+    values = line_aligned((open_boxes.shape[1], max(1, n_classes.max()), tile), np.float64)
+    work = line_aligned((n_keeps, tile), np.float64)
     levels = np.zeros(tile, dtype=np.int64)
     steps = np.zeros(tile, dtype=np.int64)
     no_scores = np.empty((0, 0, 0))
@@ -368,10 +369,8 @@ def turn_steps(
     first_roll = n_keeps - roll_class.shape[1]
     tile = lanes.size
     succ_rows = np.arange(open_boxes.size)
-    n_values = max(1, n_classes.max())
-    values = line_aligned(open_boxes.size * n_values * tile, np.float64)
-    values = values.reshape((open_boxes.size, n_values, tile))
-    work = line_aligned(n_keeps * tile, np.float64).reshape((n_keeps, tile))
+    values = line_aligned((open_boxes.size, max(1, n_classes.max()), tile), np.float64)
+    work = line_aligned((n_keeps, tile), np.float64)
     landing_values(
         open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, tile,
         width, shift, values,

@@ -328,14 +328,12 @@ def _choose_blocks(
     n_keeps, n_rolls = parents.shape[0], roll_class.shape[1]
     first_roll = n_keeps - n_rolls
     width = lanes.shape[1]
-    n_boxes, n_values = open_boxes.shape[1], max(1, n_classes.max())
-    values = kernel.line_aligned(n_boxes * n_values * width, np.float64)
-    values = values.reshape((n_boxes, n_values, width))
-    scores = kernel.line_aligned(n_boxes * n_rolls * width, np.float64)
-    scores = scores.reshape((n_boxes, n_rolls, width))
-    work = kernel.line_aligned(n_keeps * width, np.float64).reshape((n_keeps, width))
-    key = kernel.line_aligned(n_keeps * width, np.int64).reshape((n_keeps, width))
-    chosen = kernel.line_aligned(n_rolls * width, np.int64).reshape((n_rolls, width))
+    n_boxes = open_boxes.shape[1]
+    values = kernel.line_aligned((n_boxes, max(1, n_classes.max()), width), np.float64)
+    scores = kernel.line_aligned((n_boxes, n_rolls, width), np.float64)
+    work = kernel.line_aligned((n_keeps, width), np.float64)
+    key = kernel.line_aligned((n_keeps, width), np.int64)
+    chosen = kernel.line_aligned((n_rolls, width), np.int64)
     steps = np.zeros(width, dtype=np.int64)
     outside = 0
     for b in range(open_boxes.shape[0]):
