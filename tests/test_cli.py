@@ -174,6 +174,36 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "args", [["advise", "dice=4 rerolls=1"], ["simulate", "--show", "--games", "3"]]
+)
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """``| head -1`` closes the pipe while the command still writes: no error line, and
+    141 (128 + SIGPIPE), what a shell reports for a tool that the signal ends. Here the
+    reader has left before the command starts, so every run meets the closed pipe (with
+    ``head`` the command only meets it when it writes after head has gone: one run in six)."""
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps(TINY_RULES))
+    store = tmp_path / "s.db"
+    answer(memo_solver(store, "value", "--rules-file", str(tiny), "--json"))  # warm: no solve line
+    for _ in range(3):
+        command = subprocess.Popen(
+            [str(CLI), "--store", str(store), *args, "--rules-file", str(tiny)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        assert command.stdout is not None
+        command.stdout.close()
+        _, errors = command.communicate(timeout=TIMEOUT_S)
+        assert (command.returncode, errors) == (141, "")
+
+
 # --- advise -----------------------------------------------------------------------------------
 
 

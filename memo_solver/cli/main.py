@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memo_solver.cli.common import (
+    EXIT_PIPE,
     EXIT_TEMPFAIL,
     EXIT_USAGE,
     PROG,
@@ -53,8 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     pin_blas_threads()
     warnings.formatwarning = _format_warning
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         if args.command == "worker":
             settings = _worker_settings(args)
         else:
@@ -62,7 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 level=logging.DEBUG if args.verbose else logging.WARNING,
                 format="%(asctime)s %(levelname)s %(name)s: %(message)s",
             )
-            return _dispatch(args)
+            status = _dispatch(args)
+            sys.stdout.flush()  # here, where a reader that has gone is met by the handler
+            return status
+    except BrokenPipeError:  # before OSError's: a reader that has gone is no bad input
+        return _reader_gone()
     except UserError as exc:  # before the store's: a location that cannot be one is bad input
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -86,6 +91,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memo_solver.cli.worker import run
 
     return run(settings)
+
+
+def _reader_gone() -> int:
+    """Standard output's reader left early (``| head -1``): stop without a word, as a
+    tool that SIGPIPE ends does, with the status a shell reports for one (128 + 13), so that
+    ``set -o pipefail`` still sees the answer was cut short. Standard output goes to
+    /dev/null first: the interpreter flushes it once more at exit, and that flush would
+    meet the closed pipe again and print Python's own complaint."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE
 
 
 _PYTHON_FORMAT_WARNING = warnings.formatwarning
