@@ -912,6 +912,18 @@ def test_a_full_sqlite_store_exits_75_in_one_error_line(
     assert lines[-1].startswith(f"memo-solver: error: the store {path} is full")
 
 
+@pytest.mark.parametrize("mode", ["auto", "no"])
+@pytest.mark.parametrize("args", [["status"], ["value", "--rules", "yahtzee-lower"]])
+def test_a_redis_database_the_server_does_not_have_is_bad_input(
+    redis_url: str, mode: str, args: list[str]
+) -> None:
+    """A server has 16 databases unless configured otherwise: /99999 is a typo to fix
+    (2), not an outage to wait out (75)."""
+    url = redis_url.removesuffix("/0") + "/99999"
+    line = one_error_line(on_redis(url, "--redis-cluster", mode, *args))
+    assert "names database 99999, which the server refuses (DB index is out of range)" in line
+
+
 @pytest.mark.parametrize(
     "args", [["value", "--rules", "yahtzee-lower"], ["precompute", "--rules", "yahtzee-lower"]]
 )
