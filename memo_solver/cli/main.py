@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from memo_solver.cli.common import (
     EXIT_PIPE,
     EXIT_TEMPFAIL,
+    EXIT_UNAVAILABLE,
     EXIT_USAGE,
     PROG,
     REDIS_ENV,
@@ -276,30 +277,18 @@ def cmd_rules(action: str, name: str | None, out: Output) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import anyio
+
     from memo_solver.jobs.storage import open_store_and_queue
     from memo_solver.service.app import ApiSettings, create_app
     from memo_solver.service.serving import http_protocol
 
-    positive = (
-        args.deadline,
-        args.cache_mb,
-        args.doom_limit,
-        args.header_timeout,
-        args.cold_budget,
-        args.need_budget,
-        args.rule_engines,
-        args.workers,
-    )
-    if min(positive) <= 0 or not 0 < args.port < 65536:
-        raise UsageError(
-            "--deadline, --cache-mb, --doom-limit, --header-timeout, --cold-budget, "
-            "--need-budget, --rule-engines, --workers and --port must be positive (port < "
-            "65536)"
-        )
-    import anyio
-
     location = store_location(args)
     anyio.run(_check_store, location)  # fail now, in one line, if the store cannot be reached
+    taken = _address_taken(args.host, args.port)
+    if taken is not None:
+        print(f"{PROG}: error: {taken}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     settings = ApiSettings(
         deadline_s=args.deadline,
         cache_bytes=args.cache_mb << 20,
@@ -332,6 +321,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
     freeze_startup_objects()
     uvicorn.run(app, **uvicorn_options)
     return 0
+
+
+def _address_taken(host: str, port: int) -> str | None:
+    """Why the server cannot listen on ``host:port`` (a port in use, or one this user may
+    not take), else None; a host that is no address of this machine is bad input.
+
+    The address is bound once here, as uvicorn binds it, and let go: so that the failure is
+    one line before "serving on" rather than uvicorn's log line and status 3 after it. A
+    process that takes the port in the moment between still meets uvicorn's own."""
+    import errno
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except socket.gaierror as exc:
+            raise UsageError(f"--host {host}: no such address ({exc.strerror})") from None
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise UsageError(
+                    f"--host {host}: not an address of this machine ({exc.strerror})"
+                ) from None
+            return f"cannot listen on {host}:{port}: {exc.strerror} (choose another --port)"
+    return None
 
 
 async def _check_store(location: Location) -> None:

@@ -16,7 +16,7 @@ from typing import Literal
 
 import anyio
 
-from memo_solver.cli.common import Output, UsageError
+from memo_solver.cli.common import EXIT_UNAVAILABLE, Output, UsageError
 from memo_solver.cli.progress import block_bar
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Store
@@ -110,11 +110,6 @@ async def precompute_here(entry: GameEntry, store: Store, out: Output, threads: 
     return 0
 
 
-EXIT_NO_WORKER = 69
-"""``precompute --wait`` on Redis with no live worker (EX_UNAVAILABLE): start a worker, or
-solve with ``--here``; ``--wait-for-workers`` waits for one instead."""
-
-
 async def precompute_job(
     entry: GameEntry, options: PrecomputeOptions, queue: JobQueue, out: Output
 ) -> int:
@@ -146,7 +141,7 @@ async def precompute_job(
         )
         return 0
     if not workers and not options.wait_for_workers:
-        return EXIT_NO_WORKER
+        return EXIT_UNAVAILABLE  # start a worker, or solve --here
     game = entry.game
     ns = namespace(game)
     started = time.monotonic()

@@ -65,7 +65,9 @@ choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the w
 A Redis Cluster: --redis names any node, or several seeds: redis://h1:7000,h2:7001.
 
 exit status: 0 done; 2 bad input (fix the command); 75 the store failed: unreachable,
-refused the write, full, or locked too long (retry later); 1 internal error; 130 interrupted.
+refused the write, full, or locked too long (retry later); 69 what the command needs is not
+there (precompute --wait: no live worker; serve: the port is in use); 1 internal error;
+130 interrupted; 141 the output's reader left early (| head), quietly.
 """
 
 
@@ -304,42 +306,48 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--out", type=Path, required=True, help="the file to write")
     serve = command("serve", "run the HTTP advice service (OpenAPI docs at /docs)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="port")
+    serve.add_argument("--port", type=_port, default=8000, help="port")
     serve.add_argument(
         "--workers",
-        type=int,
+        type=_positive_int,
         default=1,
         help="server processes on the port, sharing the store, each with its own block cache "
         "(default: 1; about one per core)",
     )
     serve.add_argument(
-        "--deadline", type=float, default=10.0, help="seconds before a cold request gets 503"
+        "--deadline",
+        type=_positive_float,
+        default=10.0,
+        help="seconds before a cold request gets 503",
     )
     serve.add_argument(
-        "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
+        "--cache-mb",
+        type=_positive_int,
+        default=256,
+        help="in-process block cache per rule set, MiB",
     )
     serve.add_argument(
         "--header-timeout",
-        type=float,
+        type=_positive_float,
         default=10.0,
         help="seconds a client has to send a request's headers before it is cut off (default: 10)",
     )
     serve.add_argument(
         "--doom-limit",
-        type=int,
+        type=_positive_int,
         default=1_000_000,
         help="most positions one Dice of Doom request may solve (default: 1,000,000)",
     )
     serve.add_argument(
         "--cold-budget",
-        type=int,
+        type=_positive_int,
         default=2_500_000,
         help="most turn starts a cold rule-set request may solve here; past it the state goes "
         "to the workers (503) or is refused (422) (default: 2,500,000: the whole yatzy)",
     )
     serve.add_argument(
         "--need-budget",
-        type=int,
+        type=_positive_int,
         default=30_000_000,
         help="most chances (turn starts times needs) a cold request with a need may solve here; "
         "past it, the state goes to the workers (503) or is refused (422) (default: "
@@ -347,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--rule-engines",
-        type=int,
+        type=_positive_int,
         default=16,
         help="engines kept open for rule sets not built in, least recently used "
         "closed first; they share --cache-mb (default: 16)",
@@ -399,6 +407,40 @@ PLAYED = (YAHTZEE, DOOM)
 """The games ``advise``, ``stats`` and ``play`` have code for (the Yahtzee family's in
 :mod:`memo_solver.cli.main` and :mod:`memo_solver.cli.analysis`, Dice of Doom's in
 :mod:`memo_solver.cli.doom`); every game of the registry has the operator commands."""
+
+
+def _positive_int(text: str) -> int:
+    """A count or a size of one or more: argparse refuses any other in one line that names
+    the option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    """A number of seconds above 0 (see :func:`_positive_int`)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    """A TCP port a server can listen on (see :func:`_positive_int`)."""
+    value = _positive_int(text)
+    if value > MAX_PORT:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_PORT}, got {value}")
+    return value
+
+
+MAX_PORT = 65535
 
 
 class _Version(argparse.Action):
