@@ -685,6 +685,22 @@ def test_verbose_goes_on_either_side(command: str) -> None:
     assert not parsed(command, *required).verbose
 
 
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "worker"])
+def test_json_goes_on_either_side(command: str) -> None:
+    required = COMMANDS[command]
+    assert parsed("--store", "s.db", "--json", command, *required).json
+    assert parsed(command, *required, "--json").json
+    assert not parsed(command, *required).json
+
+
+def test_a_worker_refuses_json_before_it_as_after_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker prints no answer to put in JSON: ``worker --json`` is an unknown option."""
+    assert memo_cli.main(["--redis", "redis://127.0.0.1:1/0", "--json", "worker"]) == 2
+    assert capsys.readouterr().err == (
+        "memo-solver: error: --json: a worker prints no answer, only its log\n"
+    )
+
+
 def test_the_store_named_after_the_command_is_the_one_used(tmp_path: Path) -> None:
     """``--store`` after the command, where people type it; the cache folder stays empty."""
     env = {**ENV, "XDG_CACHE_HOME": str(tmp_path / "cache")}

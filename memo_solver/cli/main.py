@@ -134,6 +134,8 @@ def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
             f"--store: a worker serves jobs from Redis only, not an SQLite file; give --redis "
             f"URL (or ${REDIS_ENV})"
         )
+    if args.json:
+        raise UsageError("--json: a worker prints no answer, only its log")
     try:
         return settings_of(args)
     except SettingsError as exc:

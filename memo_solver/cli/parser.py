@@ -61,7 +61,8 @@ states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_le
 short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
 The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
 choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
---store, --redis, --redis-cluster and -v go before the command or after it (after it wins).
+--store, --redis, --redis-cluster, -v and --json go before the command or after it (after
+it wins).
 A Redis Cluster: --redis names any node, or several seeds: redis://h1:7000,h2:7001.
 
 exit status: 0 done; 2 bad input (fix the command); 75 the store failed: unreachable,
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     _store_options(parser, on_command=False)
+    _json_option(parser, on_command=False)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -112,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=help_text, description=help_text, formatter_class=_HelpFormatter
         )
         _store_options(sub, on_command=True)
-        sub.add_argument("--json", action="store_true", help="print JSON instead of words")
+        _json_option(sub, on_command=True)
         return sub
 
     rules = command("rules", "list the built-in rule sets, or print one as its file")
@@ -492,6 +494,16 @@ def _store_options(
         action="store_true",
         default=argparse.SUPPRESS if on_command else False,
         help="log what happens",
+    )
+
+
+def _json_option(parser: argparse.ArgumentParser, *, on_command: bool) -> None:
+    """``--json`` before the command or after it, as :func:`_store_options` takes theirs."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if on_command else False,
+        help="print JSON instead of words",
     )
 
 
