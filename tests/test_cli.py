@@ -165,8 +165,7 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     status = answer(memo_solver(tmp_path / "s.db", "status", "--rules-file", str(tiny), "--json"))
     assert status["rule_sets"]["tiny"]["blocks_done"] == 2
     both = memo_solver(tmp_path / "s.db", "value", "--rules", "yazy", "--rules-file", str(tiny))
-    assert both.returncode == 2
-    assert "not both" in both.stderr
+    assert "--rules-file: not allowed with argument --rules" in one_error_line(both)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(TINY_RULES | {"dice": 0}))
     refused = memo_solver(tmp_path / "s.db", "advise", "--rules-file", str(bad), "start")
@@ -683,6 +682,51 @@ def test_verbose_goes_on_either_side(command: str) -> None:
     assert parsed(command, *required, "-v").verbose
     assert parsed(command, *required, "--verbose").verbose
     assert not parsed(command, *required).verbose
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for c, parser in command_parsers().items() if "--rules" in parser._option_string_actions],
+)
+def test_every_command_refuses_rules_and_a_rules_file_together(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One rule set per command: the file never silently wins over the name."""
+    with pytest.raises(SystemExit) as refused:
+        parsed(command, *COMMANDS[command], "--rules", "yatzy", "--rules-file", "house.json")
+    assert refused.value.code == 2
+    assert "--rules-file: not allowed with argument --rules" in capsys.readouterr().err
+
+
+def test_advise_refuses_the_default_rules_named_beside_a_rules_file(tmp_path: Path) -> None:
+    """``--rules yahtzee`` is typed, not the default: refused like any other name."""
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps(TINY_RULES))
+    both = memo_solver(
+        tmp_path / "s.db", "advise", "--rules", "yahtzee", "--rules-file", str(tiny), "start"
+    )
+    assert "--rules-file: not allowed with argument --rules" in one_error_line(both)
+
+
+@pytest.mark.parametrize("command", [["value"], ["precompute"], ["status"], ["advise", "start"]])
+def test_a_rules_file_under_a_built_ins_name_with_other_rules_is_refused(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """As the service refuses to register it (409): its answers would print as yahtzee's."""
+    impostor = tmp_path / "house.json"
+    impostor.write_text(json.dumps(TINY_RULES | {"name": "yahtzee"}))
+    line = one_error_line(memo_solver(tmp_path / "s.db", *command, "--rules-file", str(impostor)))
+    assert line == (
+        f"memo-solver: error: --rules-file: {impostor} names its rule set yahtzee, a built-in "
+        "rule set with other rules; give it a name of its own"
+    )
+
+
+def test_a_rules_file_that_is_a_built_in_copied_is_that_rule_set(tmp_path: Path) -> None:
+    copy = tmp_path / "yahtzee-lower.json"
+    copy.write_text(memo_solver(tmp_path / "s.db", "rules", "show", "yahtzee-lower").stdout)
+    value = answer(memo_solver(tmp_path / "s.db", "value", "--rules-file", str(copy), "--json"))
+    assert value["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c != "worker"])

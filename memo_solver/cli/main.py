@@ -371,9 +371,8 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
             also = None
             if args.rules_file is not None:
                 from memo_solver.games.yahtzee.family import entry_for
-                from memo_solver.games.yahtzee.rule_file import read_rule_file
 
-                also = entry_for(read_rule_file(args.rules_file))
+                also = entry_for(_rules_of_file(args.rules_file))
             return await ops.status(args.verify, store, queue, location, out, also)
         if args.command == "prune":
             from memo_solver.cli.prune import prune
@@ -409,13 +408,27 @@ def _game(args: argparse.Namespace) -> GameEntry:
 def _rule_set(args: argparse.Namespace) -> RuleSet:
     """``--rules NAME``, or the rule set of ``--rules-file FILE``."""
     from memo_solver.games.yahtzee.catalog import get_rule_set
-    from memo_solver.games.yahtzee.rule_file import read_rule_file
 
     if args.rules_file is None:
         return get_rule_set(args.rules)
-    if args.rules != "yahtzee":
-        raise UsageError("give --rules or --rules-file, not both")
-    return read_rule_file(args.rules_file)
+    return _rules_of_file(args.rules_file)
+
+
+def _rules_of_file(path: Path) -> RuleSet:
+    """The rule set of ``--rules-file``, refused when it takes a built-in's name for other
+    rules: its answers would be printed under that name (as the service refuses to register
+    it, 409). A copy of the built-in itself (``rules show``'s file) is that rule set."""
+    from memo_solver.games.yahtzee.catalog import RULE_SETS
+    from memo_solver.games.yahtzee.rule_file import read_rule_file
+
+    rules = read_rule_file(path)
+    built_in = RULE_SETS.get(rules.name)
+    if built_in is not None and built_in.fingerprint != rules.fingerprint:
+        raise UsageError(
+            f"--rules-file: {path} names its rule set {rules.name}, a built-in rule set with "
+            "other rules; give it a name of its own"
+        )
+    return rules
 
 
 # --- the commands on a Yahtzee-family rule set ------------------------------------------------

@@ -520,7 +520,7 @@ class _GameOption:
 
 
 def _for_game(
-    sub: argparse.ArgumentParser, game: str, flag: str, *, default: object = None, **kwargs: Any
+    sub: argparse._ActionsContainer, game: str, flag: str, *, default: object = None, **kwargs: Any
 ) -> None:
     """Add an option of ``game`` only; see :class:`_GameOption`."""
     help_text = kwargs.pop("help")
@@ -547,7 +547,7 @@ def _resolve_game_options(args: argparse.Namespace, parser: _Parser) -> None:
             )
 
 
-def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs: Any) -> None:
+def _option(sub: argparse._ActionsContainer, game: str | None, flag: str, **kwargs: Any) -> None:
     """An option of every game (``game`` None), or of one game only."""
     if game is None:
         sub.add_argument(flag, **kwargs)
@@ -556,11 +556,14 @@ def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs:
 
 
 def _rules_option(sub: argparse.ArgumentParser, game: str | None) -> None:
-    _option(sub, game, "--rules", default="yahtzee", help="rule set")
-    _rules_file_option(sub, game)
+    """``--rules`` or ``--rules-file``: one rule set, so never both (argparse refuses the
+    pair in one line, whichever command it comes with)."""
+    either = sub.add_mutually_exclusive_group()
+    _option(either, game, "--rules", default="yahtzee", help="rule set")
+    _rules_file_option(either, game)
 
 
-def _rules_file_option(sub: argparse.ArgumentParser, game: str | None) -> None:
+def _rules_file_option(sub: argparse._ActionsContainer, game: str | None) -> None:
     _option(
         sub,
         game,
@@ -650,8 +653,9 @@ def _game_options(sub: argparse.ArgumentParser) -> None:
     family's parameter, the default family's first (it is the one most commands use)."""
     families = registry.FAMILIES
     default, *others = families
-    _family_option(sub, default.name, default.parameter)
-    _rules_file_option(sub, default.name)
+    either = sub.add_mutually_exclusive_group()  # as in _rules_option
+    _family_option(either, default.name, default.parameter)
+    _rules_file_option(either, default.name)
     takes = [f"{default.name} takes {default.parameter.flag}"]
     takes += [f"{family.name} {family.parameter.flag}" for family in others]
     _game_option(sub, ", ".join(takes), [family.name for family in families])
@@ -659,7 +663,7 @@ def _game_options(sub: argparse.ArgumentParser) -> None:
         _family_option(sub, family.name, family.parameter)
 
 
-def _family_option(sub: argparse.ArgumentParser, game: str, parameter: Parameter) -> None:
+def _family_option(sub: argparse._ActionsContainer, game: str, parameter: Parameter) -> None:
     _for_game(
         sub,
         game,
