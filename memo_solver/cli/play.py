@@ -13,6 +13,7 @@ its chance beside its expected points.
 
 from __future__ import annotations
 
+import difflib
 import json
 import threading
 from dataclasses import dataclass, replace
@@ -236,10 +237,23 @@ async def _choose(
         match = [a for a in advice.actions if a.kind == "score" and a.category == name]
         if match:
             return match[0]
-        legal = ", ".join(a.category for a in advice.actions if a.kind == "score")
-        table.reject(
-            "choice", f"{answer!r} is not an open box you may use now (choose from: {legal})"
-        )
+        table.reject("choice", _not_a_move(answer, advice, table.rules, state))
+
+
+def _not_a_move(answer: str, advice: Advice, rules: RuleSet, state: State) -> str:
+    """Why ``answer`` is no move, with the open boxes in the scorecard's order and the word
+    it was likely meant to be (``kep 3456``: ``keep 3456``)."""
+    usable = {a.category for a in advice.actions if a.kind == "score"}
+    legal = [c.name for c in rules.categories if c.name in usable]
+    first, _, rest = answer.partition(" ")
+    words = [*legal, *HELP, *ALL, *QUIT, *UNDO] + (["keep"] if state.rerolls_left else [])
+    # 0.75: one letter left out or swapped in a short word ("kep", "sixs"), not any word
+    # sharing a few letters ("bogus" and "fours" are 0.6 alike).
+    close = difflib.get_close_matches(first.lower(), words, n=1, cutoff=0.75)
+    meant = f"; did you mean {' '.join([close[0], rest]).strip()!r}?" if close else ""
+    return (
+        f"{answer!r} is not an open box you may use now (choose from: {', '.join(legal)})" + meant
+    )
 
 
 def _show_advice(
