@@ -304,6 +304,19 @@ def test_advise_reads_json_states_line_by_line_from_stdin(shared_store: Path) ->
     assert chance["value"] == pytest.approx(70 / 3, abs=TOL)
 
 
+def test_value_reads_states_line_by_line_from_stdin_like_advise(shared_store: Path) -> None:
+    lines = ["open=chance", json.dumps({"filled": ["twos"]}), "start"]
+    result = memo_solver(
+        shared_store, "value", "--rules", "yahtzee-lower", "-", stdin="\n".join(lines) + "\n"
+    )
+
+    assert result.returncode == 2  # one line was bad
+    chance, bad, start = [json.loads(line) for line in result.stdout.splitlines()]
+    assert chance["value"] == pytest.approx(70 / 3, abs=TOL)
+    assert (bad["error"]["line"], bad["error"]["field"]) == (2, "filled")  # no twos here
+    assert start["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
+
+
 def test_advise_from_stdin_exits_0_when_every_line_is_good(shared_store: Path) -> None:
     stdin = "open=yahtzee\nopen=yahtzee dice=33333 rerolls=2\n"
     result = memo_solver(shared_store, "advise", "-", stdin=stdin)

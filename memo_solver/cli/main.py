@@ -667,34 +667,40 @@ async def _value_need(
     from memo_solver.games.yahtzee.need_advice import advise_need
     from memo_solver.games.yahtzee.state import parse_state
 
-    advice = await advise_need(engine, mean, rules, parse_state(state_text, rules), need)
-    payload = {
-        "rules": rules.name,
-        "need": need,
-        "cap": advice.cap,
-        "probability": advice.probability,
-        "turn_start_probability": advice.turn_start_probability,
-        "value": advice.mean.value,
-        "blocks_computed": engine.counters.computed + mean.counters.computed,
-    }
-    out.emit(payload, f"{advice.probability:.10f}")
-    return 0
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        before = engine.counters.computed + mean.counters.computed
+        advice = await advise_need(engine, mean, rules, parse_state(text, rules), need)
+        payload = {
+            "rules": rules.name,
+            "need": need,
+            "cap": advice.cap,
+            "probability": advice.probability,
+            "turn_start_probability": advice.turn_start_probability,
+            "value": advice.mean.value,
+            "blocks_computed": engine.counters.computed + mean.counters.computed - before,
+        }
+        return payload, f"{advice.probability:.10f}"
+
+    return await _answer_states(state_text, answer, out)
 
 
 async def _value(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
     from memo_solver.games.yahtzee.advice import advise
     from memo_solver.games.yahtzee.state import parse_state
 
-    advice = await advise(engine, rules, parse_state(state_text, rules))
-    payload = {
-        "rules": rules.name,
-        "value": advice.value,
-        "turn_start_value": advice.turn_start_value,
-        # What this query cost: 0 on a warm cache (the rest was there, or others computed it).
-        "blocks_computed": engine.counters.computed,
-    }
-    out.emit(payload, f"{advice.value:.10f}")
-    return 0
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        before = engine.counters.computed
+        advice = await advise(engine, rules, parse_state(text, rules))
+        payload = {
+            "rules": rules.name,
+            "value": advice.value,
+            "turn_start_value": advice.turn_start_value,
+            # What this state cost: 0 on a warm cache (it was there, or others computed it).
+            "blocks_computed": engine.counters.computed - before,
+        }
+        return payload, f"{advice.value:.10f}"
+
+    return await _answer_states(state_text, answer, out)
 
 
 async def _play(engine: Engine, rules: RuleSet, out: Output) -> int:

@@ -154,7 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
         "chance of N more points",
     )
     _rules_option(value, None)
-    value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
+    value.add_argument(
+        "state",
+        nargs="?",
+        default="start",
+        help="the state, or - to read JSON states line by line (default: start)",
+    )
     _need_options(value, None, "--need", "N", "the best chance of N more points instead")
     precompute = command(
         "precompute",
