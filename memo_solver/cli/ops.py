@@ -276,13 +276,18 @@ async def status(
     return 0
 
 
-def open_spec(spec: str) -> Store | Path:
-    """A copy's other end: a Redis URL, a ``.msgpack`` dump file, or an SQLite file."""
+def open_spec(spec: str, flag: str) -> Store | Path:
+    """A copy's other end, as ``flag`` (``--to``, ``--from``) names it: a Redis URL, a
+    ``.msgpack`` dump file, or an SQLite file, which an import needs to exist (opening one
+    would make an empty store, and the import would copy nothing without a word)."""
     if spec.startswith(("redis://", "rediss://", "unix://")):
         return RedisStore(spec)
+    path = Path(spec)
+    if flag == "--from" and not path.exists():
+        raise UsageError(f"--from {spec}: no such file")
     if is_dump_file(spec):
-        return Path(spec)
-    return SQLiteStore(Path(spec))
+        return path
+    return SQLiteStore(path, flag=flag)
 
 
 async def transfer(
@@ -290,7 +295,7 @@ async def transfer(
 ) -> int:
     """A game's verified blocks from the store to ``spec`` (export), or from it (import)."""
     game = entry.game
-    other = open_spec(spec)
+    other = open_spec(spec, "--to" if command == "export" else "--from")
     async with AsyncExitStack() as stack:
         if not isinstance(other, Path):
             await stack.enter_async_context(other)
