@@ -484,6 +484,24 @@ def test_precompute_solves_everything_once_and_status_shows_it(tmp_path: Path) -
     assert "128 of    128 blocks" in words.stdout
 
 
+@pytest.mark.slow
+def test_the_readme_gives_the_size_of_a_solved_yahtzee_store_alike_everywhere(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    answer(memo_solver(store, "precompute", "--rules", "yahtzee", "--json"))
+    size_mb = answer(memo_solver(store, "status", "--json"))["size_bytes"] / 1e6
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    told = re.findall(r"Solved `yahtzee` takes ([\d.]+) MB", readme)
+    told += re.findall(
+        r"peak memory of that precompute / store on disk \|[^|]* / ([\d.]+) MB", readme
+    )
+    assert len(told) == 2, told
+    # 0.1 MB: the figures are rounded to it; SQLite's pages fill a little differently with
+    # the commits' batches.
+    assert all(abs(float(figure) - size_mb) <= 0.1 for figure in told), (told, size_mb)
+
+
 def test_precompute_on_two_threads_solves_the_same_game(tmp_path: Path) -> None:
     both = answer(
         memo_solver(
