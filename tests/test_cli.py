@@ -190,7 +190,7 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(
     tiny.write_text(json.dumps(TINY_RULES))
     store = tmp_path / "s.db"
     answer(memo_solver(store, "value", "--rules-file", str(tiny), "--json"))  # warm: no solve line
-    for _ in range(3):
+    for _ in range(2):  # meets the closed pipe every time: twice shows it is no luck
         command = subprocess.Popen(
             [str(CLI), "--store", str(store), *args, "--rules-file", str(tiny)],
             stdin=subprocess.DEVNULL,
