@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from api_support import api_client, bearer, error_of
@@ -94,6 +95,26 @@ async def test_a_name_holding_other_rules_or_a_built_in_name_is_a_409(tmp_path: 
         error_of(await client.post("/v1/rules", json=fake), 409, "name")
         same = rule_set_document(RULE_SETS["yahtzee"])
         assert (await client.post("/v1/rules", json=same)).status_code == 200
+
+
+@pytest.mark.parametrize("on", ["sqlite", "redis"])
+async def test_of_concurrent_registrations_of_one_rule_set_one_creates_it(
+    tmp_path: Path, request: pytest.FixtureRequest, on: str
+) -> None:
+    """Fifty clients send the same rule set at once: one 201 created, forty-nine 200, as
+    if they had come one after another."""
+    store = tmp_path / "s.sqlite" if on == "sqlite" else request.getfixturevalue("redis_url")
+    async with api_client(store) as client:
+        answers: list[httpx.Response] = []
+
+        async def register() -> None:
+            answers.append(await client.post("/v1/rules", json=TINY))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):
+                tg.start_soon(register)
+    created = sorted((r.status_code, r.json()["created"]) for r in answers)
+    assert created == [(200, False)] * 49 + [(201, True)], [r.text for r in answers]
 
 
 @pytest.mark.parametrize(

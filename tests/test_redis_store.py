@@ -382,7 +382,7 @@ async def test_the_registration_calls_run_on_a_one_node_cluster(
     with cluster_redis.client() as client:
         client.flushall()
     async with opened(cluster_redis.url) as store:
-        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one") == b"one"
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one") is None
         assert await store.register("house", "b2b2b2b2b2b2b2b2", b"two") == b"one"
         await store.register("copy", "a1a1a1a1a1a1a1a1", b"one")
         assert await store.registration("house") == b"one"

@@ -171,11 +171,11 @@ class Store(Protocol):
         """Delete everything the namespace holds, at once; the number of blocks deleted."""
         ...
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
         """Register ``document`` (whose rules have ``fingerprint``) as ``name`` if the name is
-        free, atomically; the document registered as ``name`` now: ``document`` when it was
-        free, else the one that held it, left unchanged. The first of concurrent callers
-        wins, and every one of them is told the winner's document."""
+        free, atomically: None when this call registered it, else the document that held the
+        name, left unchanged (``document`` itself, when another caller registered the same).
+        The first of concurrent callers wins, and every other one is told its document."""
         ...
 
     async def registration(self, name: str) -> bytes | None:

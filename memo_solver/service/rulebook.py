@@ -98,7 +98,7 @@ class RuleBook:
             assert document is not None, "not a built-in's name, so not a built-in"
             await self.keep_definition(rules)
             held = await self._store.register(rules.name, rules.fingerprint, document)
-            if held == document:
+            if held is None:  # this request's registration, of all that raced for the name
                 return True
         if self._parse(held).fingerprint == rules.fingerprint:
             return False

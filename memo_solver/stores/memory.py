@@ -141,8 +141,12 @@ class MemoryStore:
         self._wake(space, list(space.events))
         return len(space.blocks)
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
-        return self._registered.setdefault(name, (fingerprint, document))[1]
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+        held = self._registered.get(name)
+        if held is not None:
+            return held[1]
+        self._registered[name] = (fingerprint, document)
+        return None
 
     async def registration(self, name: str) -> bytes | None:
         found = self._registered.get(name)

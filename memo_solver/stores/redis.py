@@ -578,11 +578,11 @@ class RedisStore:
             await client.unlink(redis_keys.layout(namespace), redis_keys.definition(namespace))
         return blocks
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
         [held] = await self._run(
             _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document])]
         )
-        return document if held is None else bytes(held)
+        return None if held is None else bytes(held)
 
     async def registration(self, name: str) -> bytes | None:
         async with self._reachable() as client:

@@ -423,15 +423,17 @@ class SQLiteStore:
 
         return await self._run(delete, writes=0)
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
-        def register(db: sqlite3.Connection) -> bytes:
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+        def register(db: sqlite3.Connection) -> bytes | None:
             with _transaction(db):
                 for statement in _REGISTRATIONS:
                     db.execute(statement)
-                db.execute(
+                inserted = db.execute(
                     "INSERT OR IGNORE INTO registrations VALUES (?, ?, ?)",
                     (name, fingerprint, document),
                 )
+                if inserted.rowcount:
+                    return None
                 (held,) = db.execute(
                     "SELECT document FROM registrations WHERE name = ?", (name,)
                 ).fetchone()
