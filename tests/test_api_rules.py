@@ -117,6 +117,45 @@ async def test_of_concurrent_registrations_of_one_rule_set_one_creates_it(
     assert created == [(200, False)] * 49 + [(201, True)], [r.text for r in answers]
 
 
+SURROGATE_ROUTES = [
+    ("/v1/advice", b'{"rules": "\\ud800", "state": "start"}'),
+    ("/v1/value", b'{"rules": "\\ud800", "state": "start"}'),
+    ("/v1/advice/batch", b'{"rules": "\\ud800", "states": ["start"]}'),
+    ("/v1/stats", b'{"rules": "\\ud800"}'),
+    ("/v1/review", b'{"rules": "\\ud800", "game": {"turns": []}}'),
+    ("/v1/jobs/precompute", b'{"rules": "\\ud800"}'),
+]
+
+
+@pytest.mark.parametrize("on", ["sqlite", "redis"])
+async def test_a_lone_surrogate_as_rules_is_a_422_naming_rules(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, on: str
+) -> None:
+    """JSON may spell half a UTF-16 pair (``"\\ud800"``), which is no text a store can
+    hold: no rule set is named so, whatever the store (one holding registrations too)."""
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret")
+    store = tmp_path / "s.sqlite" if on == "sqlite" else request.getfixturevalue("redis_url")
+    async with api_client(store) as client:
+        assert (await client.post("/v1/rules", json=TINY)).status_code == 201
+        for path, body in SURROGATE_ROUTES:
+            headers = {"content-type": "application/json", **bearer("s3cret")}
+            response = await client.post(path, content=body, headers=headers)
+            assert "unknown rule set" in error_of(response, 422, "rules"), path
+
+
+@pytest.mark.parametrize("on", ["sqlite", "redis"])
+async def test_a_rule_set_nested_past_the_json_parser_is_a_422(
+    tmp_path: Path, request: pytest.FixtureRequest, on: str
+) -> None:
+    """60 KB of nested arrays: deeper than Python's JSON parser goes (RecursionError)."""
+    store = tmp_path / "s.sqlite" if on == "sqlite" else request.getfixturevalue("redis_url")
+    deep = b"[" * 30_000 + b"]" * 30_000
+    async with api_client(store) as client:
+        for body in (deep, b'{"name": "deep", "boxes": %s}' % deep):
+            message = error_of(await client.post("/v1/rules", content=body), 422, "rules")
+            assert "nested deeper than a rule set is" in message
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

@@ -19,6 +19,7 @@ from memo_solver.games.yahtzee.rule_file import (
     parse_rule_text,
     read_rule_file,
     rule_set_document,
+    rule_text,
 )
 from memo_solver.games.yahtzee.rules import RuleSet
 
@@ -336,3 +337,18 @@ def test_text_that_is_no_json_says_so(tmp_path: Path) -> None:
     assert in_file.value.field == "dice"
     with pytest.raises(RuleFileError, match="at most 65536 bytes"):
         parse_rule_text(" " * 70_000)
+
+
+def test_json_nested_deeper_than_the_parser_goes_names_rules() -> None:
+    """Python's JSON parser stops with a RecursionError: a rule set is four levels deep."""
+    deep = "[" * 30_000 + "]" * 30_000
+    for text in (deep, f'{{"name": "deep", "boxes": {deep}}}'):
+        with pytest.raises(RuleFileError, match="nested deeper than a rule set is") as info:
+            parse_rule_text(text)
+        assert info.value.field == "rules"
+    nested: list[Any] = []
+    for _ in range(100_000):  # what a request's own parser may hand on, already parsed
+        nested = [nested]
+    with pytest.raises(RuleFileError, match="nested deeper than a rule set is") as parsed:
+        rule_text({"name": "deep", "boxes": nested})
+    assert parsed.value.field == "rules"

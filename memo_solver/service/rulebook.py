@@ -11,7 +11,6 @@ not parsed on every request.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import OrderedDict
 from typing import Final
@@ -21,7 +20,7 @@ from memo_solver.core.errors import UserError
 from memo_solver.core.store import Store
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import definition_of
-from memo_solver.games.yahtzee.rule_file import parse_rule_text
+from memo_solver.games.yahtzee.rule_file import is_rule_set_name, parse_rule_text, rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.service.errors import ApiError
 
@@ -56,14 +55,15 @@ class RuleBook:
         """The rule set a request's ``rules`` names (422 naming ``rules`` when none)."""
         if isinstance(value, dict):
             # Its definition reaches the store with its engine, or with a job for it.
-            return self._parse(json.dumps(value, sort_keys=True))
+            return self._parse(rule_text(value))
         name = value.strip().lower()
         built_in = RULE_SETS.get(name)
         if built_in is not None:
             return built_in
-        registered = await self._store.registration(name)
-        if registered is not None:
-            return self._parse(registered)
+        if is_rule_set_name(name):  # what is no name never reaches the store
+            registered = await self._store.registration(name)
+            if registered is not None:
+                return self._parse(registered)
         if _FINGERPRINT.fullmatch(name):
             if name in _BUILT_IN_PRINTS:
                 return _BUILT_IN_PRINTS[name]

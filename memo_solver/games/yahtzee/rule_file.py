@@ -51,6 +51,7 @@ _TOP_KEYS: Final = (
     "boxes",
 )
 _BOX_KEYS: Final = ("name", "label", "aliases", "joker_points", "kind")
+_TOO_DEEP: Final = "JSON nested deeper than a rule set is"
 
 
 def parse_rule_text(text: str | bytes, start_value: float | None = None) -> RuleSet:
@@ -61,7 +62,24 @@ def parse_rule_text(text: str | bytes, start_value: float | None = None) -> Rule
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as error:
         raise RuleFileError("rules", f"not JSON: {error}") from None
+    except RecursionError:  # the parser's own limit: the file's shape is a few levels deep
+        raise RuleFileError("rules", _TOO_DEEP) from None
     return parse_rule_set(data, start_value)
+
+
+def rule_text(data: object) -> str:
+    """A definition that came parsed (inline in a request) as the text
+    :func:`parse_rule_text` reads, keys sorted: one rule set sent twice is one text."""
+    try:
+        return json.dumps(data, sort_keys=True)
+    except RecursionError:  # what a request's parser let through may still be too deep here
+        raise RuleFileError("rules", _TOO_DEEP) from None
+
+
+def is_rule_set_name(text: str) -> bool:
+    """Whether ``text`` has the form of a rule set's name (or of a fingerprint): no other
+    text can name a registration."""
+    return _NAME.fullmatch(text) is not None
 
 
 def read_rule_file(path: str | Path) -> RuleSet:
