@@ -163,6 +163,10 @@ async def test_a_rule_set_nested_past_the_json_parser_is_a_422(
         (json.dumps(TINY | {"dice": 7}).encode(), "dice"),
         (json.dumps(TINY | {"boxes": []}).encode(), "boxes"),
         (json.dumps(TINY | {"house": 1}).encode(), "house"),
+        (
+            json.dumps(TINY | {"boxes": [{**TINY["boxes"][1], "points": 10**30}]}).encode(),
+            "boxes[0].points",
+        ),
     ],
 )
 async def test_a_bad_rule_set_is_a_422_naming_its_field(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final, cast
 
 from memo_solver.games.yahtzee.dice import MAX_DICE, dice_universe
-from memo_solver.games.yahtzee.kinds import KINDS, Params, RuleFileError, describe
+from memo_solver.games.yahtzee.kinds import KINDS, MAX_POINTS, Params, RuleFileError, describe
 from memo_solver.games.yahtzee.rules import (
     DEFAULT_DICE,
     DEFAULT_ORDER,
@@ -109,9 +109,9 @@ def parse_rule_set(data: object, start_value: float | None = None) -> RuleSet:
     rerolls = _integer(top, "rerolls", 0, MAX_REROLLS, 2)
     order = cast(Order, _word(top, "order", ("free", "forced"), DEFAULT_ORDER))
     joker = cast(Joker, _word(top, "joker", ("none", "free", "forced"), "none"))
-    threshold = _integer(top, "upper_threshold", 1, 10_000, 63)
-    upper_bonus = _integer(top, "upper_bonus", 0, 10_000, 0)
-    yahtzee_bonus = _integer(top, "yahtzee_bonus", 0, 10_000, 0)
+    threshold = _integer(top, "upper_threshold", 1, MAX_POINTS, 63)
+    upper_bonus = _integer(top, "upper_bonus", 0, MAX_POINTS, 0)
+    yahtzee_bonus = _integer(top, "yahtzee_bonus", 0, MAX_POINTS, 0)
     raw_boxes = top.get("boxes")
     if not isinstance(raw_boxes, list) or not 1 <= len(raw_boxes) <= MAX_BOXES:
         raise RuleFileError(
@@ -195,7 +195,7 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
             )
         if upper_face:
             faces[upper_face] = name
-        joker_points = _integer(box, "joker_points", 0, 10_000, 0, where=where)
+        joker_points = _integer(box, "joker_points", 0, MAX_POINTS, 0, where=where)
         if joker_points and upper_face:
             raise RuleFileError(
                 f"{where}.joker_points", "an upper box scores its own face under a Joker"
