@@ -210,16 +210,7 @@ class DoomSolver:
 
     def __init__(self, size: int, limit: int = DEFAULT_LIMIT) -> None:
         check_size(size)
-        if limit < 1:
-            raise DoomError("limit", f"the position limit must be at least 1, got {limit}")
-        most = most_positions()
-        if limit > most:
-            raise DoomError(
-                "limit",
-                f"a limit of {limit:,} positions is more than this machine's memory holds: "
-                f"{_memory() / 2**30:.1f} GiB at about {BYTES_PER_POSITION} bytes a position "
-                f"hold at most {most:,}",
-            )
+        check_limit(limit)
         self.size = size
         self.limit = limit
         self.progress: Callable[[int], None] | None = None
@@ -522,6 +513,21 @@ def _memory() -> int:
 def most_positions() -> int:
     """The highest position limit this machine's memory holds, at the measured cost of one."""
     return _memory() // BYTES_PER_POSITION
+
+
+def check_limit(limit: int, field: str = "limit") -> None:
+    """Refuse a position limit below 1, or past what this machine's memory holds: a solve
+    would otherwise run until the machine ran out of memory, not until the limit."""
+    if limit < 1:
+        raise DoomError(field, f"the position limit must be at least 1, got {limit}")
+    most = most_positions()
+    if limit > most:
+        raise DoomError(
+            field,
+            f"a limit of {limit:,} positions is more than this machine's memory holds: "
+            f"{_memory() / 2**30:.1f} GiB at about {BYTES_PER_POSITION} bytes a position "
+            f"hold at most {most:,}",
+        )
 
 
 def _leaf_field(key: int, value: int) -> int:
