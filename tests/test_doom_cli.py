@@ -262,6 +262,11 @@ BAD_INPUT: list[Any] = [
         id="play-5x5-estimated-at-once",
     ),
     pytest.param(
+        ["serve", "--doom-limit", "99999999999999", "--port", "1"],
+        "a limit of 99,999,999,999,999 positions is more than this machine's memory holds",
+        id="serve-doom-limit-past-memory",
+    ),
+    pytest.param(
         ["stats", *DOOM, BOOK, "--limit", "99999999999999"],
         "a limit of 99,999,999,999,999 positions is more than this machine's memory holds",
         id="limit-past-memory",

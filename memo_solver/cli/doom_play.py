@@ -30,7 +30,13 @@ from memo_solver.games.dice_of_doom.board import (
     winners,
 )
 from memo_solver.games.dice_of_doom.report import move_text
-from memo_solver.games.dice_of_doom.tree import DoomSolver, MoveValue, Position, play_move
+from memo_solver.games.dice_of_doom.tree import (
+    DoomSolver,
+    MoveValue,
+    Position,
+    legal_moves,
+    play_move,
+)
 
 PROMPT: Final = "your move (a number, Enter = best, undo, help, q): "
 HELP_TEXT: Final = """\
@@ -83,13 +89,15 @@ def play(
     """Where the human chose before: what ``undo`` goes back to."""
     while True:
         write(f"current player = {player_name(position.player)}\n{draw_board(position.board)}\n")
-        moves, best = solver.analyse_moves(position)
-        if best is None:
+        if not legal_moves(position):
             return _announce(position.board, write)
         if position.player != you:
-            write(f"computer ({player_name(position.player)}): {move_text(best.move)}\n")
-            position = best.after
+            choice = solver.book_move(position)
+            write(f"computer ({player_name(position.player)}): {move_text(choice)}\n")
+            position = play_move(position, choice)
             continue
+        moves, best = solver.analyse_moves(position)
+        assert best is not None, "a position with legal moves has a best one"
         answer = _ask(moves, best, bool(asked), read_line, write)
         if answer is None:
             write("The game stopped.\n")

@@ -32,6 +32,11 @@ tables for decoding boards and attacking, and no object allocated per node. The 
 above, cold, value and statistics, takes 0.82 to 0.85 s of CPU (three runs of
 ``analyse(make_position(BOARD, "a"))`` timed with ``time.process_time``, on the 2-core
 development machine); ``tests/test_doom_tree.py`` holds it under 3 s. Memory: about 60 MB.
+
+A solve that could outgrow its limit is first sized up by random games from its position
+(:meth:`DoomSolver._refuse_what_cannot_fit`): one the estimate puts past the limit is
+refused at once, not after filling the memory the limit allows, and the limit itself is
+bounded by the machine's memory (:func:`check_limit`).
 """
 
 from __future__ import annotations
