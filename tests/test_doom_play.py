@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import random
 import re
+from functools import cache
 
 import pytest
 
@@ -16,6 +17,7 @@ from memo_solver.games.dice_of_doom.board import (
     parse_board,
     winners,
 )
+from memo_solver.games.dice_of_doom.tree import DoomSolver
 
 A, B = 0, 1
 
@@ -25,10 +27,17 @@ def replay(
 ) -> tuple[tuple[int, ...] | None, str]:
     """Play ``board`` with the human's lines scripted; (the result, everything printed)."""
     printed: list[str] = []
-    result = play(
-        parse_board(board), human, io.StringIO(inputs).readline, printed.append, first=first
-    )
+    start = parse_board(board)
+    lines = io.StringIO(inputs).readline
+    result = play(start, human, lines, printed.append, first=first, solver=solver(start.size))
     return result, "".join(printed)
+
+
+@cache
+def solver(size: int) -> DoomSolver:
+    """One memo per board size for every replay: a warm memo answers as a cold one, and the
+    book's 3x3 board is solved once instead of once a test."""
+    return DoomSolver(size)
 
 
 def boards_shown(text: str) -> list[str]:
