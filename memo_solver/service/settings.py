@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memo_solver.games.dice_of_doom.tree import check_limit
+
 ADMIN_TOKEN_ENV = "MEMO_SOLVER_ADMIN_TOKEN"
 """The operator token of the job endpoints, read on each request: unset, they are off."""
 
@@ -29,5 +31,9 @@ class ApiSettings:
     """Engines kept open at once for rule sets outside the built-ins (least recently used
     closed first); their memos share ``cache_bytes``."""
     doom_limit: int = 1_000_000
-    """Positions one Dice of Doom request may solve (about 0.3 GB): every 2 x 2 and 3 x 3
+    """Positions one Dice of Doom request may solve (about 0.33 GB): every 2 x 2 and 3 x 3
     board fits; a larger board past it gets a 422 naming the limit."""
+
+    def __post_init__(self) -> None:
+        # Refused when the service starts, not in a 422 to every client that asks.
+        check_limit(self.doom_limit, "doom_limit")
