@@ -22,6 +22,7 @@
     app: $("#app"),
     rules: $("#rules"),
     rulesDescription: $("#rules-description"),
+    rulesNote: $("#rules-note"),
     rulesFile: $("#rules-file"),
     register: $("#register"),
     registerStatus: $("#register-status"),
@@ -196,10 +197,12 @@
     return result;
   }
 
+  /** A whole number as typed, 0 when empty, else NaN. A minus sign is read, so that each
+   * field can say in its own words that its number cannot be negative. */
   function parsePoints(text) {
     const trimmed = String(text ?? "").trim();
     if (trimmed === "") return 0;
-    return /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+    return /^-?\d+$/.test(trimmed) ? Number(trimmed) : NaN;
   }
 
   /** A box's possible points in words: "a multiple of 2 from 0 to 10", "0 or 25",
@@ -228,6 +231,7 @@
     if (!Number.isInteger(points)) {
       return `${info.label(name)}: enter the points as a whole number (or leave it empty for 0).`;
     }
+    if (points < 0) return `${info.label(name)}: the points cannot be negative.`;
     const allowed = info.possiblePoints[name];
     return allowed.includes(points) ? "" : `${info.label(name)}: the points must be ${describePoints(allowed)}.`;
   }
@@ -243,17 +247,10 @@
       const problem = pointsProblem(name, points, info);
       if (problem) problems.set(`box-${name}-points`, problem);
     }
-    const gap = info.forced ? filled.findIndex((b, i) => b.name !== info.boxes[i]) : -1;
-    if (gap >= 0) {
-      // Only a scorecard carried over from another rule set can get here: in forced order
-      // the page opens one box at a time (renderFillOrder).
-      const open = info.boxes[gap];
-      problems.set(
-        `box-${open}-points`,
-        `${info.label(open)} is open: this rule set fills its boxes in scorecard order, ` +
-          `so ${info.label(filled.at(-1).name)} cannot be filled before it.`,
-      );
-    }
+    // A wrong lower box leaves the upper total known: only a wrong upper box hides it.
+    const upperKnown = !filled.some(
+      (b) => info.isUpper(b.name) && problems.has(`box-${b.name}-points`),
+    );
     const upper = filled.filter((b) => info.isUpper(b.name)).reduce((s, b) => s + b.points, 0);
     const boxPoints = filled.reduce((s, b) => s + b.points, 0);
     const yahtzeeBonus =
@@ -266,7 +263,7 @@
     if (extrasCount) {
       extras = parsePoints(view.extraBonuses);
       const most = filled.length - 1;
-      if (!Number.isInteger(extras) || extras > most) {
+      if (!Number.isInteger(extras) || extras < 0 || extras > most) {
         problems.set(
           "extra-bonuses",
           `Extra ${info.label(info.yahtzeeBox)}s: enter a whole number, at most ${most} ` +
@@ -285,6 +282,7 @@
     return {
       filled: filled.map((b) => b.name),
       upper,
+      upperKnown,
       yahtzeeBonus,
       extrasCount,
       boxPoints,
@@ -327,9 +325,11 @@
     return Number(x).toFixed(3);
   }
 
-  /** Expected points lost as shown: "0" for a best move (equal ones differ in the last bit). */
-  function lossText(loss) {
-    return loss < 5e-10 ? "0" : `−${fmt(loss)}`;
+  /** A move's expected points lost, as a table cell: "0" for a best move (equal ones differ
+   * in the last bit), marked as no mistake; else "−0.997". */
+  function lossCell(loss) {
+    const none = loss < 5e-10;
+    return `<td class="num loss${none ? " none" : ""}">${none ? "0" : `−${fmt(loss)}`}</td>`;
   }
 
   /** What a rule set is, in a line: its description, and for a registered one (which may
@@ -503,13 +503,13 @@
     const rows = [];
     if (info.upper_boxes.length) {
       let upperNote = "";
-      if (info.upperBonus && !summary.error) {
+      if (info.upperBonus && summary.upperKnown) {
         upperNote =
           summary.upper >= info.threshold
             ? ` (bonus +${info.upperBonus} reached)`
             : ` of ${info.threshold} for the +${info.upperBonus} bonus`;
       }
-      rows.push(["Upper total", `<span id="upper-total">${summary.error ? "?" : summary.upper}</span>${upperNote}`]);
+      rows.push(["Upper total", `<span id="upper-total">${summary.upperKnown ? summary.upper : "?"}</span>${upperNote}`]);
     }
     if (info.yahtzeeBonus) {
       rows.push([
@@ -559,6 +559,33 @@
     if (!info) return;
     view.dice = view.dice.slice(0, info.dice);
     view.roll = Math.min(view.roll, info.rolls);
+  }
+
+  /** A scorecard kept from another rule set keeps only the entries this one could hold (a
+   * box it has, points a game can put there, in scorecard order the boxes before the first
+   * open one), so that no entry is wrong the moment the rule set changes. Returns the
+   * entries cleared, as "Full House 25", for the player to see. */
+  function fitEntries(view) {
+    const info = rulesInfo(view.rules);
+    if (!info) return [];
+    const kept = {};
+    const cleared = [];
+    let closed = false; // in scorecard order, past an open box
+    for (const name of info.boxes) {
+      const box = view.boxes[name];
+      if (!box || !box.filled) {
+        closed = info.forced;
+        continue;
+      }
+      if (!closed && !pointsProblem(name, parsePoints(box.points), info)) {
+        kept[name] = box;
+      } else {
+        cleared.push(`${info.label(name)} ${String(box.points ?? "").trim() || 0}`);
+        closed = info.forced;
+      }
+    }
+    view.boxes = kept;
+    return cleared;
   }
 
   function keptMask(dice, keep) {
@@ -661,7 +688,7 @@
     const others = String(state.target.others || "").trim();
     if (others) {
       const scores = others.split(/[\s,;]+/).filter(Boolean).map(parsePoints);
-      if (scores.some((x) => !Number.isInteger(x))) {
+      if (scores.some((x) => !Number.isInteger(x) || x < 0)) {
         return { error: "The others' final scores: whole numbers, separated by commas." };
       }
       return Math.max(...scores) + 1;
@@ -669,7 +696,9 @@
     const typed = String(state.target.score || "").trim();
     if (!typed) return null;
     const score = parsePoints(typed);
-    return Number.isInteger(score) ? score : { error: "The target: a whole final score." };
+    return Number.isInteger(score) && score >= 0
+      ? score
+      : { error: "The target: a whole final score." };
   }
 
   /** The request the page's inputs make now, or {error} when they cannot make one. */
@@ -1006,7 +1035,7 @@
             `<th scope="row" class="move">${move}</th>` +
             `<td class="num">${fmt(banked + action.value)}</td>` +
             `<td class="num raw">${fmt(action.value)}</td>` +
-            `<td class="num loss">${lossText(action.loss)}</td>` +
+            lossCell(action.loss) +
             (withNeed ? `<td class="num chance">${percent(action.probability)}</td>` : "") +
             `</tr>`
           );
@@ -1133,7 +1162,7 @@
         (d, i) =>
           `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${rerolls - d.rerolls_left + 1}</td>` +
           `<td>${d.dice.join(" ")}</td><td>${escapeHtml(d.chosen.words)}</td>` +
-          `<td class="num loss">${lossText(d.loss)}</td></tr>`,
+          `${lossCell(d.loss)}</tr>`,
       )
       .join("");
     el.reviewBody.innerHTML =
@@ -1191,7 +1220,12 @@
     for (const radio of el.modeRadios) {
       radio.addEventListener("change", () => {
         if (!radio.checked) return;
+        const picked = current().rules;
         state.mode = radio.value;
+        // The rule set picked stays picked in the other mode, unless a game there is under way.
+        const keep =
+          current().rules !== picked && (state.mode === "advise" || !decisionsMade(state.play));
+        el.rulesNote.textContent = keep ? useRules(picked) : "";
         saveState();
         lastAdvice = null;
         showStatus("");
@@ -1301,21 +1335,29 @@
     el.register.addEventListener("click", registerRules);
   }
 
-  /** Show the rule set `name`: a new game of it when playing along, else the same
-   * position under its rules. */
+  /** Show the rule set `name`. */
   function pickRules(name) {
-    if (state.mode === "play") {
-      state.play = freshPlay(name);
-      state.undo = [];
-    } else {
-      state.advise.rules = name;
-      fitToRules(state.advise);
-    }
+    el.rulesNote.textContent = useRules(name);
     markInput();
     saveState();
     lastAdvice = null;
     renderAll();
     updateAdvice();
+  }
+
+  /** Take the rule set `name` in the mode on show: a new game of it when playing along, else
+   * the same position under its rules, less the entries these cannot hold. Returns the note
+   * for under the picker: the entries cleared, if any. */
+  function useRules(name) {
+    if (state.mode === "play") {
+      state.play = freshPlay(name);
+      state.undo = [];
+      return "";
+    }
+    state.advise.rules = name;
+    fitToRules(state.advise);
+    const cleared = fitEntries(state.advise);
+    return cleared.length ? `Cleared what ${name} cannot hold: ${cleared.join(", ")}.` : "";
   }
 
   /** The URL of the next page that a Link header names (on this page's origin), or null. */
