@@ -7,6 +7,7 @@ import hmac
 import os
 
 from fastapi import Request
+from starlette.types import Scope
 
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import UnknownGameError, get_game
@@ -33,6 +34,12 @@ def game_named(name: str) -> GameEntry:
 def state_of(raw: StateInput, rules: RuleSet) -> State:
     """A state sent as text or as JSON (a :class:`StateError` says what is wrong)."""
     return parse_state(raw, rules) if isinstance(raw, str) else state_from_json(raw, rules)
+
+
+def client_of(scope: Scope) -> str | None:
+    """The address a request came from (None when the server does not say)."""
+    client = scope.get("client")
+    return None if client is None else str(client[0])
 
 
 def authorize(request: Request) -> None:
