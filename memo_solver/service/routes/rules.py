@@ -134,14 +134,27 @@ async def register(request: Request, response: Response) -> RegisteredOut:
     service = service_of(request)
     if service.settings.registration == "operator":
         authorize(request)
-    body = await request.body()
-    if len(body) > MAX_RULE_BYTES:
-        raise ApiError(413, "rules", f"a rule set is at most {MAX_RULE_BYTES} bytes")
-    rules = parse_rule_text(body)
+    rules = await _rules_sent(request)
     created = await service.rulebook.register(rules, service.settings.registration_quota)
     if not created:
         response.status_code = 200
     return RegisteredOut(name=rules.name, fingerprint=rules.fingerprint, created=created)
+
+
+@routes.post("/v1/rules/preview", response_model=RuleSetOut)
+async def preview(request: Request) -> RuleSetOut:
+    """A rule-set file read as ``GET /v1/rules`` would list it, registering nothing: what
+    the players' page shows of a rule set it sends inline (where registering needs the
+    operator token, or the quota is reached)."""
+    return rule_set_out(await _rules_sent(request))
+
+
+async def _rules_sent(request: Request) -> RuleSet:
+    """The rule-set file a request's body holds (413 past the size of one)."""
+    body = await request.body()
+    if len(body) > MAX_RULE_BYTES:
+        raise ApiError(413, "rules", f"a rule set is at most {MAX_RULE_BYTES} bytes")
+    return parse_rule_text(body)
 
 
 @routes.delete("/v1/rules/{name}", response_model=UnregisteredOut)
