@@ -142,6 +142,25 @@ async def test_a_registration_asked_about_is_stamped_in_the_background_at_most_h
         assert USED_EVERY_S == 3600.0
 
 
+async def test_every_store_counts_and_stamps_its_registrations(store: Store) -> None:
+    """A stamp is kept for a registered name only; one never stamped is stamped when the
+    stamps are first read; an unregistered name's stamp goes with it."""
+    assert await store.registration_count() == 0
+    assert await store.last_used(1.0) == []
+    for points, name in enumerate(("a", "b", "c"), start=21):
+        rules = parse_rule_set(tiny(name, points))
+        document = definition_of(rules)
+        assert document is not None
+        await store.register(name, rules.fingerprint, document)
+    assert await store.registration_count() == 3
+    await store.mark_used(["a", "nobody"], 10.0)
+    assert await store.last_used(20.0) == [("a", 10.0), ("b", 20.0), ("c", 20.0)]
+    assert await store.last_used(30.0) == [("a", 10.0), ("b", 20.0), ("c", 20.0)]
+    await store.unregister("a")
+    assert await store.registration_count() == 2
+    assert await store.last_used(40.0) == [("b", 20.0), ("c", 20.0)]
+
+
 @pytest.fixture(params=["sqlite", "redis"])
 def store_of(
     request: pytest.FixtureRequest, tmp_path: Path
