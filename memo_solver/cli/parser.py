@@ -249,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DAYS",
         help="instead, remove the registered rule sets nobody asked about for DAYS days (with "
         "their blocks unless another name shares them); one registered before this was "
-        "recorded counts as asked about at the first such prune",
+        "recorded counts as asked about at the first such prune (default: none: prune the "
+        "namespaces no one can name)",
     )
     prune.epilog = PRUNE_EXAMPLES
     compile_ = command(
