@@ -17,7 +17,7 @@ from memo_solver.core.engine import namespace
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.family import entry_for
+from memo_solver.games.yahtzee.family import definition_of, entry_for
 from memo_solver.games.yahtzee.rule_file import MAX_RULE_BYTES, parse_rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.service.errors import ApiError
@@ -108,21 +108,30 @@ def _built_in_listed(name: str) -> bytes:
 
 async def _registered_listed(found: Sequence[tuple[str, bytes]]) -> list[bytes]:
     """The entries of registrations (name, document): those kept, and the others made in a
-    thread, off the event loop, then kept."""
+    thread, off the event loop (one found kept by then, made by a request before this one,
+    is not made again), then kept."""
     entries = {document: _listed[document] for _, document in found if document in _listed}
     missing = [document for _, document in found if document not in entries]
     if missing:
-        made = await anyio.to_thread.run_sync(
-            lambda: [_listed_json(parse_rule_text(document)) for document in missing],
-            limiter=_listing,
-        )
+
+        def make() -> list[bytes]:
+            return [
+                _listed.get(document) or _listed_json(parse_rule_text(document))
+                for document in missing
+            ]
+
+        made = await anyio.to_thread.run_sync(make, limiter=_listing)
         entries.update(zip(missing, made, strict=True))
     for document, entry in entries.items():
-        _listed[document] = entry
-        _listed.move_to_end(document)
+        _keep_listed(document, entry)
+    return [entries[document] for _, document in found]
+
+
+def _keep_listed(document: bytes, entry: bytes) -> None:
+    _listed[document] = entry
+    _listed.move_to_end(document)
     while len(_listed) > LISTED_KEPT:
         _listed.popitem(last=False)
-    return [entries[document] for _, document in found]
 
 
 @routes.post("/v1/rules", response_model=RegisteredOut, status_code=201)
@@ -136,6 +145,10 @@ async def register(request: Request, response: Response) -> RegisteredOut:
         authorize(request)
     rules = await _rules_sent(request)
     created = await service.rulebook.register(rules, service.settings.registration_quota)
+    if created:  # listed from now on: its entry made here, where it was just parsed
+        document = definition_of(rules)
+        assert document is not None, "registered, so not a built-in"
+        _keep_listed(document, _listed_json(rules))
     if not created:
         response.status_code = 200
     return RegisteredOut(name=rules.name, fingerprint=rules.fingerprint, created=created)
