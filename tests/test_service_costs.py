@@ -418,12 +418,11 @@ ADVICE = json.dumps({"state": "open=ones,yahtzee upper=62 dice=12226 rerolls=2"}
 """Two boxes open: cold in milliseconds, then warm in the server's memo."""
 
 
-def _advice_latencies(url: str, count: int) -> list[float]:
+def _latencies(url: str, body: bytes | None, count: int) -> list[float]:
+    """Seconds each of ``count`` requests in a row took: a POST of ``body``, else a GET."""
     latencies = []
     for _ in range(count):
-        request = urllib.request.Request(
-            f"{url}/v1/advice", ADVICE, {"Content-Type": "application/json"}
-        )
+        request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
         started = time.perf_counter()
         with urllib.request.urlopen(request, timeout=60) as answer:
             answer.read()
@@ -438,21 +437,20 @@ def _p99(latencies: list[float]) -> float:
 @pytest.mark.slow
 def test_paging_the_rule_list_leaves_warm_advice_fast(tmp_path: Path) -> None:
     """Four clients paging through 150 registrations (copies of ``maxi-yatzy``, 20 boxes and
-    their points each): warm advice's p99 stays within three
-    times its idle p99. Before, each page parsed and serialized its rule sets on the event
-    loop (80-140 ms of CPU a page: the warm requests' p99 went from 6 to 132 ms); now a
-    page is kept bytes joined, and what is not kept yet is made in a thread, so a page
-    costs the loop about what any small request does (1 ms). Idle and busy are measured in
+    their points each): warm advice's p99 stays within three times its idle p99. Before,
+    each page parsed and serialized its rule sets on the event loop (80-140 ms of CPU a
+    page: the warm requests' p99 went from 6 to 132 ms); now a page is kept bytes joined,
+    and what is not kept yet is made in a thread, so a page costs the loop about what any
+    small request does (/healthz: about a millisecond). Idle and busy are measured in
     turns, the pagers paused and let go again, so that both see the same load from the
-    rest of the machine; three times leaves room for the pagers' own requests queued on
-    the loop before an advice request (four at most, about a millisecond each) against an
-    idle p99 of several milliseconds on a loaded machine."""
+    rest of the machine."""
     with ServeProcess(tmp_path / "serve", options=["--registration-quota", "1000"]) as served:
         with httpx.Client(base_url=served.url, timeout=60) as client:
             for i in range(150):
                 registered = client.post("/v1/rules", json=maxi(i) | {"name": f"maxi-{i:03}"})
                 assert registered.status_code == 201, registered.text
-        _advice_latencies(served.url, 20)  # cold first, then warm: in the process's memo
+        advice = f"{served.url}/v1/advice"
+        _latencies(advice, ADVICE, 20)  # cold first, then warm: in the process's memo
         pagers = subprocess.Popen(
             [sys.executable, "-c", PAGER, served.url],
             stdin=subprocess.PIPE,
@@ -463,15 +461,17 @@ def test_paging_the_rule_list_leaves_warm_advice_fast(tmp_path: Path) -> None:
         assert pagers.stdout is not None
         idle: list[float] = []
         busy: list[float] = []
+        trivial: list[float] = []
         try:
             for _ in range(10):
                 pagers.stdin.write("pause\n")
                 pagers.stdin.flush()
                 assert pagers.stdout.readline() == "paused\n"
-                idle += _advice_latencies(served.url, 60)
+                idle += _latencies(advice, ADVICE, 60)
+                trivial += _latencies(f"{served.url}/healthz", None, 10)
                 pagers.stdin.write("go\n")
                 pagers.stdin.flush()
-                busy += _advice_latencies(served.url, 60)
+                busy += _latencies(advice, ADVICE, 60)
         finally:
             fewest, _ = pagers.communicate(timeout=120)
     assert pagers.returncode == 0, "the pagers failed"
@@ -479,7 +479,10 @@ def test_paging_the_rule_list_leaves_warm_advice_fast(tmp_path: Path) -> None:
         f"{fewest.strip()} pages at least per client; warm advice p99 idle "
         f"{1000 * _p99(idle):.1f} ms, median {1000 * statistics.median(idle):.1f} ms; while 4 "
         f"clients page: p99 {1000 * _p99(busy):.1f} ms, median "
-        f"{1000 * statistics.median(busy):.1f} ms"
+        f"{1000 * statistics.median(busy):.1f} ms; /healthz median "
+        f"{1000 * statistics.median(trivial):.1f} ms"
     )
     assert int(fewest) >= 2, "each client paged through the whole list (two pages) at least"
-    assert _p99(busy) <= 3 * _p99(idle)
+    # An advice request may find a request of each pager on the loop before it, however
+    # cheap: on a quiet machine, idle's p99 is below what four trivial requests take.
+    assert _p99(busy) <= 3 * max(_p99(idle), 4 * statistics.median(trivial))
