@@ -12,7 +12,6 @@ advice as fast as it was.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from api_support import api_client, bearer, build_app, error_of
 from redis_server import RedisServer
 from web_support import Service as ServeProcess
 
+from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser
 from memo_solver.core.engine import namespace_of
 from memo_solver.core.store import Store, StoreFullError
@@ -43,7 +43,6 @@ from memo_solver.service.settings import ADMIN_TOKEN_ENV, REGISTRATION_QUOTA_ENV
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
 
-CLI = Path(sys.executable).with_name("memo-solver")
 TOKEN = "s3cret"
 DAY_S = 86_400.0
 # Three boxes and two dice: cold in milliseconds.
@@ -193,20 +192,17 @@ async def _state_of(store: Store) -> tuple[list[tuple[str, float]], list[str]]:
         return await store.last_used(time.time()), await store.namespaces()
 
 
-def _prune(options: list[str], *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")}
-    return subprocess.run(
-        [str(CLI), *options, "prune", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+def _prune(
+    capsys: pytest.CaptureFixture[str], options: list[str], *args: str
+) -> tuple[int, str, str]:
+    """``memo-solver OPTIONS prune ARGS`` in this process: its status, stdout and stderr."""
+    status = memo_cli.main([*options, "prune", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
 def test_prune_unused_for_lists_then_removes_the_registrations_nobody_asked_about(
-    store_of: tuple[list[str], Callable[[], Store]],
+    store_of: tuple[list[str], Callable[[], Store]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A registration from before the stamps counts as asked about when prune first sees
     it; a stale one is listed by the dry run, then removed with its blocks."""
@@ -216,9 +212,9 @@ def test_prune_unused_for_lists_then_removes_the_registrations_nobody_asked_abou
     stamps = {"stale": now - 40 * DAY_S, "fresh": now - DAY_S, "before-stamps": None}
     anyio.run(_register, open_store(), stamps)
 
-    listed = _prune(options, "--unused-for", "30", "--dry-run", "--json")
-    assert listed.returncode == 0, listed.stderr
-    answer = json.loads(listed.stdout)
+    status, out, err = _prune(capsys, options, "--unused-for", "30", "--dry-run", "--json")
+    assert status == 0, err
+    answer = json.loads(out)
     assert answer["dry_run"] is True
     assert [r["name"] for r in answer["registrations"]] == ["stale"]
     used, spaces = anyio.run(_state_of, open_store())
@@ -226,21 +222,21 @@ def test_prune_unused_for_lists_then_removes_the_registrations_nobody_asked_abou
     assert dict(used)["before-stamps"] >= now  # counted as used when first seen
     assert stale_space in spaces
 
-    removed = _prune(options, "--unused-for", "30")
-    assert removed.returncode == 0, removed.stderr
-    assert "1 registrations unused for 30 days deleted" in removed.stdout
-    assert "stale  last asked about" in removed.stdout
-    assert "its blocks deleted" in removed.stdout
+    status, out, err = _prune(capsys, options, "--unused-for", "30")
+    assert status == 0, err
+    assert "1 registrations unused for 30 days deleted" in out
+    assert "stale  last asked about" in out
+    assert "its blocks deleted" in out
     used, spaces = anyio.run(_state_of, open_store())
     assert [name for name, _ in used] == ["before-stamps", "fresh"]
     assert stale_space not in spaces
 
-    again = _prune(options, "--unused-for", "30", "--dry-run")
-    assert again.returncode == 0, again.stderr
-    assert "0 registrations unused for 30 days" in again.stdout
-    bad = _prune(options, "--unused-for", "0")
-    assert bad.returncode == 2
-    assert "--unused-for" in bad.stderr
+    status, out, err = _prune(capsys, options, "--unused-for", "30", "--dry-run")
+    assert status == 0, err
+    assert "0 registrations unused for 30 days" in out
+    status, out, err = _prune(capsys, options, "--unused-for", "0")
+    assert status == 2
+    assert "--unused-for" in err
 
 
 # --- readiness -----------------------------------------------------------------------------------
