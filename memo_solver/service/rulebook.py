@@ -35,10 +35,10 @@ from memo_solver.service.errors import ApiError
 log = logging.getLogger(__name__)
 
 PARSED_KEPT: Final = 256
+"""Parsed rule sets kept by the text that defined them (each a few hundred KiB at most)."""
 USED_EVERY_S: Final = 3600.0
 """How stale a name's last-asked stamp may get in the store: ``prune --unused-for`` counts
 days, so an hour is exact enough, and a busy name costs a write an hour, not one a request."""
-"""Parsed rule sets kept by the text that defined them (each a few hundred KiB at most)."""
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _BUILT_IN_PRINTS: Final = {r.fingerprint: r for r in RULE_SETS.values()}
 

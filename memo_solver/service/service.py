@@ -56,11 +56,11 @@ SHARED_NAMESPACE = "api1:shared"
 """Where shared work is claimed and its results kept, apart from every game's blocks (and
 so removed by ``prune``, which is how an operator empties it)."""
 SHARED_LEASE_S = 10.0
+"""A computing process renews its claim every third of this; one that dies leaves the work
+to the next retry after this long."""
 USED_WRITE_S = 60.0
 """How often the names asked about are written to the store (:meth:`RuleBook.write_used`):
 what a server that stops loses of them, against hourly stamps."""
-"""A computing process renews its claim every third of this; one that dies leaves the work
-to the next retry after this long."""
 
 
 @dataclass(frozen=True)

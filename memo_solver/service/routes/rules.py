@@ -149,7 +149,7 @@ async def register(request: Request, response: Response) -> RegisteredOut:
         document = definition_of(rules)
         assert document is not None, "registered, so not a built-in"
         _keep_listed(document, _listed_json(rules))
-    if not created:
+    else:
         response.status_code = 200
     return RegisteredOut(name=rules.name, fingerprint=rules.fingerprint, created=created)
 
