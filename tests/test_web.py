@@ -994,6 +994,12 @@ def test_a_pasted_rule_set_is_used_inline_where_registering_needs_the_token(
     assert asked[-1]["rules"] == two_dice
     assert page.inner_text("#best-move") == "score 12 in Sixes"
     assert_accessible(page, "a pasted rule set used inline")
+    page.fill("#rules-file", json.dumps(two_dice | {"name": "yahtzee"}))
+    page.click("#register")
+    sync_api.expect(page.locator("#register-error")).to_have_text(
+        "The service refused this rule set: yahtzee is offered already; choose another name (name)."
+    )
+    assert page.input_value("#rules") == "pasted-pair"
     page.reload()
     page.wait_for_selector('#app[data-ready="yes"]')
     assert page.input_value("#rules") == "pasted-pair"

@@ -1402,6 +1402,10 @@
         const read = await postRules("/v1/rules/preview");
         if (!read.response.ok) return refused(read);
         name = read.answer.name;
+        if (ruleSets.has(name) && !state.inline[name]) {
+          const detail = { field: "name", message: `${name} is offered already; choose another name` };
+          return refused({ response: read.response, detail });
+        }
         state.inline[name] = { file: JSON.parse(el.rulesFile.value), listed: read.answer };
         how =
           registered.response.status === 429
