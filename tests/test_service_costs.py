@@ -364,6 +364,24 @@ async def test_solves_past_the_budget_are_capped_in_number_but_not_the_operators
         error_of(await _value_of(client, maxi(54)), 429, "state")
 
 
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/advice/batch", {"rules": "maxi-yatzy", "states": ["start"]}),
+        ("/v1/stats", {"rules": "maxi-yatzy", "state": "start"}),
+        ("/v1/review", {"rules": "maxi-yatzy", "game": {"turns": []}}),
+    ],
+)
+async def test_every_question_of_values_is_held_to_the_cold_budget(
+    tmp_path: Path, path: str, body: dict[str, Any]
+) -> None:
+    """A batch, a distribution and a review read values as advice does: past the budget
+    they are refused here (no worker) rather than solved in the service's process."""
+    async with api_client(tmp_path / "s.sqlite", PAST_BUDGET) as client:
+        message = error_of(await client.post(path, json=body), 422, "state")
+        assert "89,128,960 turn starts" in message
+
+
 def test_serve_takes_its_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(REGISTRATION_QUOTA_ENV, "7")
     args = build_parser().parse_args(["serve"])

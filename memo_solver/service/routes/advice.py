@@ -125,9 +125,12 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
         except StateError as exc:
             parsed.append(ErrorDetail(field=exc.field, message=exc.message))
 
+    client = client_of(request.scope)
     if body.need is not None:
-        cap = _cap(body.need_cap)
-        return await _batch_need(service, rules, parsed, body.need, cap, client_of(request.scope))
+        return await _batch_need(service, rules, parsed, body.need, _cap(body.need_cap), client)
+    for item in parsed:
+        if not isinstance(item, ErrorDetail):
+            await check_state(service, rules, item, client)
 
     async def answer_all(engine: Engine) -> bytes:
         results: list[bytes] = []
@@ -170,10 +173,17 @@ async def value(body: StateRequest, request: Request) -> ValueOut:
 async def _advise(service: Service, rules: RuleSet, state: State, client: str | None) -> Advice:
     """Advice for a state, within the cold budget and the deadline; ``client`` is the
     asking address (who may start a solve past the budget)."""
+    await check_state(service, rules, state, client)
     warm = _warm(rules, state)
-    keys = blocks_needed(rules, state)
-    await service.check_budget(rules, state.filled, keys, warm, client)
     return await service.run_on(rules, lambda engine: advise(engine, rules, state), warm)
+
+
+async def check_state(service: Service, rules: RuleSet, state: State, client: str | None) -> None:
+    """The cold budget of a question that reads the values of ``state`` and what follows it
+    (advice, a distribution, a review from the start): past it, the workers' (503), or
+    refused (422, 429), never solved here."""
+    keys = blocks_needed(rules, state)
+    await service.check_budget(rules, state.filled, keys, _warm(rules, state), client)
 
 
 def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
@@ -228,13 +238,13 @@ async def _check_need(
 ) -> None:
     """The mean's budget, the cap, then the need table's budget where the need takes a
     solve (a need of 0 or less is certain, one past the reach impossible)."""
-    keys = blocks_needed(rules, state)
-    await service.check_budget(rules, state.filled, keys, _warm(rules, state), client)
+    await check_state(service, rules, state, client)
     if not 0 < need <= reach(rules, state.filled):
         return
     if need > cap:
         raise NeedBeyondCapError(need, cap)
     warm = _need_warm(rules, cap, state)
+    keys = blocks_needed(rules, state)
     await service.check_need_budget(rules, cap, state.filled, keys, warm, client)
 
 
