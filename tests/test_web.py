@@ -1082,6 +1082,58 @@ def test_a_pasted_rule_set_is_registered_and_picked(page: Any, service: Service)
     assert_accessible(page, "a pasted rule set, picked")
 
 
+def test_a_pasted_rule_set_is_used_inline_where_registering_needs_the_token(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Where POST /v1/rules wants the operator token (``serve --registration operator``
+    answers 401 without one), the pasted rule set is read without registering it, picked,
+    said to be this page's alone, and sent inline with each question; it stays after a
+    reload, and the service never lists it."""
+
+    def needs_the_token(route: Any) -> None:
+        if route.request.method != "POST":
+            route.fallback()
+            return
+        body = {"error": {"field": "authorization", "message": "send 'Authorization: Bearer'"}}
+        route.fulfill(status=401, content_type="application/json", body=json.dumps(body))
+
+    page.route(re.compile(r".*/v1/rules$"), needs_the_token)
+    open_page(page, service)
+    page.click("#add-rules summary")
+    two_dice = {
+        "name": "pasted-pair",
+        "dice": 2,
+        "rerolls": 0,
+        "boxes": [
+            {"name": "high", "kind": "chance"},
+            {"name": "sixes", "kind": "upper", "face": 6},
+        ],
+    }
+    page.fill("#rules-file", json.dumps(two_dice))
+    page.click("#register")
+    sync_api.expect(page.locator("#register-status")).to_contain_text(
+        "Added pasted-pair for this page alone (only the service's operator may add rule sets"
+    )
+    assert page.input_value("#rules") == "pasted-pair"
+    assert "pasted-pair" not in [r["name"] for r in get_json(service, "/v1/rules")]
+    tap_die(page, 6)
+    tap_die(page, 6)
+    wait_advice(page)
+    asked = [json.loads(r.post_data) for r in sent if r.url == f"{service.url}/v1/advice"]
+    assert asked[-1]["rules"] == two_dice
+    assert page.inner_text("#best-move") == "score 12 in Sixes"
+    assert_accessible(page, "a pasted rule set used inline")
+    page.fill("#rules-file", json.dumps(two_dice | {"name": "yahtzee"}))
+    page.click("#register")
+    sync_api.expect(page.locator("#register-error")).to_have_text(
+        "The service refused this rule set: yahtzee is offered already; choose another name (name)."
+    )
+    assert page.input_value("#rules") == "pasted-pair"
+    page.reload()
+    page.wait_for_selector('#app[data-ready="yes"]')
+    assert page.input_value("#rules") == "pasted-pair"
+
+
 def test_play_to_reach_shows_every_moves_chance_beside_the_mean_advice(
     page: Any, service: Service, sent: list[Any]
 ) -> None:

@@ -194,6 +194,21 @@ class Store(Protocol):
         blocks)."""
         ...
 
+    async def registration_count(self) -> int:
+        """How many names are registered (what a registration quota counts)."""
+        ...
+
+    async def mark_used(self, names: Sequence[str], at: float) -> None:
+        """Record that each of ``names`` was asked about at ``at`` (Unix seconds); a name no
+        longer registered is left out."""
+        ...
+
+    async def last_used(self, now: float) -> list[tuple[str, float]]:
+        """Every registration with when it was last asked about, by name; one never recorded
+        (registered before this was kept) is recorded as asked about ``now``, so that it
+        counts as used at the upgrade."""
+        ...
+
     async def probe(self) -> Write:
         """Claim and release a probe key, in one round trip or one short transaction: proof
         that the store accepts a write now. A refused write raises its store error."""

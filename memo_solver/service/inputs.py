@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from starlette.types import Scope
 
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import UnknownGameError, get_game
@@ -36,6 +37,12 @@ def game_named(name: str) -> GameEntry:
 def state_of(raw: StateInput, rules: RuleSet) -> State:
     """A state sent as text or as JSON (a :class:`StateError` says what is wrong)."""
     return parse_state(raw, rules) if isinstance(raw, str) else state_from_json(raw, rules)
+
+
+def client_of(scope: Scope) -> str | None:
+    """The address a request came from (None when the server does not say)."""
+    client = scope.get("client")
+    return None if client is None else str(client[0])
 
 
 def authorize(request: Request) -> None:

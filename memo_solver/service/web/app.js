@@ -6,7 +6,9 @@
  * or the best of the other players' + 1) it sends the points still needed as `need`, and
  * shows every move's chance of reaching it beside the mean advice. Every rule set comes from GET /v1/rules
  * (built in or registered, POST /v1/rules): its dice, rolls, boxes and fill order shape
- * the page, which knows no game of its own. */
+ * the page, which knows no game of its own. Where the service lets only its operator register
+ * (or its quota is reached), a pasted rule set is read by POST /v1/rules/preview and sent
+ * inline with each question instead, kept in localStorage for this browser alone. */
 "use strict";
 
 (() => {
@@ -15,6 +17,9 @@
   const NUMBER_WORDS = ["no", "one", "two", "three", "four", "five", "six"];
   const ORDINALS = ["1st", "2nd", "3rd", "4th", "5th", "6th"];
   const ADVICE_CACHE_SIZE = 200;
+  /** Statuses of POST /v1/rules after which a pasted rule set is used inline instead: the
+   * operator token is required (401, 403) or the registration quota is reached (429). */
+  const INLINE_INSTEAD = new Set([401, 403, 429]);
   const TYPING_DELAY_MS = 250;
 
   const $ = (selector) => document.querySelector(selector);
@@ -133,10 +138,12 @@
       advise: freshAdvise("yahtzee"),
       play: freshPlay("yahtzee"),
       undo: [],
+      inline: {}, // name -> {file, listed}: rule sets this page sends inline
     };
     if (!saved || typeof saved !== "object") return base;
     return {
       mode: saved.mode === "play" ? "play" : "advise",
+      inline: saved.inline && typeof saved.inline === "object" ? saved.inline : {},
       target: { ...base.target, ...(saved.target || {}) },
       advise: { ...base.advise, ...(saved.advise || {}) },
       play: { ...base.play, ...(saved.play || {}) },
@@ -155,6 +162,12 @@
   /** The part of the state the page is showing: the free position or the game in play. */
   function current() {
     return state.mode === "play" ? state.play : state.advise;
+  }
+
+  /** What a request's `rules` is: the name, or the file itself for a rule set used inline. */
+  function rulesSent(name) {
+    const inline = state.inline[name];
+    return inline ? inline.file : name;
   }
 
   function rulesInfo(name) {
@@ -337,8 +350,9 @@
   function describeRules(info) {
     if (info.built_in) return info.description;
     const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+    const how = state.inline[info.name] ? "Pasted, used by this page alone" : "Registered";
     const shape =
-      `Registered: ${count(info.dice, "die", "dice")}, ${count(info.boxes.length, "box", "boxes")}` +
+      `${how}: ${count(info.dice, "die", "dice")}, ${count(info.boxes.length, "box", "boxes")}` +
       `${info.forced ? " filled in scorecard order" : ""}, ${count(info.rolls, "roll", "rolls")} a turn.`;
     return info.description ? `${shape} ${info.description}` : shape;
   }
@@ -349,7 +363,8 @@
     el.rules.innerHTML = "";
     const groups = [
       ["Built in", [...ruleSets.values()].filter((r) => r.built_in)],
-      ["Registered", [...ruleSets.values()].filter((r) => !r.built_in)],
+      ["Registered", [...ruleSets.values()].filter((r) => !r.built_in && !state.inline[r.name])],
+      ["Pasted", [...ruleSets.values()].filter((r) => state.inline[r.name])],
     ];
     for (const [name, members] of groups) {
       if (!members.length) continue;
@@ -712,7 +727,7 @@
     const target = targetScore();
     if (target && target.error) return { error: target.error };
     const request = {
-      rules: view.rules,
+      rules: rulesSent(view.rules),
       state: {
         filled: summary.filled,
         upper: summary.upper,
@@ -865,7 +880,7 @@
       setPanelState("ready");
       return;
     }
-    const body = { rules: play.rules, game: { rules: play.rules, turns: play.turns } };
+    const body = { rules: rulesSent(play.rules), game: { rules: play.rules, turns: play.turns } };
     ask("/v1/review", JSON.stringify(body), (data) => {
       play.review = data;
       saveState();
@@ -1368,7 +1383,8 @@
     return url.pathname + url.search;
   }
 
-  /** Every rule set GET /v1/rules lists, built-ins first, following its pages to the end. */
+  /** Every rule set GET /v1/rules lists, built-ins first, following its pages to the end,
+   * then those this page uses inline (unless a registration took the name since). */
   async function fetchRuleSets() {
     const found = new Map();
     for (let url = "/v1/rules"; url; ) {
@@ -1377,45 +1393,77 @@
       for (const rules of await response.json()) found.set(rules.name, rules);
       url = nextPage(response.headers.get("Link"));
     }
+    for (const [name, inline] of Object.entries(state.inline)) {
+      if (found.has(name)) delete state.inline[name];
+      else found.set(name, inline.listed);
+    }
     return found;
   }
 
-  /** Register the pasted rule-set file (POST /v1/rules), then offer and pick it; a refusal
-   * shows the service's message and the field it names. */
+  /** POST a pasted rule-set file; the answer's status, JSON (or null) and its error. */
+  async function postRules(path) {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: el.rulesFile.value,
+    });
+    let answer = null;
+    try {
+      answer = await response.json();
+    } catch (_) {
+      answer = null;
+    }
+    return { response, answer, detail: answer && answer.error };
+  }
+
+  /** Show the service's refusal of the pasted file. */
+  function refused({ response, detail }) {
+    el.registerStatus.textContent = "";
+    el.rulesFile.setAttribute("aria-invalid", "true");
+    el.registerError.textContent = detail
+      ? `The service refused this rule set: ${detail.message} (${detail.field}).`
+      : `The service answered ${response.status} ${response.statusText}.`;
+  }
+
+  /** Register the pasted rule-set file (POST /v1/rules), then offer and pick it; where the
+   * service takes no registration from this page (INLINE_INSTEAD), use it inline and say so;
+   * a refusal shows the service's message and the field it names. */
   async function registerRules() {
     el.register.disabled = true;
     el.registerError.textContent = "";
     el.rulesFile.removeAttribute("aria-invalid");
     el.registerStatus.textContent = "Adding the rule set…";
     try {
-      const response = await fetch("/v1/rules", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: el.rulesFile.value,
-      });
-      let answer = null;
-      try {
-        answer = await response.json();
-      } catch (_) {
-        answer = null;
-      }
-      if (!response.ok) {
-        const detail = answer && answer.error;
-        el.registerStatus.textContent = "";
-        el.rulesFile.setAttribute("aria-invalid", "true");
-        el.registerError.textContent = detail
-          ? `The service refused this rule set: ${detail.message} (${detail.field}).`
-          : `The service answered ${response.status} ${response.statusText}.`;
-        return;
+      const registered = await postRules("/v1/rules");
+      let name = null;
+      let how = "";
+      if (registered.response.ok) {
+        name = registered.answer.name;
+        how = registered.answer.created ? "" : " (registered before, with the same rules)";
+      } else if (INLINE_INSTEAD.has(registered.response.status)) {
+        const read = await postRules("/v1/rules/preview");
+        if (!read.response.ok) return refused(read);
+        name = read.answer.name;
+        if (ruleSets.has(name) && !state.inline[name]) {
+          const detail = { field: "name", message: `${name} is offered already; choose another name` };
+          return refused({ response: read.response, detail });
+        }
+        state.inline[name] = { file: JSON.parse(el.rulesFile.value), listed: read.answer };
+        how =
+          registered.response.status === 429
+            ? " for this page alone (the service holds all the rule sets it takes; this page sends it with each question)"
+            : " for this page alone (only the service's operator may add rule sets for everyone; this page sends it with each question)";
+      } else {
+        return refused(registered);
       }
       ruleSets = await fetchRuleSets();
-      const again = answer.created ? "" : " (registered before, with the same rules)";
       if (state.mode === "play" && decisionsMade(state.play) > 0 && !state.play.over) {
+        saveState();
         renderRulesSelect();
-        el.registerStatus.textContent = `Added ${answer.name}${again}: start a new game to play it.`;
+        el.registerStatus.textContent = `Added ${name}${how}: start a new game to play it.`;
       } else {
-        pickRules(answer.name);
-        el.registerStatus.textContent = `Added ${answer.name}${again}, and picked it.`;
+        pickRules(name);
+        el.registerStatus.textContent = `Added ${name}${how}, and picked it.`;
       }
     } catch (error) {
       el.registerStatus.textContent = "";
