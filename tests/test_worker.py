@@ -352,7 +352,8 @@ def _failed(r: redis.Redis, job_id: str) -> dict[str, str] | None:
 # --- stopping ------------------------------------------------------------------------------
 
 
-def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> Child:
+def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> tuple[Child, float]:
+    """A worker stopped by SIGTERM while it runs the precompute job; and when it was sent."""
     (worker,) = start_workers(children, r, url, ["w1"], "--lease", "3")
     cli_json(url, "precompute", "--rules", "yahtzee")
     wait_for(
@@ -365,19 +366,21 @@ def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> C
         0.02,
     )
     worker.process.send_signal(signal.SIGTERM)
-    stopped_at = time.monotonic()
-    assert worker.finish(timeout=10) == 0, worker.text()
-    assert time.monotonic() - stopped_at < 5
-    return worker
+    signalled_at = time.monotonic()
+    assert worker.finish(timeout=30) == 0, worker.text()
+    # Promptly, whatever the machine's load: before the job's end, which a worker that
+    # finished its work in progress would have reached (the timeout above only keeps a hung
+    # stop from hanging the test).
+    assert blocks_done(r) < BLOCKS
+    return worker, signalled_at
 
 
 def test_sigterm_stops_a_worker_cleanly_and_leaves_the_job_to_others(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
-    worker = _stop_during_a_precompute(r, redis_url, children)
+    worker, _ = _stop_during_a_precompute(r, redis_url, children)
     assert claim_holders(r) == [], "claims left behind"
     assert r.exists(redis_keys.worker("w1")) == 0, "heartbeat left behind"
-    assert blocks_done(r) < BLOCKS
     entries = r.xpending_range(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "-", "+", 100)
     assert entries, "the job was acknowledged"
     record = job_record(r, PRECOMPUTE_ID)
@@ -389,24 +392,28 @@ def test_sigterm_stops_a_worker_cleanly_and_leaves_the_job_to_others(
 def test_a_stopped_workers_job_is_taken_over_after_the_stale_time(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
-    _stop_during_a_precompute(r, redis_url, children)
+    _, signalled_at = _stop_during_a_precompute(r, redis_url, children)
     stopped_at = time.monotonic()
-    start_workers(children, r, redis_url, ["w2"], "--lease", "3")
+    (taker,) = start_workers(children, r, redis_url, ["w2"], "--lease", "3")
+    ready_at = time.monotonic()
+    stale_job_s = max(5 * HEARTBEAT_S, 3 * 3.0)  # memo_solver.jobs.settings, with --lease 3
+
+    taken = partial(taken_over_by, r, PRECOMPUTE_ID, taker)
+    wait_for("w2 to take the job over", taken, stale_job_s + 60, 0.02)
+    taken_at = time.monotonic()
+    # The stopped worker last touched its entry at most a heartbeat (and its round trips)
+    # before the signal, and at the latest as it exited; w2 takes the entry at its first
+    # look after both the entry went stale and it was up. What follows is computing.
+    assert taken_at - signalled_at >= stale_job_s - 1
+    assert taken_at < max(stopped_at + stale_job_s, ready_at) + TAKE_OVER_WITHIN_S
 
     def done() -> dict[str, str] | None:
         rec = job_record(r, PRECOMPUTE_ID)
         return rec if rec.get("status") == "done" else None
 
-    record = wait_for(
-        "another worker to finish the job",
-        done,
-        90,
-        0.1,
-    )
+    record = wait_for("w2 to finish the job", done, 300, 0.1)
     assert record["worker"] == "w2"
     assert float(record["value"]) == pytest.approx(YAHTZEE_PIN, abs=TOL)
-    stale_job_s = max(5 * HEARTBEAT_S, 3 * 3.0)  # memo_solver.jobs.settings, with --lease 3
-    assert stale_job_s - 2 <= time.monotonic() - stopped_at < stale_job_s + 30
     assert blocks_done(r) == BLOCKS
 
 
