@@ -11,6 +11,10 @@ The protocol also closes a connection whose request head has not arrived within 
 (``--header-timeout``, 10 s) of the connection opening or of the previous response: uvicorn
 has no such timer (its keep-alive timer stops at the first byte), so clients that send their
 headers a byte at a time would otherwise hold their connections for ever.
+
+On a graceful shutdown, a connection whose request has not been read yet (just accepted, or
+its head part-way in) is answered and then closed, where uvicorn would close it at once and
+drop the request that was on its way (a reset when it already sat unread in the socket).
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
     turn and closing connections whose request head is late."""
 
     _head_timer: asyncio.TimerHandle | None = None
+    _head_begun = False
+    _closing = False
+    """Shut down before this connection's request was read: close it after the answer."""
 
     def __init__(self, *args: Any, header_timeout_s: float = 10.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -85,9 +92,26 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(cast(asyncio.Transport, wrapped))
         self._await_head()
 
+    def on_message_begin(self) -> None:
+        self._head_begun = True
+        super().on_message_begin()
+
     def on_headers_complete(self) -> None:
         self._head_arrived()
+        self._head_begun = False
         super().on_headers_complete()
+        if self._closing and self.cycle is not None:
+            self.cycle.keep_alive = False
+
+    def shutdown(self) -> None:
+        # uvicorn closes a connection with no request in progress. One never used, or with
+        # a head part-way in, may have its request on the way: wait for it (the head timer
+        # bounds the wait, and so the shutdown's). An idle keep-alive one closes at once,
+        # as HTTP lets a server do.
+        if self.cycle is None or self._head_begun:
+            self._closing = True
+        else:
+            super().shutdown()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
