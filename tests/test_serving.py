@@ -10,6 +10,7 @@ import contextlib
 import functools
 import itertools
 import pickle
+import signal
 import socket
 import subprocess
 import sys
@@ -111,8 +112,8 @@ CLOSED_WITHIN_S = 20.0
 
 
 @contextlib.contextmanager
-def serving(folder: Path, *options: str) -> Iterator[str]:
-    """``memo-solver serve`` with these options on a free port; its address."""
+def serving(folder: Path, *options: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``memo-solver serve`` with these options on a free port; its address and process."""
     port = free_port()
     log = (folder / "serve.log").open("wb")
     args = ["--store", str(folder / "memo.sqlite"), "serve", "--port", str(port), *options]
@@ -133,7 +134,7 @@ def serving(folder: Path, *options: str) -> Iterator[str]:
 
     try:
         wait_for("memo-solver serve to answer", answers, timeout=60)
-        yield url
+        yield url, process
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -145,7 +146,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     """``memo-solver serve`` whose clients have 1 s for a request's head, and 1 s for its
     body."""
     timeouts = ["--header-timeout", str(HEADER_TIMEOUT_S), "--body-timeout", str(BODY_TIMEOUT_S)]
-    with serving(tmp_path, *timeouts) as url:
+    with serving(tmp_path, *timeouts) as (url, _):
         yield url
 
 
@@ -245,7 +246,7 @@ def test_past_the_connection_cap_idle_connections_make_room_and_advice_answers(
     far = "60"  # the timeouts far off: only the cap closes connections here
     options = ["--header-timeout", far, "--body-timeout", far]
     advice = {"rules": "yahtzee-lower", "state": "start"}
-    with serving(tmp_path, *options, "--max-connections", str(MAX_CONNECTIONS)) as url:
+    with serving(tmp_path, *options, "--max-connections", str(MAX_CONNECTIONS)) as (url, _):
         assert httpx.post(f"{url}/v1/advice", json=advice).status_code == 200  # warm now
         held: list[socket.socket] = []
         try:
@@ -259,3 +260,36 @@ def test_past_the_connection_cap_idle_connections_make_room_and_advice_answers(
         finally:
             for connection in held:
                 connection.close()
+
+
+# --- shutting down ---------------------------------------------------------------------------
+
+
+def test_a_connection_accepted_before_a_sigterm_gets_the_answer_to_its_request(
+    tmp_path: Path,
+) -> None:
+    """Its request sent once the server has begun to stop (it refuses new connections):
+    answered, and the connection closed after, not dropped unread."""
+    with serving(tmp_path) as (url, process):
+        with connect(url) as early:
+            # Accepted in the order they came: once a later one is answered, the early one
+            # is the server's too.
+            assert httpx.get(f"{url}/healthz").status_code == 200
+            process.send_signal(signal.SIGTERM)
+
+            def refused() -> bool:
+                try:
+                    connect(url).close()
+                except ConnectionRefusedError:
+                    return True
+                return False
+
+            wait_for("the server to stop listening", refused, timeout=30, every=0.01)
+            early.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+            early.settimeout(30)
+            reply = b""
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := early.recv(65536):
+                    reply += chunk
+        assert reply.startswith(b"HTTP/1.1 200 "), reply
+        assert b"connection: close" in reply.lower()

@@ -145,7 +145,7 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
         self._await_client(self._body_timeout_s, since=self._waiting_since)
 
     def on_message_complete(self) -> None:
-        self._client_arrived()
+        self._cancel_timer()
         self._waiting_since = None
         super().on_message_complete()
 
@@ -157,7 +157,7 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
             self._await_client(self._header_timeout_s)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._client_arrived()
+        self._cancel_timer()
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
@@ -171,11 +171,11 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
             super().shutdown()
 
     def _await_client(self, timeout_s: float, since: int | None = None) -> None:
-        self._client_arrived()
+        self._cancel_timer()
         self._waiting_since = next(_WAITS) if since is None else since
         self._client_timer = self.loop.call_later(timeout_s, self._close)
 
-    def _client_arrived(self) -> None:
+    def _cancel_timer(self) -> None:
         if self._client_timer is not None:
             self._client_timer.cancel()
             self._client_timer = None
@@ -194,7 +194,7 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
         oldest._close()
 
     def _close(self) -> None:
-        self._client_arrived()
+        self._cancel_timer()
         if not self.transport.is_closing():
             self.transport.close()
 
@@ -202,7 +202,7 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
 def half_the_descriptor_limit() -> int:
     """The default connection cap: half the process's (soft) descriptor limit."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return max(1, soft // 2) if soft != resource.RLIM_INFINITY else 1 << 20
+    return max(1, soft // 2) if soft != resource.RLIM_INFINITY else 1 << 20  # no limit: 1 Mi
 
 
 def connection_limits(
