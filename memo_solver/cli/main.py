@@ -261,14 +261,17 @@ def cmd_rules(action: str, name: str | None, out: Output) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from memo_solver.jobs.storage import open_store_and_queue
     from memo_solver.service.app import ApiSettings, create_app
-    from memo_solver.service.serving import http_protocol
+    from memo_solver.service.serving import connection_limits, http_protocol
     from memo_solver.service.settings import REGISTRATION, WHOLE_GAME_SOLVES
 
+    body_timeout, max_connections = connection_limits(args.body_timeout, args.max_connections)
     positive = (
         args.deadline,
         args.cache_mb,
         args.doom_limit,
         args.header_timeout,
+        body_timeout,
+        max_connections,
         args.cold_budget,
         args.need_budget,
         args.rule_engines,
@@ -278,9 +281,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     if min(positive) <= 0 or not 0 < args.port < 65536:
         raise UsageError(
-            "--deadline, --cache-mb, --doom-limit, --header-timeout, --cold-budget, "
-            "--need-budget, --rule-engines, --workers, --whole-game-queue, --whole-game-max "
-            "and --port must be positive (port < 65536)"
+            "--deadline, --cache-mb, --doom-limit, --header-timeout, --body-timeout, "
+            "--max-connections, --cold-budget, --need-budget, --rule-engines, --workers, "
+            "--whole-game-queue, --whole-game-max and --port must be positive (port < 65536)"
         )
     if args.registration_quota < 0:
         raise UsageError("--registration-quota must be 0 or more")
@@ -312,7 +315,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "port": args.port,
         "log_level": "info" if args.verbose else "warning",
         "access_log": args.verbose,  # off: not even formatted (warning level drops it anyway)
-        "http": http_protocol(args.header_timeout),  # uvicorn's own, one write per response
+        # uvicorn's own, one write per response
+        "http": http_protocol(args.header_timeout, body_timeout, max_connections),
     }
     listening = f"http://{args.host}:{args.port}"
     processes = f", {args.workers} processes" if args.workers > 1 else ""

@@ -345,6 +345,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a client has to send a request's headers before it is cut off (default: 10)",
     )
     serve.add_argument(
+        "--body-timeout",
+        type=float,
+        help="seconds a client has to send a request's body once its headers are in, before it "
+        "is cut off (default: $MEMO_SOLVER_BODY_TIMEOUT, else 10)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        help="open connections per server process; past it the one waiting longest for its "
+        "client is closed (default: $MEMO_SOLVER_MAX_CONNECTIONS, else half the process's "
+        "descriptor limit)",
+    )
+    serve.add_argument(
         "--doom-limit",
         type=int,
         default=1_000_000,
