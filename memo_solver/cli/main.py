@@ -56,7 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = _format_warning
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse's refusal (its line written), --help, --version
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         if args.command == "worker":
             settings = _worker_settings(args)
         else:
@@ -283,7 +286,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from memo_solver.jobs.storage import open_store_and_queue
     from memo_solver.service.app import ApiSettings, create_app
-    from memo_solver.service.serving import http_protocol
+    from memo_solver.service.serving import (
+        BODY_TIMEOUT_ENV,
+        MAX_CONNECTIONS_ENV,
+        connection_limits,
+        http_protocol,
+    )
+    from memo_solver.service.settings import REGISTRATION, WHOLE_GAME_SOLVES
+
+    # The options' values are checked as they are parsed (parser.py); these two may come
+    # from the environment instead, so they are checked here.
+    body_timeout, max_connections = connection_limits(args.body_timeout, args.max_connections)
+    for variable, value in (
+        (BODY_TIMEOUT_ENV, body_timeout),
+        (MAX_CONNECTIONS_ENV, max_connections),
+    ):
+        if not value > 0:
+            raise UsageError(f"${variable} must be more than 0, got {value}")
+    if args.registration_quota < 0:
+        raise UsageError("--registration-quota must be 0 or more")
+    for option, value, choices in (
+        ("--registration", args.registration, REGISTRATION),
+        ("--whole-game-solves", args.whole_game_solves, WHOLE_GAME_SOLVES),
+    ):  # argparse checks a given option's choice, not one from the environment
+        if value not in choices:
+            raise UsageError(f"{option} must be one of {', '.join(choices)}, got {value!r}")
 
     location = store_location(args)
     anyio.run(_check_store, location)  # fail now, in one line, if the store cannot be reached
@@ -298,13 +325,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cold_budget=args.cold_budget,
         need_budget=args.need_budget,
         rule_engines=args.rule_engines,
+        registration=args.registration,
+        registration_quota=args.registration_quota,
+        whole_game_solves=args.whole_game_solves,
+        whole_game_queue=args.whole_game_queue,
+        whole_game_max=args.whole_game_max,
     )
     uvicorn_options = {
         "host": args.host,
         "port": args.port,
         "log_level": "info" if args.verbose else "warning",
         "access_log": args.verbose,  # off: not even formatted (warning level drops it anyway)
-        "http": http_protocol(args.header_timeout),  # uvicorn's own, one write per response
+        # uvicorn's own, one write per response
+        "http": http_protocol(args.header_timeout, body_timeout, max_connections),
     }
     listening = f"http://{args.host}:{args.port}"
     processes = f", {args.workers} processes" if args.workers > 1 else ""
@@ -375,8 +408,10 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
                 also = entry_for(_rules_of_file(args.rules_file))
             return await ops.status(args.verify, store, queue, location, out, also)
         if args.command == "prune":
-            from memo_solver.cli.prune import prune
+            from memo_solver.cli.prune import prune, prune_unused
 
+            if args.unused_for is not None:
+                return await prune_unused(args.unused_for, args.dry_run, store, out)
             return await prune(args.dry_run, store, out)
         entry = _game(args)
         if args.command == "precompute":
