@@ -107,8 +107,8 @@ def test_a_typo_gets_the_word_it_was_meant_to_be_and_the_boxes_in_scorecard_orde
     boxes = (
         "is not an open box you may use now (choose from: ones, twos, threes, fours, fives, sixes)"
     )
-    assert f"'kep 66' {boxes}; did you mean 'keep 66'?" in result.stdout
-    assert f"'sixs' {boxes}; did you mean 'sixes'?" in result.stdout
+    assert f"'kep 66' {boxes} (did you mean 'keep 66'?)" in result.stdout
+    assert f"'sixs' {boxes} (did you mean 'sixes'?)" in result.stdout
 
 
 def test_bad_answers_are_explained_and_asked_again(store: Path) -> None:

@@ -13,7 +13,6 @@ its chance beside its expected points.
 
 from __future__ import annotations
 
-import difflib
 import json
 import threading
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from typing import TextIO
 import anyio
 from anyio.from_thread import BlockingPortal
 
-from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark
+from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark, did_you_mean
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import scoring
 from memo_solver.games.yahtzee.advice import Action, Advice, advise, every_die, number_word
@@ -247,14 +246,12 @@ def _not_a_move(answer: str, advice: Advice, rules: RuleSet, state: State) -> st
     it was likely meant to be (``kep 3456``: ``keep 3456``)."""
     usable = {a.category for a in advice.actions if a.kind == "score"}
     legal = [c.name for c in rules.categories if c.name in usable]
-    first, _, rest = answer.partition(" ")
     words = [*legal, *HELP, *ALL, *QUIT, *UNDO] + (["keep"] if state.rerolls_left else [])
     # 0.75: one letter left out or swapped in a short word ("kep", "sixs"), not any word
     # sharing a few letters ("bogus" and "fours" are 0.6 alike).
-    close = difflib.get_close_matches(first.lower(), words, n=1, cutoff=0.75)
-    meant = f"; did you mean {' '.join([close[0], rest]).strip()!r}?" if close else ""
     return (
-        f"{answer!r} is not an open box you may use now (choose from: {', '.join(legal)})" + meant
+        f"{answer!r} is not an open box you may use now (choose from: {', '.join(legal)})"
+        + did_you_mean(answer, words, cutoff=0.75)
     )
 
 
