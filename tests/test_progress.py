@@ -3,9 +3,13 @@ every solving command shows them (a bar on a terminal, one line otherwise, nothi
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -151,3 +155,82 @@ def test_a_warm_command_on_a_terminal_draws_no_bar(tmp_path: Path) -> None:
 
     screen = on_a_terminal(str(CLI), "--store", str(store), "value", "--rules", "yahtzee-lower")
     assert screen == "139.9712924424\r\n"
+
+
+# --- a large cold question: a layer at a time, its bar moving, Ctrl-C heard ---------------------
+
+LARGE = "yatzy"
+"""A game whose whole cone is large (32,768 blocks, seconds to solve cold): ``value`` from
+its start takes the layered path, and is still solving when the tests below act."""
+
+
+def cold_value(store: Path, **streams: Any) -> subprocess.Popen[bytes]:
+    """``value --rules yatzy`` on a cold store, interruptible by SIGINT whatever the test
+    runner ignores."""
+    return subprocess.Popen(
+        [str(CLI), "--store", str(store), "value", "--rules", LARGE],
+        env=ENV,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        **streams,
+    )
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_cold_solve_within_half_a_second(tmp_path: Path) -> None:
+    """The solve stops after the solver's call under way (about 0.05 s of CPU, see
+    ``_THREAD_CALL_S``), gives back its claims and closes the store, and the process leaves
+    without the interpreter's teardown (a second): about 0.1 s, 0.25 s at a load of 5 on
+    two cores. It took 3 to 10 s when each thread call solved a whole batch and the
+    teardown ran."""
+    with cold_value(
+        tmp_path / "s.sqlite3", stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as process:
+        assert process.stderr is not None
+        try:
+            said = process.stderr.readline().decode()
+            assert said == f"solving {LARGE}: 32768 blocks to compute (the store keeps them)\n"
+            assert process.poll() is None  # still solving
+            sent = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            status = process.wait(timeout=TIMEOUT_S)
+            took = time.monotonic() - sent
+        finally:
+            process.kill()
+        told = process.stderr.read().decode()
+    assert status == 130
+    assert told == "memo-solver: interrupted (the store keeps every finished block)\n"
+    assert took < 0.5
+
+
+@pytest.mark.slow
+def test_a_cold_solve_on_a_terminal_moves_its_bar_within_a_second(tmp_path: Path) -> None:
+    """The bar shows the cone's blocks at once and counts them as they are solved, the end
+    of the game first: its first layer is one block (milliseconds), and tqdm redraws at
+    most every 0.1 s; a second leaves room for a load of 5."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = cold_value(tmp_path / "s.sqlite3", stdout=follower, stderr=follower)
+    os.close(follower)
+    shown: float | None = None
+    moved: float | None = None
+    screen = ""
+    try:
+        while moved is None:
+            chunk = os.read(leader, 65536).decode(errors="replace")
+            assert chunk, screen
+            screen += chunk
+            for frame in re.findall(r"\| *(\d+)/32768 ", chunk):
+                shown = time.monotonic() if shown is None else shown
+                if int(frame) > 0:
+                    moved = time.monotonic()
+    finally:
+        process.kill()
+        process.wait()
+        os.close(leader)
+    assert shown is not None
+    assert moved - shown < 1.0, screen

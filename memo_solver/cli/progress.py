@@ -51,6 +51,9 @@ class SolveProgress:
         more = counters.needed - self._needed
         if more > 0:
             self._start(more)
+        elif more < 0 and self._bar is not None:  # a layered solve found some stored
+            self._bar.total += more
+            self._bar.refresh()
         self._needed = counters.needed
         if self._bar is None:
             self._computed = counters.computed
