@@ -23,7 +23,7 @@ from store_faults import FULL, on_every_connection, store_file
 from memo_solver.core import engine as engine_module
 from memo_solver.core.cache import CACHE_MB_ENV, DEFAULT_CACHE_MB
 from memo_solver.core.codec import decode_block
-from memo_solver.core.engine import Counters, Engine, open_engine
+from memo_solver.core.engine import Cost, Counters, Engine, open_engine
 from memo_solver.core.engine import namespace as namespace_of
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block, Game
@@ -424,6 +424,26 @@ async def test_a_layered_question_takes_back_what_it_finds_stored(lower_is_large
         await engine.block(LOWER.root())
     assert told[0] == (LOWER.block_count, 0)
     assert told[-1] == (LOWER.block_count - 4, LOWER.block_count - 4)
+
+
+async def test_a_large_solve_tells_its_cost_from_a_timed_sample_before_solving(
+    lower_is_large: None,
+) -> None:
+    """Told with the blocks needed, before any is solved: CPU seconds at the rate of a
+    sample of the cone solved here, and the bytes its blocks will take in the store (the
+    sample's encoded size: every ``yahtzee-lower`` block packs one value, a key of one or
+    two characters)."""
+    costs: list[Cost | None] = []
+    store = MemoryStore()
+    async with open_engine(LOWER, store, on_progress=lambda c: costs.append(c.cost)) as engine:
+        await engine.block(LOWER.root())
+    cost = costs[0]
+    assert cost is not None
+    assert costs[1:] == [cost] * (len(costs) - 1)
+    assert cost.blocks == LOWER.block_count
+    assert cost.cpu_s > 0
+    stored = (await store.coverage(namespace_of(LOWER))).bytes
+    assert abs(cost.store_bytes - stored) <= LOWER.block_count
 
 
 def test_an_engines_memo_is_bounded_by_default_and_by_the_environment(

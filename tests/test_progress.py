@@ -3,20 +3,26 @@ every solving command shows them (a bar on a terminal, one line otherwise, nothi
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
 import re
 import signal
+import struct
 import subprocess
+import termios
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from test_cli import CLI, ENV, TIMEOUT_S, on_a_terminal
 from test_engine import LOWER, below, mask_with_open
 
-from memo_solver.core.engine import Counters, open_engine
+from memo_solver.cli.progress import cost_words
+from memo_solver.core.engine import Cost, Counters, open_engine
 from memo_solver.core.game import Game
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
 from memo_solver.games.yahtzee.game import block_key
@@ -164,73 +170,133 @@ LARGE = "yatzy"
 its start takes the layered path, and is still solving when the tests below act."""
 
 
-def cold_value(store: Path, **streams: Any) -> subprocess.Popen[bytes]:
-    """``value --rules yatzy`` on a cold store, interruptible by SIGINT whatever the test
-    runner ignores."""
-    return subprocess.Popen(
+@contextmanager
+def cold_value_on_a_terminal(store: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """``value --rules yatzy`` on a cold store, on a pseudo-terminal (the process and the
+    terminal's other end), interruptible by SIGINT whatever the test runner ignores."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(
         [str(CLI), "--store", str(store), "value", "--rules", LARGE],
+        stdout=follower,
+        stderr=follower,
         env=ENV,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        **streams,
     )
+    os.close(follower)
+    try:
+        yield process, leader
+    finally:
+        process.kill()
+        process.wait()
+        os.close(leader)
 
 
-@pytest.mark.slow
-def test_ctrl_c_stops_a_cold_solve_within_half_a_second(tmp_path: Path) -> None:
-    """The solve stops after the solver's call under way (about 0.05 s of CPU, see
-    ``_THREAD_CALL_S``), gives back its claims and closes the store, and the process leaves
-    without the interpreter's teardown (a second): about 0.1 s, 0.25 s at a load of 5 on
-    two cores. It took 3 to 10 s when each thread call solved a whole batch and the
-    teardown ran."""
-    with cold_value(
-        tmp_path / "s.sqlite3", stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    ) as process:
-        assert process.stderr is not None
-        try:
-            said = process.stderr.readline().decode()
-            assert said == f"solving {LARGE}: 32768 blocks to compute (the store keeps them)\n"
-            assert process.poll() is None  # still solving
-            sent = time.monotonic()
-            process.send_signal(signal.SIGINT)
-            status = process.wait(timeout=TIMEOUT_S)
-            took = time.monotonic() - sent
-        finally:
-            process.kill()
-        told = process.stderr.read().decode()
-    assert status == 130
-    assert told == "memo-solver: interrupted (the store keeps every finished block)\n"
-    assert took < 0.5
+def until_the_bar_moves(leader: int) -> tuple[float, float, str]:
+    """When the bar was first drawn and when it first counted a solved block, and the
+    screen so far."""
+    shown: float | None = None
+    screen = ""
+    while True:
+        chunk = os.read(leader, 65536).decode(errors="replace")
+        assert chunk, screen
+        screen += chunk
+        for frame in re.findall(r"\| *(\d+)/32768 ", chunk):
+            shown = time.monotonic() if shown is None else shown
+            if int(frame) > 0:
+                return shown, time.monotonic(), screen
 
 
 @pytest.mark.slow
 def test_a_cold_solve_on_a_terminal_moves_its_bar_within_a_second(tmp_path: Path) -> None:
     """The bar shows the cone's blocks at once and counts them as they are solved, the end
-    of the game first: its first layer is one block (milliseconds), and tqdm redraws at
-    most every 0.1 s; a second leaves room for a load of 5."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    process = cold_value(tmp_path / "s.sqlite3", stdout=follower, stderr=follower)
-    os.close(follower)
-    shown: float | None = None
-    moved: float | None = None
-    screen = ""
-    try:
-        while moved is None:
-            chunk = os.read(leader, 65536).decode(errors="replace")
-            assert chunk, screen
-            screen += chunk
-            for frame in re.findall(r"\| *(\d+)/32768 ", chunk):
-                shown = time.monotonic() if shown is None else shown
-                if int(frame) > 0:
-                    moved = time.monotonic()
-    finally:
-        process.kill()
-        process.wait()
-        os.close(leader)
-    assert shown is not None
+    of the game first: its first layer is one block (milliseconds, and the solver's
+    compiled code loaded, a few tenths), and tqdm redraws at most every 0.1 s; a second
+    leaves room for a load of 5. Solved top-down, the bar waited for the whole cone to be
+    walked first (21 s)."""
+    with cold_value_on_a_terminal(tmp_path / "s.sqlite3") as (_, leader):
+        shown, moved, screen = until_the_bar_moves(leader)
     assert moved - shown < 1.0, screen
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_cold_solve_within_half_a_second(tmp_path: Path) -> None:
+    """Pressed while the bar moves, Ctrl-C stops the solve after the solver's call under
+    way (about 0.05 s of CPU, see ``_THREAD_CALL_S``), which gives back its claims and
+    closes the store, and the process leaves without the interpreter's teardown (a
+    second): about 0.1 s, 0.25 s at a load of 5 on two cores. It took 3 to 10 s when each
+    thread call solved a whole batch and the teardown ran."""
+    with cold_value_on_a_terminal(tmp_path / "s.sqlite3") as (process, leader):
+        until_the_bar_moves(leader)
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=TIMEOUT_S)
+        took = time.monotonic() - sent
+        screen = os.read(leader, 65536).decode(errors="replace")
+    assert status == 130
+    assert screen.endswith("memo-solver: interrupted (the store keeps every finished block)\r\n")
+    assert took < 0.5
+
+
+# --- what a large solve will cost, said before it starts -------------------------------------
+
+COST_LINE = (
+    r"solving {name}: {blocks} blocks to compute, about \d+ CPU (s|minutes) at this machine's "
+    r"rate and \d+ MB more in the store \(the store keeps them; Ctrl-C stops, and a rerun "
+    r"goes on\)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("cost", "words"),
+    [
+        (
+            Cost(1_048_576, 180.0, 713_000_000),
+            "about 3 CPU minutes at this machine's rate and 713 MB",
+        ),
+        (Cost(8_192, 1.6, 5_700_000), "about 2 CPU s at this machine's rate and 6 MB"),
+        (
+            Cost(8_192, 24_000.0, 1_780_000_000),
+            "about 6.7 CPU hours at this machine's rate and 1.8 GB",
+        ),
+        (Cost(4, 0.01, 300), "under a CPU second at this machine's rate and 1 MB"),
+    ],
+)
+def test_a_cost_is_said_in_the_units_a_person_weighs(cost: Cost, words: str) -> None:
+    assert words in cost_words(cost)
+    assert cost_words(cost).startswith(f"{cost.blocks:,} blocks to compute, ")
+
+
+@pytest.mark.slow
+def test_a_cold_question_past_the_threshold_says_its_cost_before_solving(tmp_path: Path) -> None:
+    """The first word of a cold ``value`` on a large game (off a terminal) is its cost; the
+    command is stopped there, its cost said."""
+    with subprocess.Popen(
+        [str(CLI), "--store", str(tmp_path / "s.sqlite3"), "value", "--rules", LARGE],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    ) as process:
+        assert process.stderr is not None
+        said = process.stderr.readline().decode()
+        process.kill()
+    assert re.fullmatch(COST_LINE.format(name=LARGE, blocks="32,768"), said), said
+
+
+def test_a_cold_need_table_says_its_cost_before_solving(tmp_path: Path) -> None:
+    """``advise``, ``value``, ``stats``, ``simulate`` and ``play`` with a need (or a target)
+    build the need table's cone through the one engine: its cost is said first (a store
+    that once grew from 5.7 MB to 1.78 GB without a word)."""
+    asked = subprocess.run(
+        [str(CLI), "--store", str(tmp_path / "s"), "value", "--rules=yahtzee-upper", "--need=60"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=ENV,
+        check=True,
+    )
+    name = re.escape("yahtzee-upper (need up to 400)")
+    assert re.fullmatch(
+        COST_LINE.format(name=name, blocks="64").replace(r"about \d+ CPU (s|minutes)", "[^,]+"),
+        asked.stderr,
+    ), asked.stderr

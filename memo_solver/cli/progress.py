@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from memo_solver.core.engine import Counters
+from memo_solver.core.engine import Cost, Counters
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -46,9 +46,14 @@ class SolveProgress:
         self._needed = 0
         self._computed = 0
         """The engine's counters when the bar last moved (a bar per solve)."""
+        self._cost: Cost | None = None
+        """The last cost said: each large solve's is said once, before its bar."""
 
     def __call__(self, counters: Counters) -> None:
         more = counters.needed - self._needed
+        if counters.cost is not None and counters.cost is not self._cost:
+            self._cost = counters.cost
+            print(f"solving {self.name}: {cost_words(counters.cost)}", file=self.file, flush=True)
         if more > 0:
             self._start(more)
         elif more < 0 and self._bar is not None:  # a layered solve found some stored
@@ -69,7 +74,7 @@ class SolveProgress:
             self._bar.refresh()
             return
         bar = block_bar(self.name, blocks, file=self.file)
-        if not bar.disable:
+        if not bar.disable or self._cost is not None:  # the cost said it all
             self._bar = bar
             return
         print(
@@ -91,6 +96,23 @@ class SolveProgress:
         """A bar left open (the command failed, or others computed some of the blocks)
         ends on its own line before whatever the command prints last."""
         self._close()
+
+
+def cost_words(cost: Cost) -> str:
+    """A large solve's cost as a person weighs it: blocks, CPU time, room in the store."""
+    seconds = cost.cpu_s
+    if seconds < 120:
+        cpu = f"about {seconds:.0f} CPU s" if seconds >= 1 else "under a CPU second"
+    elif seconds < 7200:
+        cpu = f"about {seconds / 60:.0f} CPU minutes"
+    else:
+        cpu = f"about {seconds / 3600:.1f} CPU hours"
+    size = cost.store_bytes / 1e6
+    room = f"{size / 1000:.1f} GB" if size >= 1000 else f"{size:.0f} MB" if size >= 1 else "1 MB"
+    return (
+        f"{cost.blocks:,} blocks to compute, {cpu} at this machine's rate and {room} "
+        "more in the store (the store keeps them; Ctrl-C stops, and a rerun goes on)"
+    )
 
 
 class PositionProgress:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 import anyio.to_thread
+import numpy as np
 
 from memo_solver.core.cache import BlockCache, memo_bytes
 from memo_solver.core.codec import FORMAT_VERSION, decode_block, encode_block
@@ -60,6 +61,11 @@ per-layer claims for little, a larger one holds too much top-down."""
 _THREAD_CALL_S = 0.05
 """About how long one call of the solver in a worker thread should last: a cancelled solve
 (Ctrl-C) waits for the call under way, so a chunk is solved in calls this short."""
+_COST_SAMPLE = 16
+_COST_PROBE_S = 0.05
+"""A large solve's cost is timed on up to :data:`_COST_SAMPLE` blocks of its widest layer,
+one, then as many as this much CPU allows in one call (a call of one block costs more per
+block than a solve's): a rate, not a guess, for a twentieth of a second."""
 _MAX_BATCH = 256
 _BATCH_S = 0.25
 """About how long one batch should compute: cheap blocks (a Yahtzee block, 0.6 ms) go 256
@@ -76,6 +82,20 @@ class Counters:
     waited: int = 0
     needed: int = 0
     """Blocks that queries found missing below them (counted only with ``on_progress``)."""
+    cost: Cost | None = None
+    """What the latest large solve will take, told with its needed blocks (with
+    ``on_progress``; see :meth:`Engine._cost`)."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What solving a large cone will take, said before it starts."""
+
+    blocks: int
+    cpu_s: float
+    """CPU seconds at this machine's rate (the sample's CPU time per block)."""
+    store_bytes: int
+    """What its blocks will add to the store (the sample's encoded size per block)."""
 
 
 @dataclass
@@ -206,7 +226,9 @@ class Engine:
         in_flight = anyio.CapacityLimiter(self.threads)
         if self._on_progress is not None:
             cone = (k for layer in layers for k in layer)
-            self.counters.needed += sum(1 for k in cone if self.memo.get(k) is None)
+            needed = sum(1 for k in cone if self.memo.get(k) is None)
+            self.counters.cost = await self._cost(layers, needed)
+            self.counters.needed += needed
             self._on_progress(self.counters)
 
         async def solve(keys: Sequence[str]) -> None:
@@ -264,6 +286,39 @@ class Engine:
             if len(successors) < len(wanted):
                 successors.update(await self.blocks([s for s in wanted if s not in successors]))
             return await self._solve_in_threads(keys, successors, threads=1)
+
+    async def _cost(self, layers: Sequence[Sequence[str]], blocks: int) -> Cost:
+        """What solving ``blocks`` blocks of these layers will take: blocks of the widest
+        layer, spread over it, are solved on made-up successors (zeros: a block costs the
+        same whatever its successors hold) in a worker thread for about
+        :data:`_COST_PROBE_S` of CPU, their CPU time and encoded sizes measured, after one
+        untimed block (which loads the compiled solver: a second on a busy machine, and
+        then no more, so the bar moves as soon as it is shown)."""
+        widest = max(layers, key=len)
+        sample = list(widest[:: max(1, len(widest) // _COST_SAMPLE)][:_COST_SAMPLE])
+        successors = {
+            s: np.zeros(self.game.block_shape(s))
+            for key in sample
+            for s in self.game.successors(key)
+        }
+        await anyio.to_thread.run_sync(self._timed_solve, sample[:1], successors)
+        timed = sample[1:2] or sample
+        cpu_s, size = await anyio.to_thread.run_sync(self._timed_solve, timed, successors)
+        # Then as many as a twentieth of a second allows, in one call, as a solve calls it.
+        rest = sample[2 : 2 + int(_COST_PROBE_S / max(cpu_s, 1e-6))]
+        if len(rest) > 1:
+            timed = rest
+            cpu_s, size = await anyio.to_thread.run_sync(self._timed_solve, rest, successors)
+        return Cost(blocks, blocks * cpu_s / len(timed), blocks * size // len(timed))
+
+    def _timed_solve(
+        self, keys: Sequence[str], successors: Mapping[str, Block]
+    ) -> tuple[float, int]:
+        """Runs in a worker thread: the CPU seconds this thread spent solving ``keys`` and
+        their encoded bytes, nothing kept."""
+        started = time.thread_time()
+        solved = self._solve(keys, successors)
+        return time.thread_time() - started, sum(len(data) for _, data in solved.values())
 
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
         """Several blocks at once: one store round trip for those already solved; each
