@@ -54,10 +54,11 @@ it."""
 LAYER_CHUNK = 512
 """Blocks of a layer a whole solve claims, solves and commits at once: a few store round
 trips' worth, and enough blocks for the kernel's batch call to cost nothing beside them."""
-LAYERED_CONE_VALUES = 1 << 18
+LAYERED_CONE_VALUES = 1 << 19
 """Values (turn starts times a block's width) past which a cold cone is solved a layer at a
-time: 2,048 ``yahtzee`` blocks, 2 MiB; a smaller cone costs the layered path's listing and
-per-layer claims for little, a larger one holds too much top-down."""
+time: 4 MiB, past 4,096 ``yahtzee`` blocks (the whole game is 8,192), or a need table's
+cone past three boxes open; a smaller cone costs the layered path's listing and per-layer
+claims for little, a larger one holds too much top-down."""
 _THREAD_CALL_S = 0.05
 """About how long one call of the solver in a worker thread should last: a cancelled solve
 (Ctrl-C) waits for the call under way, so a chunk is solved in calls this short."""
@@ -172,10 +173,12 @@ class Engine:
         """The block ``key``, computing whatever is missing below it: a layer at a time
         where its cone is large and cold (:meth:`_large_cold_cone`), else top-down."""
         if self.memo.get(key) is None:
-            if key not in await self.stored([key]):
-                layers = await self._large_cold_cone(key)
-                if layers:
-                    return await self._solve_layered(key, layers)
+            found = await self.stored([key])
+            if key in found:
+                return found[key]
+            layers = await self._large_cold_cone(key)
+            if layers:
+                return await self._solve_layered(key, layers)
             if self._on_progress is not None:
                 await self._plan([key])
         return await self._shared(key, fetch_first=True)
