@@ -20,9 +20,12 @@ import numpy as np
 import pytest
 from store_faults import FULL, on_every_connection, store_file
 
+from memo_solver.core import engine as engine_module
+from memo_solver.core.cache import CACHE_MB_ENV, DEFAULT_CACHE_MB
 from memo_solver.core.codec import decode_block
-from memo_solver.core.engine import Counters, Engine, open_engine
+from memo_solver.core.engine import Cost, Counters, Engine, open_engine
 from memo_solver.core.engine import namespace as namespace_of
+from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block, Game
 from memo_solver.core.store import Claim, Store, StoreFullError
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
@@ -348,6 +351,115 @@ async def test_a_layered_solve_with_a_memo_too_small_for_a_layer_gathers_success
     top_down, _ = await solve(HASBRO, MemoryStore(), key)
     assert np.array_equal(layered, top_down, equal_nan=True)
     assert listed.listed > 0
+
+
+# --- large cold cones, a layer at a time --------------------------------------------------------
+
+
+@pytest.fixture
+def lower_is_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The threshold of a large cone lowered under ``yahtzee-lower``'s whole game (128
+    values): its start is a large cone, a state with six boxes open (64 values) is not."""
+    monkeypatch.setattr(engine_module, "LAYERED_CONE_VALUES", 64)
+
+
+@pytest.mark.parametrize("ask", ["block", "blocks"])
+async def test_a_cold_question_whose_cone_is_large_is_solved_a_layer_at_a_time(
+    lower_is_large: None, ask: str
+) -> None:
+    """As a precompute solves: the store arranges each layer of the cone, the end of the
+    game first, and no block is solved top-down (which holds the whole cone at once)."""
+    spy = Spy(MemoryStore())
+    async with open_engine(LOWER, spy.store()) as engine:
+        if ask == "block":
+            root = await engine.block(LOWER.root())
+        else:
+            root = (await engine.blocks([LOWER.root()]))[LOWER.root()]
+    assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert spy.calls["arrange"] == len(LOWER.layers(LOWER.root()))
+    assert engine.counters.computed == LOWER.block_count
+
+
+async def test_a_small_cone_or_a_mostly_solved_game_is_answered_top_down(
+    lower_is_large: None,
+) -> None:
+    """Six boxes open is 64 values, not past the threshold; then the start's cone is large
+    but the store lacks one block of the whole game, so it cannot lack more of the cone."""
+    spy = Spy(MemoryStore())
+    async with open_engine(LOWER, spy.store()) as engine:
+        await engine.blocks(list(LOWER.successors(LOWER.root())))
+        assert spy.calls["arrange"] == 0
+        root = await engine.block(LOWER.root())
+    assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert spy.calls["arrange"] == 0
+
+
+async def test_a_layered_question_needs_its_cone_at_once_then_counts_its_chunks(
+    lower_is_large: None,
+) -> None:
+    """What a progress bar shows: the cone's blocks before any is solved, then the blocks
+    solved, chunk by chunk from the first layer (one block: the bar moves at once)."""
+    told: list[tuple[int, int]] = []
+    async with open_engine(
+        LOWER, MemoryStore(), on_progress=lambda c: told.append((c.needed, c.computed))
+    ) as engine:
+        await engine.block(LOWER.root())
+    assert told[0] == (LOWER.block_count, 0)
+    assert told[1] == (LOWER.block_count, 1)
+    assert told[-1] == (LOWER.block_count, LOWER.block_count)
+    computed = [done for _, done in told]
+    assert computed == sorted(computed)
+
+
+async def test_a_layered_question_takes_back_what_it_finds_stored(lower_is_large: None) -> None:
+    """Needed at once are the cone's blocks; those the claims then find stored (solved
+    before, here by another process) are taken back, so the bar ends at what was solved."""
+    store = MemoryStore()
+    late = block_key(mask_with_open(LOWER, "chance", "yahtzee"))  # 4 blocks below it
+    await solve(LOWER, store, late)
+    told: list[tuple[int, int]] = []
+    async with open_engine(
+        LOWER, store, on_progress=lambda c: told.append((c.needed, c.computed))
+    ) as engine:
+        await engine.block(LOWER.root())
+    assert told[0] == (LOWER.block_count, 0)
+    assert told[-1] == (LOWER.block_count - 4, LOWER.block_count - 4)
+
+
+async def test_a_large_solve_tells_its_cost_from_a_timed_sample_before_solving(
+    lower_is_large: None,
+) -> None:
+    """Told with the blocks needed, before any is solved: CPU seconds at the rate of a
+    sample of the cone solved here, and the bytes its blocks will take in the store (the
+    sample's encoded size: every ``yahtzee-lower`` block packs one value, a key of one or
+    two characters)."""
+    costs: list[Cost | None] = []
+    store = MemoryStore()
+    async with open_engine(LOWER, store, on_progress=lambda c: costs.append(c.cost)) as engine:
+        await engine.block(LOWER.root())
+    cost = costs[0]
+    assert cost is not None
+    assert costs[1:] == [cost] * (len(costs) - 1)
+    assert cost.blocks == LOWER.block_count
+    assert cost.cpu_s > 0
+    stored = (await store.coverage(namespace_of(LOWER))).bytes
+    assert abs(cost.store_bytes - stored) <= LOWER.block_count
+
+
+def test_an_engines_memo_is_bounded_by_default_and_by_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No surface runs with an unbounded memo: a whole solve would hold every layer."""
+    monkeypatch.delenv(CACHE_MB_ENV, raising=False)
+    assert Engine(LOWER, MemoryStore()).memo.max_bytes == DEFAULT_CACHE_MB << 20
+    monkeypatch.setenv(CACHE_MB_ENV, "3")
+    assert Engine(LOWER, MemoryStore()).memo.max_bytes == 3 << 20
+    assert Engine(LOWER, MemoryStore(), cache_bytes=1000).memo.max_bytes == 1000
+    for bad in ("0", "lots", "-5"):
+        monkeypatch.setenv(CACHE_MB_ENV, bad)
+        with pytest.raises(UserError, match="--cache-mb") as caught:
+            Engine(LOWER, MemoryStore())
+        assert caught.value.field == "cache_mb"
 
 
 # --- failure and recovery --------------------------------------------------------------------

@@ -3,8 +3,17 @@ every solving command shows them (a bar on a terminal, one line otherwise, nothi
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
 import re
+import signal
+import struct
 import subprocess
+import termios
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -12,7 +21,8 @@ import pytest
 from test_cli import CLI, ENV, TIMEOUT_S, on_a_terminal
 from test_engine import LOWER, below, mask_with_open
 
-from memo_solver.core.engine import Counters, open_engine
+from memo_solver.cli.progress import cost_words
+from memo_solver.core.engine import Cost, Counters, open_engine
 from memo_solver.core.game import Game
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
 from memo_solver.games.yahtzee.game import block_key
@@ -151,3 +161,141 @@ def test_a_warm_command_on_a_terminal_draws_no_bar(tmp_path: Path) -> None:
 
     screen = on_a_terminal(str(CLI), "--store", str(store), "value", "--rules", "yahtzee-lower")
     assert screen == "139.9712924424\r\n"
+
+
+# --- a large cold question: a layer at a time, its bar moving, Ctrl-C heard ---------------------
+
+LARGE = "yatzy"
+"""A game whose whole cone is large (32,768 blocks, seconds to solve cold): ``value`` from
+its start takes the layered path, and is still solving when the tests below act."""
+
+
+@contextmanager
+def cold_value_on_a_terminal(store: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """``value --rules yatzy`` on a cold store, on a pseudo-terminal (the process and the
+    terminal's other end), interruptible by SIGINT whatever the test runner ignores."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(
+        [str(CLI), "--store", str(store), "value", "--rules", LARGE],
+        stdout=follower,
+        stderr=follower,
+        env=ENV,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    os.close(follower)
+    try:
+        yield process, leader
+    finally:
+        process.kill()
+        process.wait()
+        os.close(leader)
+
+
+def until_the_bar_moves(leader: int) -> tuple[float, float, str]:
+    """When the bar was first drawn and when it first counted a solved block, and the
+    screen so far."""
+    shown: float | None = None
+    screen = ""
+    while True:
+        chunk = os.read(leader, 65536).decode(errors="replace")
+        assert chunk, screen
+        screen += chunk
+        for frame in re.findall(r"\| *(\d+)/32768 ", chunk):
+            shown = time.monotonic() if shown is None else shown
+            if int(frame) > 0:
+                return shown, time.monotonic(), screen
+
+
+@pytest.mark.slow
+def test_a_cold_solve_on_a_terminal_moves_its_bar_within_a_second(tmp_path: Path) -> None:
+    """The bar shows the cone's blocks at once and counts them as they are solved, the end
+    of the game first: its first layer is one block (milliseconds, and the solver's
+    compiled code loaded, a few tenths), and tqdm redraws at most every 0.1 s; a second
+    leaves room for a load of 5. Solved top-down, the bar waited for the whole cone to be
+    walked first (21 s)."""
+    with cold_value_on_a_terminal(tmp_path / "s.sqlite3") as (_, leader):
+        shown, moved, screen = until_the_bar_moves(leader)
+    assert moved - shown < 1.0, screen
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_cold_solve_within_half_a_second(tmp_path: Path) -> None:
+    """Pressed while the bar moves, Ctrl-C stops the solve after the solver's call under
+    way (about 0.05 s of CPU, see ``_THREAD_CALL_S``), which gives back its claims and
+    closes the store, and the process leaves without the interpreter's teardown (a
+    second): about 0.1 s, 0.25 s at a load of 5 on two cores. It took 3 to 10 s when each
+    thread call solved a whole batch and the teardown ran."""
+    with cold_value_on_a_terminal(tmp_path / "s.sqlite3") as (process, leader):
+        until_the_bar_moves(leader)
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=TIMEOUT_S)
+        took = time.monotonic() - sent
+        screen = os.read(leader, 65536).decode(errors="replace")
+    assert status == 130
+    assert screen.endswith("memo-solver: interrupted (the store keeps every finished block)\r\n")
+    assert took < 0.5
+
+
+# --- what a large solve will cost, said before it starts -------------------------------------
+
+COST_LINE = (
+    r"solving {name}: {blocks} blocks to compute, about \d+ CPU (s|minutes) at this machine's "
+    r"rate and [\d.]+ [MG]B more in the store \(the store keeps them; Ctrl-C stops, and a rerun "
+    r"goes on\)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("cost", "words"),
+    [
+        (
+            Cost(1_048_576, 180.0, 713_000_000),
+            "about 3 CPU minutes at this machine's rate and 713 MB",
+        ),
+        (Cost(8_192, 1.6, 5_700_000), "about 2 CPU s at this machine's rate and 6 MB"),
+        (
+            Cost(8_192, 24_000.0, 1_780_000_000),
+            "about 6.7 CPU hours at this machine's rate and 1.8 GB",
+        ),
+        (Cost(4, 0.01, 300), "under a CPU second at this machine's rate and 1 MB"),
+    ],
+)
+def test_a_cost_is_said_in_the_units_a_person_weighs(cost: Cost, words: str) -> None:
+    assert words in cost_words(cost)
+    assert cost_words(cost).startswith(f"{cost.blocks:,} blocks to compute, ")
+
+
+@pytest.mark.slow
+def test_a_cold_question_past_the_threshold_says_its_cost_before_solving(tmp_path: Path) -> None:
+    """The first word of a cold ``value`` on a large game (off a terminal) is its cost; the
+    command is stopped there, its cost said."""
+    with subprocess.Popen(
+        [str(CLI), "--store", str(tmp_path / "s.sqlite3"), "value", "--rules", LARGE],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    ) as process:
+        assert process.stderr is not None
+        said = process.stderr.readline().decode()
+        process.kill()
+    assert re.fullmatch(COST_LINE.format(name=LARGE, blocks="32,768"), said), said
+
+
+@pytest.mark.slow
+def test_a_cold_need_table_says_its_cost_before_solving(tmp_path: Path) -> None:
+    """``advise``, ``value``, ``stats``, ``simulate`` and ``play`` with a need (or a target)
+    build the need table's cone through the one engine: its cost is said first (a store
+    once grew from 5.7 MB to 1.78 GB without a word). Stopped there, its cost said."""
+    with subprocess.Popen(
+        [str(CLI), "--store", str(tmp_path / "s"), "value", "--rules=yahtzee", "--need=100"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    ) as process:
+        assert process.stderr is not None
+        said = process.stderr.readline().decode()
+        process.kill()
+    name = re.escape("yahtzee (need up to 400)")
+    assert re.fullmatch(COST_LINE.format(name=name, blocks="8,192"), said), said

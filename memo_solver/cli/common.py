@@ -7,9 +7,12 @@ Below every other CLI module (it imports none of them), so that the command modu
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NoReturn
 
 from memo_solver.core.errors import UserError
 
@@ -26,6 +29,21 @@ EXIT_PIPE: Final = 141
 what a shell reports for a tool the signal ends; quiet, like such a tool."""
 STORE_ENV: Final = "MEMO_SOLVER_STORE"
 REDIS_ENV: Final = "MEMO_SOLVER_REDIS_URL"
+
+
+EXIT_INTERRUPTED: Final = 130
+"""Ctrl-C, as a shell reports a command killed by SIGINT."""
+
+
+def leave_interrupted() -> NoReturn:
+    """End the process at once after Ctrl-C, its solve stopped and its store closed: the
+    interpreter's own teardown (a full collection over every object the compiled code's
+    imports made) took another second, and a person who pressed Ctrl-C waits for none."""
+    print(f"{PROG}: interrupted (the store keeps every finished block)", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 class UsageError(UserError):

@@ -31,8 +31,10 @@ from memo_solver.cli.common import (
     STORE_ENV,
     Output,
     UsageError,
+    leave_interrupted,
 )
 from memo_solver.cli.parser import DOOM, build_parser
+from memo_solver.core.cache import memo_bytes
 from memo_solver.core.errors import UserError
 from memo_solver.core.runtime import freeze_startup_objects, pin_blas_threads
 from memo_solver.core.store import StoreUnavailableError
@@ -79,8 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_TEMPFAIL
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted (the store keeps every finished block)", file=sys.stderr)
-        return 130
+        leave_interrupted()
     except OSError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -418,7 +419,7 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
             if args.threads < 1:
                 raise UsageError(f"--threads must be 1 or more, got {args.threads}")
             options = ops.PrecomputeOptions(
-                args.wait, args.wait_for_workers, args.here, args.threads
+                args.wait, args.wait_for_workers, args.here, args.threads, memo_bytes(args.cache_mb)
             )
             if args.need:
                 entry = ops.need_table(entry, args.need_cap, args.max_table_mb)

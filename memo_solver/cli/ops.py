@@ -44,6 +44,8 @@ class PrecomputeOptions:
     """Solve in this process even with a job queue."""
     threads: int = 1
     """Threads a batch of blocks is split over, solving here."""
+    cache_bytes: int | None = None
+    """The memo's bound, solving here (None: the process's)."""
 
 
 async def precompute(
@@ -52,7 +54,7 @@ async def precompute(
     """A job for the workers where the store has a queue (unless ``here``), else solved here."""
     if queue is not None and not options.here:
         return await precompute_job(entry, options, queue, out)
-    return await precompute_here(entry, store, out, options.threads)
+    return await precompute_here(entry, store, out, options)
 
 
 def need_table(entry: GameEntry, cap: int, max_table_mb: int) -> GameEntry:
@@ -72,10 +74,18 @@ def need_table(entry: GameEntry, cap: int, max_table_mb: int) -> GameEntry:
     return need
 
 
-async def precompute_here(entry: GameEntry, store: Store, out: Output, threads: int = 1) -> int:
+async def precompute_here(
+    entry: GameEntry, store: Store, out: Output, options: PrecomputeOptions
+) -> int:
     """Solve the whole game in this process, cooperating with anyone else on the store."""
     game = entry.game
-    async with open_engine(game, store, definition=entry.definition, threads=threads) as engine:
+    async with open_engine(
+        game,
+        store,
+        definition=entry.definition,
+        threads=options.threads,
+        cache_bytes=options.cache_bytes,
+    ) as engine:
         total = game.block_count
         before = (await store.coverage(engine.namespace)).blocks
         started = time.monotonic()

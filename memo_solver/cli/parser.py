@@ -22,6 +22,7 @@ from memo_solver.cli.common import EXIT_USAGE, PROG, REDIS_ENV, STORE_ENV
 from memo_solver.cli.worker_options import DESCRIPTION as WORKER_DESCRIPTION
 from memo_solver.cli.worker_options import REDIS_HELP as WORKER_REDIS_HELP
 from memo_solver.cli.worker_options import add_worker_options
+from memo_solver.core.cache import CACHE_MB_ENV, DEFAULT_CACHE_MB
 from memo_solver.games import registry
 from memo_solver.games.entry import Parameter
 from memo_solver.service.settings import (
@@ -198,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="threads solving each batch of blocks here (default: 1; workers take their own "
         "--threads)",
+    )
+    precompute.add_argument(
+        "--cache-mb",
+        type=int,
+        help=f"memo bound solving here, MiB (default: ${CACHE_MB_ENV}, else {DEFAULT_CACHE_MB})",
     )
     precompute.add_argument(
         "--need",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from memo_solver.core.engine import Counters
+from memo_solver.core.engine import Cost, Counters
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -46,11 +46,24 @@ class SolveProgress:
         self._needed = 0
         self._computed = 0
         """The engine's counters when the bar last moved (a bar per solve)."""
+        self._cost: Cost | None = None
+        """The last cost told: each large solve's is said once, before its bar, where it
+        is worth a word (:data:`COST_WORTH_SAYING_S`)."""
 
     def __call__(self, counters: Counters) -> None:
         more = counters.needed - self._needed
+        said = False
+        if counters.cost is not None and counters.cost is not self._cost:
+            self._cost = counters.cost
+            said = worth_saying(counters.cost)
+            if said:
+                words = cost_words(counters.cost)
+                print(f"solving {self.name}: {words}", file=self.file, flush=True)
         if more > 0:
-            self._start(more)
+            self._start(more, said)
+        elif more < 0 and self._bar is not None:  # a layered solve found some stored
+            self._bar.total += more
+            self._bar.refresh()
         self._needed = counters.needed
         if self._bar is None:
             self._computed = counters.computed
@@ -60,13 +73,13 @@ class SolveProgress:
         if counters.computed >= counters.needed:
             self._close()
 
-    def _start(self, blocks: int) -> None:
+    def _start(self, blocks: int, said: bool) -> None:
         if self._bar is not None:
             self._bar.total += blocks
             self._bar.refresh()
             return
         bar = block_bar(self.name, blocks, file=self.file)
-        if not bar.disable:
+        if not bar.disable or said:  # the cost said it all
             self._bar = bar
             return
         print(
@@ -88,6 +101,32 @@ class SolveProgress:
         """A bar left open (the command failed, or others computed some of the blocks)
         ends on its own line before whatever the command prints last."""
         self._close()
+
+
+COST_WORTH_SAYING_S = 1.0
+"""A large solve says its cost first where it takes a CPU second or more: a need table's
+short cone (a wide block or two) is large in memory but done before a person reads it."""
+
+
+def worth_saying(cost: Cost) -> bool:
+    return cost.cpu_s >= COST_WORTH_SAYING_S
+
+
+def cost_words(cost: Cost) -> str:
+    """A large solve's cost as a person weighs it: blocks, CPU time, room in the store."""
+    seconds = cost.cpu_s
+    if seconds < 120:
+        cpu = f"about {seconds:.0f} CPU s" if seconds >= 1 else "under a CPU second"
+    elif seconds < 7200:
+        cpu = f"about {seconds / 60:.0f} CPU minutes"
+    else:
+        cpu = f"about {seconds / 3600:.1f} CPU hours"
+    size = cost.store_bytes / 1e6
+    room = f"{size / 1000:.1f} GB" if size >= 1000 else f"{size:.0f} MB" if size >= 1 else "1 MB"
+    return (
+        f"{cost.blocks:,} blocks to compute, {cpu} at this machine's rate and {room} "
+        "more in the store (the store keeps them; Ctrl-C stops, and a rerun goes on)"
+    )
 
 
 class PositionProgress:

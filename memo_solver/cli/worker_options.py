@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Final
 
+from memo_solver.core.cache import CACHE_MB_ENV, DEFAULT_CACHE_MB
 from memo_solver.jobs.settings import (
     DEFAULT_JOB_TTL_S,
     DEFAULT_REDIS_URL,
@@ -68,6 +69,12 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         "workers scale by process)",
     )
     parser.add_argument(
+        "--cache-mb",
+        type=int,
+        help=f"memo bound of each game's engine, MiB (default: ${CACHE_MB_ENV}, else "
+        f"{DEFAULT_CACHE_MB})",
+    )
+    parser.add_argument(
         "--lease", type=float, help=f"claim lease, seconds (default: ${ENV_LEASE_S}, else 10)"
     )
     parser.add_argument(
@@ -98,6 +105,7 @@ def settings_of(args: argparse.Namespace) -> WorkerSettings:
             id=args.id,
             concurrency=args.concurrency,
             threads=args.threads,
+            cache_mb=args.cache_mb,
             lease=args.lease,
             heartbeat=args.heartbeat,
             job_ttl=args.job_ttl,

@@ -2,16 +2,41 @@
 
 A server keeps a whole hot game in memory (``yahtzee`` is 8 MiB of float64), so warm
 requests touch no network; the bound keeps a long-lived process from growing without
-limit when many rule sets or games are asked for.
+limit when many rule sets or games are asked for, and a whole solve (``maxi-yatzy``: 700
+MB of blocks) from holding every layer it has solved.
 """
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from memo_solver.core.game import Block
+from memo_solver.core.errors import UserError
+
+if TYPE_CHECKING:  # numpy stays unloaded for a command's parser, which reads the default
+    from memo_solver.core.game import Block
+
+CACHE_MB_ENV = "MEMO_SOLVER_CACHE_MB"
+DEFAULT_CACHE_MB = 512
+"""An engine's memo where its process sets no other bound: a layered solve needs the layer
+it solves and the one below (``maxi-yatzy``'s widest two: 350,000 blocks, 240 MB) in memory,
+and every smaller game fits whole."""
+
+
+def memo_bytes(megabytes: int | None = None) -> int:
+    """An engine's memo bound: ``megabytes`` MiB where an option gives it (``--cache-mb``
+    of ``precompute`` and of the workers), else ``$MEMO_SOLVER_CACHE_MB``, else
+    :data:`DEFAULT_CACHE_MB`; what every engine opened with no bound of its own gets."""
+    text = os.environ.get(CACHE_MB_ENV, str(DEFAULT_CACHE_MB)) if megabytes is None else ""
+    if megabytes is None:
+        megabytes = int(text) if text.strip().isdigit() else 0
+    if megabytes <= 0:
+        given = f"${CACHE_MB_ENV} is {text!r}" if text else f"got {megabytes}"
+        raise UserError(f"--cache-mb must be a positive number of MiB ({given})", "cache_mb")
+    return megabytes << 20
 
 
 class BlockCache:

@@ -9,9 +9,16 @@ is committed as soon as its batch is, so an interrupted solve resumes where it s
 claim is held only while its batch is computed; the engine renews all its claims every
 third of a lease and releases them in a shielded scope when the work is cancelled or fails.
 
+A cold question whose cone is large (past :data:`LAYERED_CONE_VALUES` values that no store
+may hold) is not solved top-down, which holds a task, an in-flight record and the successors
+of every block of the cone at once (a new user's ``maxi-yatzy`` question: 8 GB): it is solved
+a layer at a time like a whole precompute (:meth:`Engine.solve_layers`), from the layers the
+game tells, so that every surface asking ``block`` gets the bounded path.
+
 Asked to (``on_progress``), the engine also says what a query will cost before solving it:
-the blocks below the queried ones that no store holds, counted once per engine, so that a
-command can show progress against a known total (``counters.needed``).
+the blocks below the queried ones that no store holds, counted once per engine (a layered
+solve: the blocks of its cone, less those it then finds stored), so that a command can show
+progress against a known total (``counters.needed``).
 
 Nothing here knows which game it solves: see :class:`memo_solver.core.game.Game`.
 """
@@ -32,8 +39,9 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 import anyio.to_thread
+import numpy as np
 
-from memo_solver.core.cache import BlockCache
+from memo_solver.core.cache import BlockCache, memo_bytes
 from memo_solver.core.codec import FORMAT_VERSION, decode_block, encode_block
 from memo_solver.core.game import Block, Game
 from memo_solver.core.store import Claim, Store, StoreUnavailableError
@@ -46,6 +54,19 @@ it."""
 LAYER_CHUNK = 512
 """Blocks of a layer a whole solve claims, solves and commits at once: a few store round
 trips' worth, and enough blocks for the kernel's batch call to cost nothing beside them."""
+LAYERED_CONE_VALUES = 1 << 19
+"""Values (turn starts times a block's width) past which a cold cone is solved a layer at a
+time: 4 MiB, past 4,096 ``yahtzee`` blocks (the whole game is 8,192), or a need table's
+cone past three boxes open; a smaller cone costs the layered path's listing and per-layer
+claims for little, a larger one holds too much top-down."""
+_THREAD_CALL_S = 0.05
+"""About how long one call of the solver in a worker thread should last: a cancelled solve
+(Ctrl-C) waits for the call under way, so a chunk is solved in calls this short."""
+_COST_SAMPLE = 16
+_COST_PROBE_S = 0.05
+"""A large solve's cost is timed on up to :data:`_COST_SAMPLE` blocks of its widest layer,
+one, then as many as this much CPU allows in one call (a call of one block costs more per
+block than a solve's): a rate, not a guess, for a twentieth of a second."""
 _MAX_BATCH = 256
 _BATCH_S = 0.25
 """About how long one batch should compute: cheap blocks (a Yahtzee block, 0.6 ms) go 256
@@ -62,6 +83,20 @@ class Counters:
     waited: int = 0
     needed: int = 0
     """Blocks that queries found missing below them (counted only with ``on_progress``)."""
+    cost: Cost | None = None
+    """What the latest large solve will take, told with its needed blocks (with
+    ``on_progress``; see :meth:`Engine._cost`)."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What solving a large cone will take, said before it starts."""
+
+    blocks: int
+    cpu_s: float
+    """CPU seconds at this machine's rate (the sample's CPU time per block)."""
+    store_bytes: int
+    """What its blocks will add to the store (the sample's encoded size per block)."""
 
 
 @dataclass
@@ -118,7 +153,7 @@ class Engine:
         self.threads = threads
         """Threads a batch of blocks is split over (the solver releases the GIL)."""
         self._limiter = compute_limiter or anyio.CapacityLimiter(threads)
-        self.memo = BlockCache(cache_bytes)
+        self.memo = BlockCache(memo_bytes() if cache_bytes is None else cache_bytes)
         self._in_flight: dict[str, _InFlight] = {}
         self._held: set[str] = set()
         self._ready: list[_Job] = []
@@ -126,6 +161,8 @@ class Engine:
         self._lookups: list[_Lookup] = []
         self._lookup_work = anyio.Event()
         self._on_progress = on_progress
+        self._block_s = 0.0
+        """CPU seconds a block took in the last call of the solver (0: not timed yet)."""
         self._planned: set[str] = set()
         """Keys a plan has looked at, to be looked at by no other."""
         self._needed: set[str] = set()
@@ -133,29 +170,75 @@ class Engine:
         concurrent plan was still looking (it then finds them stored)."""
 
     async def block(self, key: str) -> Block:
-        """The block ``key``, computing whatever is missing below it."""
-        if self._on_progress is not None and self.memo.get(key) is None:
-            await self._plan([key])
+        """The block ``key``, computing whatever is missing below it: a layer at a time
+        where its cone is large and cold (:meth:`_large_cold_cone`), else top-down."""
+        if self.memo.get(key) is None:
+            found = await self.stored([key])
+            if key in found:
+                return found[key]
+            layers = await self._large_cold_cone(key)
+            if layers:
+                return await self._solve_layered(key, layers)
+            if self._on_progress is not None:
+                await self._plan([key])
         return await self._shared(key, fetch_first=True)
+
+    async def _large_cold_cone(self, key: str) -> Sequence[Sequence[str]]:
+        """The layers of ``key``'s cone (``key`` not stored) when that many of its values
+        may be missing that solving them top-down would hold too much at once, else none.
+        At most as many of its blocks are missing as the whole game lacks (the store's
+        coverage, one count), so a question over a mostly solved game stays top-down, where
+        it reads only what lies next to the missing blocks. Each block is counted at
+        ``key``'s width, the widest of its cone (a need table's blocks narrow as the game
+        goes on)."""
+        layers = await anyio.to_thread.run_sync(self.game.layers, key)
+        blocks = sum(len(layer) for layer in layers)
+        width = math.prod(self.game.block_shape(key))
+        if blocks * width <= LAYERED_CONE_VALUES:
+            return []
+        missing = self.game.block_count - (await self.store.coverage(self.namespace)).blocks
+        return layers if min(blocks, missing) * width > LAYERED_CONE_VALUES else []
 
     async def solve_layers(
         self, key: str, *, shuffle: random.Random | None = None, chunk: int = LAYER_CHUNK
     ) -> Block:
         """``key``'s block with everything below it, solved a layer at a time from the end of
         the game (:meth:`Game.layers`), ``chunk`` blocks at once; top-down where the game has
-        no layers. What a whole solve uses: each chunk is claimed, solved by one call of
-        :meth:`Game.solve_many` per thread and committed as a whole, so a million-block game
-        costs no task, event or in-flight record per block. ``shuffle`` orders each layer at
-        random, so that workers solving the same cone side by side mostly take different
-        blocks (the claims keep them from computing any block twice); the store arranges a
-        layer so that a chunk's keys are ones it keeps together (:meth:`Store.arrange`)."""
+        no layers. What a whole solve uses: each chunk is claimed, solved by
+        :meth:`Game.solve_many` in one thread and committed as a whole, so a million-block
+        game costs no task, event or in-flight record per block. ``shuffle`` orders each
+        layer at random, so that workers solving the same cone side by side mostly take
+        different blocks (the claims keep them from computing any block twice); the store
+        arranges a layer so that a chunk's keys are ones it keeps together
+        (:meth:`Store.arrange`)."""
+        layers = await anyio.to_thread.run_sync(self.game.layers, key)
+        return await self._solve_layered(key, layers, shuffle=shuffle, chunk=chunk)
+
+    async def _solve_layered(
+        self,
+        key: str,
+        layers: Sequence[Sequence[str]],
+        *,
+        shuffle: random.Random | None = None,
+        chunk: int = LAYER_CHUNK,
+    ) -> Block:
+        """:meth:`solve_layers` on the layers of ``key``'s cone, listed already. With
+        ``on_progress``, the cone's blocks not in memory are needed at once, the plan a
+        top-down query makes by walking its cone (which would hold the cone's keys);
+        each chunk then takes back those it finds stored."""
         in_flight = anyio.CapacityLimiter(self.threads)
+        if self._on_progress is not None:
+            cone = (k for layer in layers for k in layer)
+            needed = sum(1 for k in cone if self.memo.get(k) is None)
+            self.counters.cost = await self._cost(layers, needed)
+            self.counters.needed += needed
+            self._on_progress(self.counters)
 
         async def solve(keys: Sequence[str]) -> None:
             async with in_flight:
                 await self._solve_chunk(keys)
 
-        for layer in self.game.layers(key):
+        for layer in layers:
             order = await self.store.arrange(self.namespace, layer, shuffle)
             # With threads, as many chunks as threads at once, each one thread's (one call
             # of the solver): one's claims, lookups and commit run on the event loop while
@@ -170,23 +253,26 @@ class Engine:
             async with task_group() as tg:
                 for keys in chunks:
                     tg.start_soon(solve, keys)
-        return await self.block(key)
+        return await self._shared(key, fetch_first=True)
 
     async def _solve_chunk(self, keys: Sequence[str]) -> None:
         """Solve the blocks of ``keys`` (one layer's) that no one has: their successors are
         below, in layers solved before. The claims tell which the store holds already (read,
         not solved), so a cold chunk makes one store round trip before its solve. Blocks
         another worker holds, or a query of this process is solving top-down, are then
-        awaited the top-down way."""
-        if self._on_progress is not None:
-            await self._plan(keys)
+        awaited the top-down way (and counted as that way counts them)."""
         later = [key for key in keys if key in self._in_flight]
         todo = [key for key in keys if key not in self._in_flight and self.memo.get(key) is None]
+        solved: list[str] = []
         if todo:
-            _, busy = await self._claim_and_solve(todo)
+            _, busy, solved = await self._claim_and_solve(todo)
             later += busy
+        self.counters.computed += len(solved)
+        if self._on_progress is not None:
+            self.counters.needed -= len(todo) - len(solved)
+            self._on_progress(self.counters)
         if later:
-            await self.blocks(later)
+            await self._gather(later)
 
     async def _solve_from_memo(self, keys: Sequence[str]) -> dict[str, tuple[Block, bytes]]:
         """``keys`` solved with their successors read straight from the process memo by the
@@ -204,12 +290,56 @@ class Engine:
                 successors.update(await self.blocks([s for s in wanted if s not in successors]))
             return await self._solve_in_threads(keys, successors, threads=1)
 
+    async def _cost(self, layers: Sequence[Sequence[str]], blocks: int) -> Cost:
+        """What solving ``blocks`` blocks of these layers will take: blocks of the widest
+        layer, spread over it, are solved on made-up successors (zeros: a block costs the
+        same whatever its successors hold) in a worker thread for about
+        :data:`_COST_PROBE_S` of CPU, their CPU time and encoded sizes measured, after one
+        untimed block (which loads the compiled solver: a second on a busy machine, and
+        then no more, so the bar moves as soon as it is shown)."""
+        widest = max(layers, key=len)
+        sample = list(widest[:: max(1, len(widest) // _COST_SAMPLE)][:_COST_SAMPLE])
+        successors = {
+            s: np.zeros(self.game.block_shape(s))
+            for key in sample
+            for s in self.game.successors(key)
+        }
+        await anyio.to_thread.run_sync(self._timed_solve, sample[:1], successors)
+        timed = sample[1:2] or sample
+        cpu_s, size = await anyio.to_thread.run_sync(self._timed_solve, timed, successors)
+        # Then as many as a twentieth of a second allows, in one call, as a solve calls it.
+        rest = sample[2 : 2 + int(_COST_PROBE_S / max(cpu_s, 1e-6))]
+        if len(rest) > 1:
+            timed = rest
+            cpu_s, size = await anyio.to_thread.run_sync(self._timed_solve, rest, successors)
+        return Cost(blocks, blocks * cpu_s / len(timed), blocks * size // len(timed))
+
+    def _timed_solve(
+        self, keys: Sequence[str], successors: Mapping[str, Block]
+    ) -> tuple[float, int]:
+        """Runs in a worker thread: the CPU seconds this thread spent solving ``keys`` and
+        their encoded bytes, nothing kept."""
+        started = time.thread_time()
+        solved = self._solve(keys, successors)
+        return time.thread_time() - started, sum(len(data) for _, data in solved.values())
+
     async def blocks(self, keys: Sequence[str]) -> dict[str, Block]:
-        """Several blocks at once: one store round trip for those already solved."""
+        """Several blocks at once: one store round trip for those already solved; each
+        missing one whose cone is large and cold solved a layer at a time, as by
+        :meth:`block`."""
         keys = list(dict.fromkeys(keys))
-        if self._on_progress is not None:
-            await self._plan(keys)
-        return await self._gather(keys)
+        found = await self.stored(keys)  # kept: a bounded memo may drop them at once
+        for key in keys:
+            if key not in found and self.memo.get(key) is None:
+                layers = await self._large_cold_cone(key)
+                if layers:
+                    found[key] = await self._solve_layered(key, layers)
+        rest = [key for key in keys if key not in found]
+        if rest:
+            if self._on_progress is not None:
+                await self._plan(rest)
+            found.update(await self._gather(rest))
+        return {key: found[key] for key in keys}
 
     async def _plan(self, keys: Sequence[str]) -> None:
         """Count the blocks below ``keys`` that are neither stored nor counted before, and
@@ -400,15 +530,22 @@ class Engine:
         successors: dict[str, Block] = {}
         for job in batch:
             successors.update(job.successors)
-        values, _ = await self._claim_and_solve([job.key for job in batch], successors)
+        values, _, solved = await self._claim_and_solve([job.key for job in batch], successors)
         for job in batch:
             job.value = values.get(job.key)
+        if self._on_progress is not None and solved:
+            self._count_needed(solved)
+            self.counters.computed += len(solved)
+            self._on_progress(self.counters)
+        else:
+            self.counters.computed += len(solved)
 
     async def _claim_and_solve(
         self, keys: Sequence[str], successors: Mapping[str, Block] | None = None
-    ) -> tuple[dict[str, Block], list[str]]:
+    ) -> tuple[dict[str, Block], list[str], list[str]]:
         """Claim ``keys``, solve and commit those claimed, read those already stored: their
-        values, and the keys another worker holds (to be waited for). Without
+        values, the keys another worker holds (to be waited for) and those solved here
+        (for the caller to count as its progress counts them). Without
         ``successors`` the solver reads them from the process memo
         (:meth:`_solve_from_memo`)."""
         try:
@@ -445,12 +582,6 @@ class Engine:
         for key, (value, _) in solved.items():
             self.memo.put(key, value)
             values[key] = value
-        if self._on_progress is not None and solved:
-            self._count_needed(list(solved))
-            self.counters.computed += len(solved)
-            self._on_progress(self.counters)
-        else:
-            self.counters.computed += len(solved)
         busy = [key for key in keys if claims[key] is Claim.BUSY]
         log.debug(
             "batch of %d: %d computed, %d found stored, %d held by other workers",
@@ -459,23 +590,32 @@ class Engine:
             len(found),
             len(busy),
         )
-        return values, busy
+        return values, busy, list(solved)
 
     async def _solve_in_threads(
         self, keys: Sequence[str], successors: Mapping[str, Block], threads: int | None = None
     ) -> dict[str, tuple[Block, bytes]]:
         """``keys`` solved off the event loop, split over ``threads`` threads (default: the
-        engine's; the game's solver releases the GIL), each as one :meth:`Game.solve_many`
-        call. A layered solve's chunk is one thread's share already (``threads=1``)."""
+        engine's; the game's solver releases the GIL), each share in calls of
+        :meth:`Game.solve_many` of about :data:`_THREAD_CALL_S` (the first of one block, to
+        time it): a cancelled solve stops after the call under way. A layered solve's chunk
+        is one thread's share already (``threads=1``)."""
         solved: dict[str, tuple[Block, bytes]] = {}
         if not keys:
             return solved
         size = -(-len(keys) // (threads or self.threads))
 
         async def run(part: Sequence[str]) -> None:
-            solved.update(
-                await anyio.to_thread.run_sync(self._solve, part, successors, limiter=self._limiter)
-            )
+            start = 0
+            while start < len(part):
+                count = max(1, int(_THREAD_CALL_S / self._block_s)) if self._block_s else 1
+                piece = part[start : start + count]
+                solved.update(
+                    await anyio.to_thread.run_sync(
+                        self._solve, piece, successors, limiter=self._limiter
+                    )
+                )
+                start += len(piece)
 
         parts = [keys[start : start + size] for start in range(0, len(keys), size)]
         async with task_group() as tg:
@@ -487,12 +627,15 @@ class Engine:
     def _solve(
         self, keys: Sequence[str], successors: Mapping[str, Block]
     ) -> dict[str, tuple[Block, bytes]]:
-        """Runs in a worker thread: the game's solver and encoding, no I/O."""
+        """Runs in a worker thread: the game's solver and encoding, no I/O; timed in this
+        thread's CPU (a wait for the compute limiter or for a core is no block's cost)."""
+        started = time.thread_time()
         solved = {}
         for key, value in zip(keys, self.game.solve_many(keys, successors), strict=True):
             value.setflags(write=False)
             data = encode_block(value, fingerprint=self.game.fingerprint, key=key)
             solved[key] = (value, data)
+        self._block_s = (time.thread_time() - started) / max(1, len(keys))
         return solved
 
     async def _renew_forever(self) -> None:
@@ -553,7 +696,10 @@ async def open_engine(
     fingerprint alone, and ``prune`` tell it from debris.
 
     ``threads``: how many threads a batch of blocks is split over (one per process by
-    default: workers scale by process)."""
+    default: workers scale by process).
+
+    ``cache_bytes``: the bound of the engine's memo; none given, the process's
+    (:func:`memo_solver.core.cache.memo_bytes`)."""
     if definition is not None:
         await store.put_definition(namespace(game), definition)
     expect_game(store, game)

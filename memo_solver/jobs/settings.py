@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
+from memo_solver.core.cache import DEFAULT_CACHE_MB, memo_bytes
 from memo_solver.core.errors import UserError
-from memo_solver.core.store import StoreLocationError
 
 ENV_REDIS_URL: Final = "MEMO_SOLVER_REDIS_URL"
 ENV_WORKER_ID: Final = "MEMO_SOLVER_WORKER_ID"
@@ -36,6 +36,8 @@ class WorkerSettings:
     threads: int = 1
     """Threads each batch of blocks is split over: one by default, since workers scale by
     process; more where a process has cores to itself."""
+    cache_bytes: int = DEFAULT_CACHE_MB << 20
+    """The memo bound of each game's engine (``--cache-mb``, ``$MEMO_SOLVER_CACHE_MB``)."""
     lease_s: float = 10.0
     heartbeat_s: float = 2.0
     stale_job_s: float = 30.0
@@ -76,6 +78,7 @@ class WorkerOptions:
     id: str | None = None
     concurrency: int | None = None
     threads: int | None = None
+    cache_mb: int | None = None
     lease: float | None = None
     heartbeat: float = 2.0
     job_ttl: float | None = None
@@ -103,11 +106,12 @@ def resolve(options: WorkerOptions) -> WorkerSettings:
     from memo_solver.stores.redis_client import CLUSTER_ENV, with_cluster_mode
 
     try:
+        cache_bytes = memo_bytes(options.cache_mb)
         redis_url = with_cluster_mode(
             options.redis or env.get(ENV_REDIS_URL, DEFAULT_REDIS_URL),
             options.redis_cluster or env.get(CLUSTER_ENV),
         )
-    except StoreLocationError as exc:
+    except UserError as exc:  # a store location or a memo bound
         raise SettingsError(str(exc)) from None
     if concurrency < 1 or threads < 1 or lease_s <= 0 or heartbeat_s <= 0 or job_ttl_s <= 0:
         raise SettingsError("concurrency, threads, lease, heartbeat and job TTL must be positive")
@@ -117,6 +121,7 @@ def resolve(options: WorkerOptions) -> WorkerSettings:
         worker_id=options.id or env.get(ENV_WORKER_ID) or f"{host}:{os.getpid()}",
         concurrency=concurrency,
         threads=threads,
+        cache_bytes=cache_bytes,
         lease_s=lease_s,
         heartbeat_s=heartbeat_s,
         stale_job_s=max(5 * heartbeat_s, 3 * lease_s),

@@ -98,6 +98,7 @@ class Worker:
                         compute_limiter=self._limiter,
                         token=f"{_PROCESS_TOKEN}/{name}",
                         threads=self.settings.threads,
+                        cache_bytes=self.settings.cache_bytes,
                     )
                 )
             async with anyio.create_task_group() as tg:
