@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from memo_solver.core.codec import FORMAT_VERSION
-from memo_solver.core.engine import namespace
+from memo_solver.core.engine import namespace, namespace_of
 from memo_solver.core.store import Store
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
@@ -115,6 +115,50 @@ def test_prune_lists_then_deletes_the_unknown_namespaces_and_keeps_the_known(
     again = prune(options, "--dry-run")
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip().endswith("2 known namespaces kept; nothing to prune")
+
+
+def test_prune_keeps_the_need_table_the_command_line_built_for_a_built_in(
+    store_of: tuple[list[str], Callable[[], Store]],
+) -> None:
+    """A built-in's need table keeps no definition (every process knows the built-in): its
+    family reads the table's fingerprint as one of a built-in, so it is known; a need table
+    of rules nobody can name is unknown all the same."""
+    options, open_store = store_of
+    rules = RULE_SETS["yahtzee"]
+    state = "open=chance,yahtzee upper=50"
+    built = subprocess.run(
+        [
+            str(CLI),
+            *options,
+            "value",
+            "--rules",
+            "yahtzee",
+            state,
+            "--need",
+            "30",
+            "--need-cap",
+            "40",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    table = namespace_of(f"{rules.fingerprint}-need40")
+    orphan_table = f"{ORPHAN}-need40"
+    anyio.run(commit_blocks, open_store(), orphan_table)
+
+    deleted = prune(options, "--json")
+    assert deleted.returncode == 0, deleted.stderr
+    assert [row["namespace"] for row in json.loads(deleted.stdout)["namespaces"]] == [orphan_table]
+    assert table in anyio.run(namespaces_of, open_store())
+
+
+async def commit_blocks(store: Store, name: str) -> None:
+    async with store:
+        await store.commit(name, {"a": b"1"}, None)
 
 
 def test_prune_help_shows_examples() -> None:

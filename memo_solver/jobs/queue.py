@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from redis.typing import EncodableT, FieldT
 from memo_solver.core.engine import namespace
 from memo_solver.core.errors import UserError
 from memo_solver.games.entry import GameEntry
-from memo_solver.games.registry import get_game
+from memo_solver.games.registry import get_game, value_table
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import (
     LUA_FREES,
@@ -58,12 +57,6 @@ class JobError(UserError):
     """A job message that cannot be run (malformed, unknown rule set, bad state)."""
 
     field = "job"
-
-
-FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}(-need[1-9][0-9]{0,3})?")
-"""A job's game named by fingerprint: one outside the registry (a rule-set file), or any
-rule set's need table (``<fingerprint>-need<cap>``, see
-:mod:`memo_solver.games.yahtzee.need_entry`)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +99,10 @@ class Job:
         if kind not in KINDS:
             raise JobError(f"unknown job kind {kind!r} (kinds: {', '.join(KINDS)})")
         name = fields.get("rules", "")
-        if FINGERPRINT.fullmatch(name):
-            # A game outside the registry: the worker reads its definition from the store
-            # and checks the state there (producers send it written the game's one way).
+        if value_table(name) is not None:
+            # A game named by a fingerprint its family owns (one outside the registry, or
+            # any value table but a built-in's mean): the worker reads its definition from
+            # the store and checks the state there (producers send it written one way).
             state = fields.get("state", "")
             return cls(cast(JobKind, kind), name, "" if kind == "precompute" else state)
         try:
