@@ -20,9 +20,10 @@ import pytest
 
 from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.engine import namespace, namespace_of
-from memo_solver.core.store import Store
+from memo_solver.core.store import Coverage, Store
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
 
@@ -159,6 +160,40 @@ def test_prune_keeps_the_need_table_the_command_line_built_for_a_built_in(
 async def commit_blocks(store: Store, name: str) -> None:
     async with store:
         await store.commit(name, {"a": b"1"}, None)
+
+
+async def leave_strays(store: RedisStore, name: str) -> None:
+    """What a delete left before commits were checked: the layout record and the definition
+    gone, the blocks its workers wrote back spread over the groups."""
+    async with store:
+        await store.put_definition(name, b'{"name": "deleted"}')
+        await store.commit(name, {f"k{i}": b"1" for i in range(40)}, None)
+        client = await store.client()
+        await client.delete(redis_keys.layout(name), redis_keys.definition(name))
+
+
+@pytest.mark.parametrize("where", ["redis_url", "cluster_url"])
+def test_prune_finds_and_deletes_blocks_that_no_layout_record_covers(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    url: str = request.getfixturevalue(where)
+    anyio.run(leave_strays, RedisStore(url), ORPHAN)
+
+    listed = prune(["--redis", url], "--dry-run", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["namespace"]: row["blocks"] for row in json.loads(listed.stdout)["namespaces"]}
+    assert rows == {ORPHAN: 40}
+
+    deleted = prune(["--redis", url], "--json")
+    assert deleted.returncode == 0, deleted.stderr
+    assert json.loads(deleted.stdout)["blocks"] == 40
+    assert anyio.run(namespaces_of, RedisStore(url)) == []
+    assert anyio.run(strays_of, RedisStore(url)) == {}  # the groups' record copies too
+
+
+async def strays_of(store: Store) -> dict[str, Coverage]:
+    async with store:
+        return await store.strays()
 
 
 def test_prune_help_shows_examples() -> None:

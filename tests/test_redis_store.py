@@ -250,7 +250,8 @@ async def test_a_namespace_written_before_groups_is_read_and_written_in_place(
     redis_url: str, r: redis.Redis
 ) -> None:
     """Blocks under the namespace's own tag (the old layout, with no layout record) stay
-    where they are, and every process reads and writes there."""
+    where they are, and every process reads and writes there; the first write records the
+    layout of one group, which its commits check (a delete removes it)."""
     r.hset(OLD.blocks(0), "a", b"old")
     async with opened(redis_url) as store:
         assert await store.get_many(NS, ["a", "b"]) == {"a": b"old"}
@@ -262,7 +263,8 @@ async def test_a_namespace_written_before_groups_is_read_and_written_in_place(
         assert (await store.coverage(NS)).blocks == 2
         assert await store.keys(NS) == ["a", "b"]
     assert r.hgetall(OLD.blocks(0)) == {b"a": b"old", b"b": b"new"}
-    assert {n.decode() for n in r.scan_iter(match="*")} == {OLD.blocks(0)}
+    assert {n.decode() for n in r.scan_iter(match="*")} == {OLD.blocks(0), OLD.marker(0)}
+    assert r.get(redis_keys.layout(NS)) == b"1"
 
 
 async def test_a_new_namespace_gets_groups_and_readers_write_nothing(

@@ -8,8 +8,10 @@ built-in game or of a game whose definition the store keeps; the families read t
 fingerprints (:func:`memo_solver.games.registry.value_table`), never this module. One of
 another format version is unknown whatever it holds: its blocks are unreadable. The rest
 are blocks of rules no one can ask for: ``prune --dry-run`` lists them, ``prune`` deletes
-them. Finding them walks everything the store holds (Redis: SCAN), so it is a command of
-its own, never part of ``status``.
+them, with the strays of any namespace, known or not: keys that no layout record covers, so
+no reader finds them (Redis: written into a namespace after it was deleted, see
+:meth:`~memo_solver.core.store.Store.strays`). Finding them walks everything the store
+holds (Redis: SCAN), so it is a command of its own, never part of ``status``.
 """
 
 from __future__ import annotations
@@ -37,22 +39,43 @@ async def is_known(store: Store, name: str) -> bool:
 
 
 async def unknown_namespaces(store: Store) -> tuple[dict[str, Coverage], int]:
-    """The unknown namespaces with what each holds, and how many known ones there are."""
+    """What to prune, by namespace: an unknown one's all (its strays counted in), a known
+    one's strays alone; and how many known namespaces there are."""
+    strays = await store.strays()
     unknown: dict[str, Coverage] = {}
     known = 0
     for name in await store.namespaces():
         if await is_known(store, name):
             known += 1
+            if name in strays:
+                unknown[name] = strays[name]
         else:
-            unknown[name] = await store.coverage(name)
+            unknown[name] = _sum(await store.coverage(name), strays.get(name))
     return unknown, known
+
+
+def _sum(covered: Coverage, strays: Coverage | None) -> Coverage:
+    if strays is None:
+        return covered
+    return Coverage(
+        covered.blocks + strays.blocks, covered.claims + strays.claims, covered.bytes + strays.bytes
+    )
+
+
+async def _delete(store: Store, name: str) -> int:
+    """Delete what :func:`unknown_namespaces` found of the namespace (known again since:
+    its strays alone); the blocks deleted."""
+    strays = await store.delete_strays(name)
+    if await is_known(store, name):
+        return strays
+    return strays + await store.delete_namespace(name)
 
 
 async def prune(dry_run: bool, store: Store, out: Output) -> int:
     """List the unknown namespaces (``dry_run``), or delete them and say what went."""
     unknown, known = await unknown_namespaces(store)
     counted = {
-        name: covered.blocks if dry_run else await store.delete_namespace(name)
+        name: covered.blocks if dry_run else await _delete(store, name)
         for name, covered in unknown.items()
     }
     blocks = sum(counted.values())

@@ -77,6 +77,23 @@ class StoreLocationError(UserError, StoreUnavailableError):
     field = "store"
 
 
+class NamespaceGoneError(UserError):
+    """A commit into a namespace deleted since this process began writing to it (a rule set
+    deleted during its precompute): refused by the store, atomically with the write, so
+    that no block lands where no layout record and no definition say whose it is. The
+    caller's own error, not the store's: retrying cannot help, the work is void."""
+
+    field = "rules"
+    status = 409
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"the blocks of {namespace} were deleted while they were being solved (the rule "
+            "set was deleted): nothing more is written there",
+            "rules",
+        )
+
+
 def mixed(keys: Sequence[str], shuffle: random.Random | None) -> list[str]:
     """What :meth:`Store.arrange` is in a store that keeps every key alike."""
     order = list(keys)
@@ -138,7 +155,10 @@ class Store(Protocol):
         ...
 
     async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
-        """Store the blocks, drop the token's claims on them and wake waiters, all at once."""
+        """Store the blocks, drop the token's claims on them and wake waiters, all at once.
+        A store shared between processes keeps a record per namespace written (Redis: its
+        layout) and raises :class:`NamespaceGoneError`, writing nothing, when the record
+        this process wrote under is gone (:meth:`delete_namespace` since)."""
         ...
 
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
@@ -169,6 +189,16 @@ class Store(Protocol):
 
     async def delete_namespace(self, namespace: str) -> int:
         """Delete everything the namespace holds, at once; the number of blocks deleted."""
+        ...
+
+    async def strays(self) -> dict[str, Coverage]:
+        """What each namespace holds that no reader finds: blocks and claims that no layout
+        record covers (Redis: written into a namespace after it was deleted, by a version
+        that did not check). A walk of everything, for ``prune`` only."""
+        ...
+
+    async def delete_strays(self, namespace: str) -> int:
+        """Delete what :meth:`strays` finds of the namespace; the number of blocks deleted."""
         ...
 
     async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:

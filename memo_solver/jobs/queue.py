@@ -208,12 +208,69 @@ async def update(redis: Client, job_id: str, **fields: str | int | float) -> Non
     await redis.hset(redis_keys.job(job_id), mapping=mapping)
 
 
+async def start(redis: Client, job_id: str, **fields: str | int | float) -> bool:
+    """Mark a job running, unless its record says it failed already (its rule set deleted
+    while it was queued: see :func:`fail_jobs_of`); whether it may run."""
+    flat = [str(item) for pair in fields.items() for item in pair]
+    return bool(await redis.register_script(_START)(keys=[redis_keys.job(job_id)], args=flat))
+
+
+# KEYS: the job's record. ARGV: field items. 0, writing nothing, for a failed job.
+_START: Final = (
+    LUA_WRITES
+    + """
+if redis.call('HGET', KEYS[1], 'status') == 'failed' then
+  return 0
+end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+)
+
+
 async def finish(redis: Client, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
     """Write a job's last fields (its status: done or failed) and let the record expire
-    ``ttl_s`` later, in one step; the recent-jobs index learns when it goes."""
+    ``ttl_s`` later, in one step; the recent-jobs index learns when it goes. A record that
+    says failed already keeps its fields: what failed the job (its rule set deleted) is
+    what its worker's end would otherwise overwrite."""
     flat = [str(item) for pair in fields.items() for item in pair]
     keys = [redis_keys.job(job_id), redis_keys.RECENT_JOBS]
     await redis.register_script(_FINISH)(keys=keys, args=[milliseconds(ttl_s), job_id, *flat])
+
+
+async def fail_jobs_of(redis: Client, rules: str, error: str, ttl_s: float) -> int:
+    """Fail every queued or running job of the game ``rules`` names (a job's ``rules``),
+    saying ``error`` in its record: their game is gone. How many were failed.
+
+    Finds them among the live entries of the recent-jobs index (scored ``+inf`` until they
+    finish), then fails each in one step only if it is still live and of that game: a job
+    finished meanwhile keeps its end."""
+    ids = [text(i) for i in await redis.zrangebyscore(redis_keys.RECENT_JOBS, "+inf", "+inf")]
+    failed = 0
+    fail = redis.register_script(_FAIL_OF)
+    for job_id in ids:
+        keys = [redis_keys.job(job_id), redis_keys.RECENT_JOBS]
+        args: list[str | int] = [milliseconds(ttl_s), job_id, rules, error, f"{time.time():.3f}"]
+        failed += int(await fail(keys=keys, args=args))
+    return failed
+
+
+# KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, the game, the
+# error, the time. 1 when the job was live and of that game, and is failed now.
+_FAIL_OF: Final = (
+    LUA_WRITES
+    + LUA_NOW_MS
+    + """
+local job = redis.call('HMGET', KEYS[1], 'status', 'rules')
+if (job[1] ~= 'queued' and job[1] ~= 'running') or job[2] ~= ARGV[3] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[4], 'finished_at', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[2])
+return 1
+"""
+)
 
 
 # KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, field items.
@@ -221,6 +278,9 @@ _FINISH: Final = (
     LUA_WRITES
     + LUA_NOW_MS
     + """
+if redis.call('HGET', KEYS[1], 'status') == 'failed' then
+  return 0
+end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[2])
@@ -460,6 +520,12 @@ class JobQueue:
 
     async def finish(self, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
         await finish(await self.store.client(), job_id, ttl_s, **fields)
+
+    async def start(self, job_id: str, **fields: str | int | float) -> bool:
+        return await start(await self.store.client(), job_id, **fields)
+
+    async def fail_jobs_of(self, rules: str, error: str, ttl_s: float) -> int:
+        return await fail_jobs_of(await self.store.client(), rules, error, ttl_s)
 
     async def recent_jobs(self, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
         return await recent_jobs(await self.store.client(), limit)

@@ -206,14 +206,18 @@ class Worker:
                 await self._finish(fields["id"], status="failed", error=str(exc))
             await self.queue.ack(entry_id)
             return
-        self.running[entry_id] = job.id
-        log.info("job %s: %s %s %s", job.id, job.kind, job.rules, job.state)
-        await self.queue.update(
+        started = await self.queue.start(
             job.id,
             status="running",
             worker=self.settings.worker_id,
             started_at=f"{time.time():.3f}",
         )
+        if not started:  # failed while queued: its rule set was deleted
+            log.info("job %s failed before it ran: acknowledged and dropped", job.id)
+            await self.queue.ack(entry_id)
+            return
+        self.running[entry_id] = job.id
+        log.info("job %s: %s %s %s", job.id, job.kind, job.rules, job.state)
         try:
             await self._run(job)
         except anyio.get_cancelled_exc_class():

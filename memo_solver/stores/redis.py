@@ -29,7 +29,13 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 
-from memo_solver.core.store import Claim, Coverage, StoreUnavailableError, Write
+from memo_solver.core.store import (
+    Claim,
+    Coverage,
+    NamespaceGoneError,
+    StoreUnavailableError,
+    Write,
+)
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis_client import (
     FAULTS,
@@ -133,15 +139,19 @@ return 0
 """
 )
 
-# KEYS: the group's blocks hash, claims set, channel, then one claim key per block. ARGV:
-# token ('' for none), the key separator, then (block key, data) pairs. Publishes every
-# committed key in one message.
+# KEYS: the group's blocks hash, claims set, channel, copy of the layout record, then one
+# claim key per block. ARGV: token ('' for none), the key separator, then (block key, data)
+# pairs. Publishes every committed key in one message; writes nothing and answers -1 when
+# the layout record's copy is gone (the namespace deleted since this process wrote to it).
 _COMMIT: Final = (
     LUA_WRITES
     + """
+if redis.call('EXISTS', KEYS[4]) == 0 then
+  return -1
+end
 local keys = {}
-for i = 4, #KEYS do
-  local at = 3 + (i - 4) * 2
+for i = 5, #KEYS do
+  local at = 3 + (i - 5) * 2
   redis.call('HSET', KEYS[1], ARGV[at], ARGV[at + 1])
   if ARGV[1] ~= '' and redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
@@ -166,7 +176,8 @@ return {redis.call('HLEN', KEYS[2]), redis.call('ZCOUNT', KEYS[1], '(' .. now, '
 )
 _MEMORY_SAMPLES: Final = 5
 
-# KEYS: the group's blocks hash, claims set, then its claim keys. Counts the blocks and
+# KEYS: the group's blocks hash, claims set, copy of the layout record, then its claim
+# keys (or any keys of the group: its strays). Counts the blocks and
 # deletes every key at once; UNLINK frees a large hash in the background instead of blocking
 # Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is when an
 # operator prunes.
@@ -182,8 +193,8 @@ return blocks
 )
 
 # KEYS: the layout record, the blocks hash and claims set of the one-group layout (a
-# namespace written before groups existed, which keeps no record). ARGV: the groups of a new
-# namespace. The namespace's number of groups, fixed by the first writer.
+# namespace written before groups existed, which keeps no record until now). ARGV: the
+# groups of a new namespace. The namespace's number of groups, fixed by the first writer.
 _LAYOUT: Final = (
     LUA_WRITES
     + """
@@ -191,11 +202,12 @@ local groups = redis.call('GET', KEYS[1])
 if groups then
   return tonumber(groups)
 end
+groups = ARGV[1]
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
-  return 1
+  groups = '1'
 end
-redis.call('SET', KEYS[1], ARGV[1])
-return tonumber(ARGV[1])
+redis.call('SET', KEYS[1], groups)
+return tonumber(groups)
 """
 )
 _SCAN_COUNT: Final = 1000
@@ -277,6 +289,9 @@ class RedisStore:
         self._connecting = anyio.Lock()
         self._sha: dict[str, str] = {}
         self._layouts: dict[str, Layout] = {}
+        self._marked: set[str] = set()
+        """Namespaces this process wrote the group copies of the layout record for: the
+        record it writes under, which a commit checks (see :mod:`redis_keys`)."""
         self._probe_tags: dict[str, int] = {}
         self._notifications = Notifications(self.description)
         self._limit = anyio.CapacityLimiter(MAX_CONNECTIONS)
@@ -341,13 +356,14 @@ class RedisStore:
         """The namespace's layout, fixed by its first writer (``create``); None when a
         reader finds nothing written (no layout and no block of the old layout)."""
         known = self._layouts.get(namespace)
-        if known is not None:
+        if known is not None and (not create or namespace in self._marked):
             return known
         one = Layout(namespace, 1)
         keys = [redis_keys.layout(namespace), one.blocks(0), one.claims(0)]
         if create:
             wanted = self.groups or self._expected.get(namespace, redis_keys.DEFAULT_GROUPS)
             [groups] = await self._run(_LAYOUT, [(keys, [wanted])])
+            await self._mark(Layout(namespace, int(groups)))
         else:
             async with self._reachable() as client:
                 found, old = await client.get(keys[0]), await client.exists(keys[1], keys[2])
@@ -356,6 +372,20 @@ class RedisStore:
             groups = 1 if found is None else int(found)
         layout = self._layouts[namespace] = Layout(namespace, int(groups))
         return layout
+
+    async def _mark(self, layout: Layout) -> None:
+        """Copy the layout record into every group, before this process's first write: a
+        copy is the record's only trace in the group's slot, which a commit's script can
+        read. A delete between the record's script and these copies (one round trip, once
+        per namespace and process) leaves copies without a record: the commits they let
+        through are strays, which ``prune`` finds."""
+        if layout.groups > 1:
+            async with self._reachable() as client:
+                pipe: Any = client.pipeline(transaction=False)
+                for group in range(layout.groups):
+                    pipe.set(layout.marker(group), layout.groups)
+                await _execute(pipe)
+        self._marked.add(layout.namespace)
 
     def expect(self, namespace: str, size_bytes: int) -> None:
         self._expected[namespace] = redis_keys.groups_for(size_bytes)
@@ -463,9 +493,22 @@ class RedisStore:
             args: list[Any] = [token or "", KEY_SEPARATOR]
             for key in group_keys:
                 args += [key, blocks[key]]
-            script_keys = [layout.blocks(g), layout.claims(g), layout.done_channel(g)]
+            script_keys = [
+                layout.blocks(g),
+                layout.claims(g),
+                layout.done_channel(g),
+                layout.marker(g),
+            ]
             calls.append(([*script_keys, *(layout.claim(g, k) for k in group_keys)], args))
-        await self._run(_COMMIT, calls)
+        if -1 in await self._run(_COMMIT, calls):
+            self._forget(namespace)
+            raise NamespaceGoneError(namespace)
+
+    def _forget(self, namespace: str) -> None:
+        """Drop what this process knows of the namespace's layout: deleted, it is read
+        afresh, and written again under a record of its own."""
+        self._layouts.pop(namespace, None)
+        self._marked.discard(namespace)
 
     async def __aenter__(self) -> RedisStore:
         """Start the readers that wake this process's waiters."""
@@ -554,7 +597,7 @@ class RedisStore:
         taken between the two round trips keeps its key until its lease lapses, which does
         no harm); then the layout and the definition."""
         layout = await self._layout(namespace, create=False)
-        self._layouts.pop(namespace, None)
+        self._forget(namespace)
         blocks = 0
         if layout is not None:
             async with self._reachable() as client:
@@ -567,6 +610,7 @@ class RedisStore:
                     [
                         layout.blocks(g),
                         layout.claims(g),
+                        layout.marker(g),
                         *(layout.claim(g, _text(k)) for k in claimed[g]),
                     ],
                     [],
@@ -577,6 +621,61 @@ class RedisStore:
         async with self._reachable() as client:
             await client.unlink(redis_keys.layout(namespace), redis_keys.definition(namespace))
         return blocks
+
+    async def strays(self) -> dict[str, Coverage]:
+        """A SCAN of the whole database, then each stray group's blocks counted (HLEN)
+        and measured (MEMORY USAGE); its live claim keys are its claims."""
+        found = await self._stray_keys(redis_keys.TAGGED_PATTERN)
+        async with self._reachable() as client:
+            pipe: Any = client.pipeline(transaction=False)
+            blocks = [(ns, k) for ns, keys in found.items() for k in keys if _is_blocks(k)]
+            for _, key in blocks:
+                pipe.hlen(key)
+                pipe.memory_usage(key, samples=_MEMORY_SAMPLES)
+            replies = await _execute(pipe)
+        covered = {
+            ns: Coverage(blocks=0, claims=sum(map(_is_claim, keys)), bytes=0)
+            for ns, keys in found.items()
+        }
+        for (ns, _), count, size in zip(blocks, replies[::2], replies[1::2], strict=True):
+            was = covered[ns]
+            covered[ns] = Coverage(was.blocks + int(count), was.claims, was.bytes + int(size or 0))
+        return covered
+
+    async def delete_strays(self, namespace: str) -> int:
+        """A SCAN for the namespace's group keys (``ms:{ns/*``), then the strays deleted a
+        group per script, as :meth:`delete_namespace` deletes a group."""
+        match = f"{redis_keys.PREFIX}:{{{namespace}/*"
+        by_group: dict[int, list[str]] = {}
+        for key in (await self._stray_keys(match)).get(namespace, []):
+            found = redis_keys.group_key(key)
+            assert found is not None
+            by_group.setdefault(found[1], []).append(key)
+        calls: list[tuple[list[str], list[Any]]] = []
+        for number, keys in by_group.items():
+            hashed = redis_keys.group_blocks(namespace, number)  # the script counts it first
+            calls.append(([hashed, *(key for key in keys if key != hashed)], []))
+        return sum(int(n) for n in await self._run(_DELETE_GROUP, calls))
+
+    async def _stray_keys(self, match: str) -> dict[str, list[str]]:
+        """The group keys among those ``match`` finds that no layout record names, by
+        namespace."""
+        grouped: dict[str, list[tuple[int, str]]] = {}
+        async with self._reachable() as client:
+            async for raw in client.scan_iter(match=match, count=_SCAN_COUNT):
+                key = _text(raw)
+                found = redis_keys.group_key(key)
+                if found is not None:
+                    grouped.setdefault(found[0], []).append((found[1], key))
+            names = list(grouped)
+            records = [await client.get(redis_keys.layout(ns)) for ns in names]
+        strays: dict[str, list[str]] = {}
+        for ns, record in zip(names, records, strict=True):
+            named = Layout(ns, int(record)).tags() if record is not None else frozenset()
+            keys = [key for number, key in grouped[ns] if number not in named]
+            if keys:
+                strays[ns] = keys
+        return strays
 
     async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
         [held] = await self._run(
@@ -694,6 +793,14 @@ async def _execute(pipe: Any) -> list[Any]:
         if isinstance(reply, BaseException):
             raise reply
     return replies
+
+
+def _is_blocks(key: str) -> bool:
+    return key.endswith("}:blocks")
+
+
+def _is_claim(key: str) -> bool:
+    return "}:claim:" in key
 
 
 def _text(name: object) -> str:

@@ -19,10 +19,16 @@ group:
   node hears it) on which a commit or a release names its block keys.
 
 The number of groups is fixed per namespace, when it is first written, in its layout record
-``ms:{ns}:layout``; a namespace written before groups existed has none and holds its blocks
-under ``{ns}`` itself, which is the layout of one group (:class:`Layout`), so it stays
-readable. Beside it, ``ms:{ns}:definition``: the game's definition (a rule-set file), set
-once (``SET NX``).
+``ms:{ns}:layout``; a namespace written before groups existed has none until its next write
+and holds its blocks under ``{ns}`` itself, which is the layout of one group
+(:class:`Layout`), so it stays readable. Each group keeps a copy of the record,
+``ms:{ns/g}:layout`` (the record itself for one group), set by every process before its
+first write to the namespace and deleted with the group's blocks: a commit's script checks
+it in the group's own slot, so a process still writing into a namespace deleted meanwhile
+(a worker whose rule set was deleted) is refused, never leaving blocks that no record
+covers. Keys of a group that the record does not name are strays (:func:`group_key`).
+Beside it, ``ms:{ns}:definition``: the game's definition (a rule-set file), set once
+(``SET NX``).
 
 :func:`namespace_of` tells a namespace by its keys in a SCAN (a new key of a namespace
 joins it), but for the layout record: a namespace whose only claims were let go holds
@@ -143,13 +149,23 @@ class Layout:
         return split
 
     def blocks(self, group: int) -> str:
-        return f"{PREFIX}:{{{self.tag(group)}}}:{_BLOCKS}"
+        return blocks(self.tag(group))
 
     def claims(self, group: int) -> str:
         return f"{PREFIX}:{{{self.tag(group)}}}:{_CLAIMS}"
 
     def claim(self, group: int, key: str) -> str:
         return f"{PREFIX}:{{{self.tag(group)}}}:{_CLAIM}{key}"
+
+    def marker(self, group: int) -> str:
+        """The group's copy of the layout record (:func:`layout` of its tag)."""
+        return layout(self.tag(group))
+
+    def tags(self) -> frozenset[int]:
+        """The numbers of the group tags (``ns/n``) this layout names; none for one group."""
+        if self.groups == 1:
+            return frozenset()
+        return frozenset(_spaced_tags(self.namespace, self.groups))
 
     def done_channel(self, group: int) -> str:
         return f"{PREFIX}:{{{self.tag(group)}}}:done"
@@ -169,6 +185,16 @@ def _spaced_tags(namespace: str, groups: int) -> tuple[int, ...]:
         found.setdefault(slot * groups // _SLOTS, number)
         number += 1
     return tuple(found[g] for g in range(groups))
+
+
+def blocks(tag: str) -> str:
+    """The blocks hash of a group's tag (``ns/n``, or the namespace for one group)."""
+    return f"{PREFIX}:{{{tag}}}:{_BLOCKS}"
+
+
+def group_blocks(namespace: str, number: int) -> str:
+    """The blocks hash of the group tag ``ns/number`` (a stray's, whose layout is gone)."""
+    return blocks(f"{namespace}{_GROUP}{number}")
 
 
 def definition(namespace: str) -> str:
@@ -194,6 +220,17 @@ def namespace_of(key: str) -> str | None:
     if claim_or_blocks or kind == _DEFINITION:
         return namespace
     return None  # the layout record alone holds nothing (a namespace claimed, then let go)
+
+
+def group_key(key: str) -> tuple[str, int] | None:
+    """The namespace and tag number of a key in one of a namespace's groups
+    (``ms:{ns/n}:...``, whatever its kind), or None for any other key."""
+    head, brace, rest = key.partition("{")
+    tag, closing, _ = rest.partition("}:")
+    namespace, slash, group = tag.partition(_GROUP)
+    if head != f"{PREFIX}:" or not brace or not closing or not slash or not namespace:
+        return None
+    return (namespace, int(group)) if group.isdigit() else None
 
 
 def worker(worker_id: str) -> str:

@@ -101,7 +101,8 @@ async def unregister(name: str, request: Request) -> UnregisteredOut:
     authorize(request)
     if name in RULE_SETS:
         raise ApiError(409, "name", f"{name} is built in and cannot be deleted")
-    rules, deleted = await service_of(request).rulebook.unregister(name)
+    service = service_of(request)
+    rules, deleted = await service.rulebook.unregister(name, service.queue)
     return UnregisteredOut(name=rules.name, fingerprint=rules.fingerprint, blocks_deleted=deleted)
 
 
