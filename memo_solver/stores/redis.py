@@ -519,8 +519,10 @@ class RedisStore:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._stack.aclose()
-        await self.aclose()
+        try:
+            await self._stack.aclose()
+        finally:
+            await self.aclose()
 
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -767,10 +769,14 @@ class RedisStore:
         return reports
 
     async def aclose(self) -> None:
-        await self._notifications.aclose()
+        """Close the client even from a cancelled scope (a worker giving up on a lost Redis
+        drops the store from inside a timeout): a cluster client left open logs "Unclosed
+        ClusterNode object" for each node when it is collected."""
         client, self._client = self._client, None
-        if client is not None:
-            await close(client)
+        with anyio.CancelScope(shield=True):
+            await self._notifications.aclose()
+            if client is not None:
+                await close(client)
 
 
 _PROBE_TAG_SEARCH: Final = 10_000
