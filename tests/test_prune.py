@@ -118,12 +118,13 @@ def test_prune_lists_then_deletes_the_unknown_namespaces_and_keeps_the_known(
     assert again.stdout.strip().endswith("2 known namespaces kept; nothing to prune")
 
 
-def test_prune_keeps_the_need_table_the_command_line_built_for_a_built_in(
+def test_a_need_table_the_command_line_built_for_a_built_in_is_listed_and_kept(
     store_of: tuple[list[str], Callable[[], Store]],
 ) -> None:
     """A built-in's need table keeps no definition (every process knows the built-in): its
-    family reads the table's fingerprint as one of a built-in, so it is known; a need table
-    of rules nobody can name is unknown all the same."""
+    family reads the table's fingerprint as one of a built-in, so ``status`` lists it by
+    rule set and cap and ``prune`` knows it; a need table of rules nobody can name is
+    unknown all the same."""
     options, open_store = store_of
     rules = RULE_SETS["yahtzee"]
     state = "open=chance,yahtzee upper=50"
@@ -148,6 +149,21 @@ def test_prune_keeps_the_need_table_the_command_line_built_for_a_built_in(
     )
     assert built.returncode == 0, built.stderr
     table = namespace_of(f"{rules.fingerprint}-need40")
+    status = subprocess.run(
+        [str(CLI), *options, "status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+    assert status.returncode == 0, status.stderr
+    listed = json.loads(status.stdout)["tables"]
+    assert list(listed) == [table]
+    assert listed[table]["rules"] == "yahtzee"
+    assert listed[table]["value_type"] == "need table up to 40 points"
+    assert listed[table]["blocks_done"] > 0
+    assert listed[table]["bytes"] > 0
     orphan_table = f"{ORPHAN}-need40"
     anyio.run(commit_blocks, open_store(), orphan_table)
 

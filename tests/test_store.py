@@ -338,6 +338,17 @@ async def test_deleting_a_namespace_deletes_all_it_holds_and_counts_its_blocks(
     assert await store.delete_namespace("1:never-used") == 0
 
 
+async def test_the_namespaces_written_are_listed_without_a_walk_and_leave_with_a_delete(
+    store: Store,
+) -> None:
+    await store.commit(NS, {"a": b"1"}, None)
+    await store.commit(OTHER_NS, {"a": b"1"}, None)
+    await store.put_definition("1:defined-only", b"rules")
+    assert await store.written() == sorted([NS, OTHER_NS])
+    await store.delete_namespace(OTHER_NS)
+    assert await store.written() == [NS]
+
+
 def another_process(store: Store) -> Store:
     """A second handle on the same store, as another process opens it (None in memory)."""
     if isinstance(store, SQLiteStore):

@@ -191,6 +191,13 @@ class Store(Protocol):
         """Delete everything the namespace holds, at once; the number of blocks deleted."""
         ...
 
+    async def written(self) -> list[str]:
+        """The namespaces written to, sorted, without walking all the store holds (SQLite:
+        a step of the blocks' index per namespace; Redis: an index the writers keep, of
+        every namespace written since it was kept): what ``status`` lists beyond the games
+        it knows by name (need tables, a rule-set file's values)."""
+        ...
+
     async def strays(self) -> dict[str, Coverage]:
         """What each namespace holds that no reader finds: blocks and claims that no layout
         record covers (Redis: written into a namespace after it was deleted, by a version

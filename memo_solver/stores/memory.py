@@ -133,6 +133,9 @@ class MemoryStore:
             if space.blocks or space.claims or space.definition is not None
         )
 
+    async def written(self) -> list[str]:
+        return sorted(name for name, space in self._spaces.items() if space.blocks)
+
     async def delete_namespace(self, namespace: str) -> int:
         """Waiters on its claims wake, as at a release: the claims are gone."""
         space = self._spaces.pop(namespace, None)

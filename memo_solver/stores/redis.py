@@ -374,17 +374,17 @@ class RedisStore:
         return layout
 
     async def _mark(self, layout: Layout) -> None:
-        """Copy the layout record into every group, before this process's first write: a
-        copy is the record's only trace in the group's slot, which a commit's script can
-        read. A delete between the record's script and these copies (one round trip, once
-        per namespace and process) leaves copies without a record: the commits they let
-        through are strays, which ``prune`` finds."""
-        if layout.groups > 1:
-            async with self._reachable() as client:
-                pipe: Any = client.pipeline(transaction=False)
-                for group in range(layout.groups):
-                    pipe.set(layout.marker(group), layout.groups)
-                await _execute(pipe)
+        """Copy the layout record into every group, before this process's first write (and
+        list the namespace as written): a copy is the record's only trace in the group's
+        slot, which a commit's script can read. A delete between the record's script and
+        these copies (one round trip, once per namespace and process) leaves copies without
+        a record: the commits they let through are strays, which ``prune`` finds."""
+        async with self._reachable() as client:
+            pipe: Any = client.pipeline(transaction=False)
+            for group in range(layout.groups) if layout.groups > 1 else ():
+                pipe.set(layout.marker(group), layout.groups)
+            pipe.sadd(redis_keys.WRITTEN, layout.namespace)
+            await _execute(pipe)
         self._marked.add(layout.namespace)
 
     def expect(self, namespace: str, size_bytes: int) -> None:
@@ -622,7 +622,12 @@ class RedisStore:
             blocks = sum(int(n) for n in await self._run(_DELETE_GROUP, calls))
         async with self._reachable() as client:
             await client.unlink(redis_keys.layout(namespace), redis_keys.definition(namespace))
+            await client.srem(redis_keys.WRITTEN, namespace)
         return blocks
+
+    async def written(self) -> list[str]:
+        async with self._reachable() as client:
+            return sorted(_text(name) for name in await client.smembers(redis_keys.WRITTEN))
 
     async def strays(self) -> dict[str, Coverage]:
         """A SCAN of the whole database, then each stray group's blocks counted (HLEN)

@@ -58,6 +58,8 @@ each step is one script):
 
 No kind of a namespace's key ends these, so :func:`namespace_of` never takes them for one.
 
+``ms:{written}:namespaces``: the set of namespaces written (:data:`WRITTEN`).
+
 And ``ms:{probe:<n>}:<random>``: a readiness probe's claim, set and deleted in one round
 trip; on a cluster one per master, each ``n`` chosen so that its slot is that master's.
 """
@@ -77,6 +79,9 @@ JOB_STREAM: Final = f"{PREFIX}:{JOBS_TAG}:stream"
 JOB_GROUP: Final = f"{PREFIX}:{JOBS_TAG}:workers"
 RECENT_JOBS: Final = f"{PREFIX}:{JOBS_TAG}:recent"
 LIVE_WORKERS: Final = f"{PREFIX}:{JOBS_TAG}:alive"
+WRITTEN: Final = f"{PREFIX}:{{written}}:namespaces"
+"""A set of every namespace written since it was kept (added by each process before its
+first write, removed by a delete): what ``status`` lists without a SCAN."""
 RULES_TAG: Final = "{rules}"
 REGISTERED_NAMES: Final = f"{PREFIX}:{RULES_TAG}:names"
 REGISTERED_DOCUMENTS: Final = f"{PREFIX}:{RULES_TAG}:documents"
