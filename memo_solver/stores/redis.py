@@ -635,13 +635,15 @@ class RedisStore:
         found = await self._stray_keys(redis_keys.TAGGED_PATTERN)
         async with self._reachable() as client:
             pipe: Any = client.pipeline(transaction=False)
-            blocks = [(ns, k) for ns, keys in found.items() for k in keys if _is_blocks(k)]
+            blocks = [
+                (ns, k) for ns, keys in found.items() for k in keys if redis_keys.is_blocks(k)
+            ]
             for _, key in blocks:
                 pipe.hlen(key)
                 pipe.memory_usage(key, samples=_MEMORY_SAMPLES)
             replies = await _execute(pipe)
         covered = {
-            ns: Coverage(blocks=0, claims=sum(map(_is_claim, keys)), bytes=0)
+            ns: Coverage(blocks=0, claims=sum(map(redis_keys.is_claim, keys)), bytes=0)
             for ns, keys in found.items()
         }
         for (ns, _), count, size in zip(blocks, replies[::2], replies[1::2], strict=True):
@@ -804,14 +806,6 @@ async def _execute(pipe: Any) -> list[Any]:
         if isinstance(reply, BaseException):
             raise reply
     return replies
-
-
-def _is_blocks(key: str) -> bool:
-    return key.endswith("}:blocks")
-
-
-def _is_claim(key: str) -> bool:
-    return "}:claim:" in key
 
 
 def _text(name: object) -> str:

@@ -238,6 +238,16 @@ def group_key(key: str) -> tuple[str, int] | None:
     return (namespace, int(group)) if group.isdigit() else None
 
 
+def is_blocks(key: str) -> bool:
+    """Whether the key is a group's blocks hash (of a namespace's key, as SCAN finds it)."""
+    return key.endswith(f"}}:{_BLOCKS}")
+
+
+def is_claim(key: str) -> bool:
+    """Whether the key is a block's claim (of a namespace's key, as SCAN finds it)."""
+    return f"}}:{_CLAIM}" in key
+
+
 def worker(worker_id: str) -> str:
     return f"{PREFIX}:{JOBS_TAG}:worker:{worker_id}"
 
