@@ -244,21 +244,24 @@ async def fail_jobs_of(redis: Client, rules: str, error: str, ttl_s: float) -> i
 
     Finds them among the live entries of the recent-jobs index (scored ``+inf`` until they
     finish), then fails each in one step only if it is still live and of that game: a job
-    finished meanwhile keeps its end."""
+    finished meanwhile keeps its end. A round trip per live job: a delete is rare, and the
+    live jobs are the queue's width."""
     ids = [text(i) for i in await redis.zrangebyscore(redis_keys.RECENT_JOBS, "+inf", "+inf")]
-    failed = 0
     fail = redis.register_script(_FAIL_OF)
+    now = f"{time.time():.3f}"
+    failed = 0
     for job_id in ids:
         keys = [redis_keys.job(job_id), redis_keys.RECENT_JOBS]
-        args: list[str | int] = [milliseconds(ttl_s), job_id, rules, error, f"{time.time():.3f}"]
+        args: list[str | int] = [milliseconds(ttl_s), job_id, rules, error, now]
         failed += int(await fail(keys=keys, args=args))
     return failed
 
 
 # KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, the game, the
-# error, the time. 1 when the job was live and of that game, and is failed now.
+# error, the time. 1 when the job was live and of that game, and is failed now. It only
+# overwrites a small record, so it runs at maxmemory: deleting a rule set frees memory.
 _FAIL_OF: Final = (
-    LUA_WRITES
+    LUA_FREES
     + LUA_NOW_MS
     + """
 local job = redis.call('HMGET', KEYS[1], 'status', 'rules')
