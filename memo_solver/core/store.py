@@ -143,7 +143,9 @@ class Store(Protocol):
         self, namespace: str, keys: Sequence[str], token: str, lease_s: float
     ) -> dict[str, Claim]:
         """Per key, atomically: DONE if the block exists, else take the claim unless
-        another token's claim is still live (BUSY). The token may re-claim its own."""
+        another token's claim is still live (BUSY). The token may re-claim its own. A
+        store that refuses commits into a namespace deleted meanwhile may refuse its claims
+        too (Redis: :class:`NamespaceGoneError`, claiming nothing)."""
         ...
 
     async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:

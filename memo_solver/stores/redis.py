@@ -76,16 +76,20 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 """Sets ``now``, Redis's own clock in ms, for a script: expiry scores then agree with the
 TTLs Redis keeps, whichever host's script wrote them."""
 
-# KEYS: the group's blocks hash, claims set, then one claim key per block. ARGV: token,
-# lease ms, then block keys.
+# KEYS: the group's blocks hash, claims set, copy of the layout record, then one claim key
+# per block. ARGV: token, lease ms, '' (so that ARGV[i] is KEYS[i]'s block), then block keys.
+# 'gone', claiming nothing, when the copy is (see _COMMIT).
 _CLAIM: Final = (
     LUA_WRITES
     + LUA_NOW_MS
     + """
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return 'gone'
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local expiry = now + tonumber(ARGV[2])
 local out = {}
-for i = 3, #KEYS do
+for i = 4, #KEYS do
   local field = ARGV[i]
   if redis.call('HEXISTS', KEYS[1], field) == 1 then
     out[#out + 1] = 'done'
@@ -437,12 +441,20 @@ class RedisStore:
         lease = milliseconds(lease_s)
         calls = [
             (
-                [layout.blocks(g), layout.claims(g), *(layout.claim(g, k) for k in group_keys)],
-                [token, lease, *group_keys],
+                [
+                    layout.blocks(g),
+                    layout.claims(g),
+                    layout.marker(g),
+                    *(layout.claim(g, k) for k in group_keys),
+                ],
+                [token, lease, "", *group_keys],
             )
             for g, group_keys in split.items()
         ]
         answers = await self._run(_CLAIM, calls)
+        if not all(isinstance(found, list) for found in answers):
+            self._forget(namespace)
+            raise NamespaceGoneError(namespace)
         claims: dict[str, Claim] = {}
         for group_keys, found in zip(split.values(), answers, strict=True):
             for key, answer in zip(group_keys, found, strict=True):
