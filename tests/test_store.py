@@ -29,9 +29,11 @@ from store_faults import (
     store_file,
 )
 
+from memo_solver.core import store as store_module
 from memo_solver.core.store import (
     Claim,
     Coverage,
+    GoneNamespaces,
     NamespaceGoneError,
     Store,
     StoreBusyError,
@@ -362,8 +364,9 @@ async def test_a_commit_into_a_namespace_deleted_since_the_writer_began_is_refus
     store: Store,
 ) -> None:
     """A worker still solving a rule set that was deleted (its layout record gone) has its
-    commits refused, writing nothing, so no block lands where no record says whose it is;
-    a writer that starts afresh makes the namespace again, and so does the refused one."""
+    commits refused, writing nothing, so no block lands where no record says whose it is,
+    and its solve's other writes too (:data:`GONE_HOLD_S`); a writer that starts afresh
+    makes the namespace again."""
     async with another_process(store) as worker:
         assert await worker.try_claim(NS, ["a", "b"], A, LONG_LEASE) == {
             "a": Claim.CLAIMED,
@@ -379,8 +382,26 @@ async def test_a_commit_into_a_namespace_deleted_since_the_writer_began_is_refus
         assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
         await store.commit(NS, {"c": b"3"}, None)
         assert await worker.get_many(NS, ["c"]) == {"c": b"3"}
-        await worker.commit(NS, {"d": b"4"}, None)
-        assert await store.get_many(NS, ["c", "d"]) == {"c": b"3", "d": b"4"}
+        with pytest.raises(NamespaceGoneError):
+            await worker.try_claim(NS, ["d"], A, LONG_LEASE)
+        with pytest.raises(NamespaceGoneError):
+            await worker.commit(NS, {"d": b"4"}, None)
+        assert await store.get_many(NS, ["c", "d"]) == {"c": b"3"}
+
+
+def test_a_namespace_held_gone_is_refused_for_the_hold_then_may_start_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gone = GoneNamespaces()
+    assert isinstance(gone.hold(NS), NamespaceGoneError)
+    with pytest.raises(NamespaceGoneError):
+        gone.check(NS)
+    gone.check(OTHER_NS)  # another namespace is written as ever
+    gone.release(NS)  # this process deleted it itself
+    gone.check(NS)
+    monkeypatch.setattr(store_module, "GONE_HOLD_S", 0.0)
+    gone.hold(NS)
+    gone.check(NS)  # the hold is over: a rule set registered again is solved here again
 
 
 async def test_redis_finds_and_deletes_the_strays_no_layout_record_covers(store: Store) -> None:

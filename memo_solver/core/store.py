@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self
@@ -92,6 +93,41 @@ class NamespaceGoneError(UserError):
             "set was deleted): nothing more is written there",
             "rules",
         )
+
+
+GONE_HOLD_S = 60.0
+"""How long a process keeps refusing its own writes into a namespace it was refused in:
+longer than any write of a solve in flight takes to come (a chunk's solve, under a second;
+a waiter's lease, 10 s by default, before it claims), so that none of them starts the
+deleted namespace afresh; short enough that a rule set registered again is solved by the
+same process a minute later."""
+
+
+class GoneNamespaces:
+    """The namespaces a store of this process was refused a write in (deleted by another),
+    refused here at once for :data:`GONE_HOLD_S`: one refusal ends the whole solve, where
+    the solve's other writes would otherwise write the namespace again from scratch."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def hold(self, namespace: str) -> NamespaceGoneError:
+        """Refuse the namespace from now on; the error to raise."""
+        self._until[namespace] = time.monotonic() + GONE_HOLD_S
+        return NamespaceGoneError(namespace)
+
+    def check(self, namespace: str) -> None:
+        """Raise :class:`NamespaceGoneError` for a namespace still held."""
+        until = self._until.get(namespace)
+        if until is None:
+            return
+        if time.monotonic() < until:
+            raise NamespaceGoneError(namespace)
+        del self._until[namespace]
+
+    def release(self, namespace: str) -> None:
+        """This process deleted the namespace itself: its next write starts it afresh."""
+        self._until.pop(namespace, None)
 
 
 def mixed(keys: Sequence[str], shuffle: random.Random | None) -> list[str]:

@@ -32,7 +32,7 @@ from redis.exceptions import NoScriptError
 from memo_solver.core.store import (
     Claim,
     Coverage,
-    NamespaceGoneError,
+    GoneNamespaces,
     StoreUnavailableError,
     Write,
 )
@@ -296,6 +296,7 @@ class RedisStore:
         self._marked: set[str] = set()
         """Namespaces this process wrote the group copies of the layout record for: the
         record it writes under, which a commit checks (see :mod:`redis_keys`)."""
+        self._gone = GoneNamespaces()
         self._probe_tags: dict[str, int] = {}
         self._notifications = Notifications(self.description)
         self._limit = anyio.CapacityLimiter(MAX_CONNECTIONS)
@@ -365,6 +366,7 @@ class RedisStore:
         one = Layout(namespace, 1)
         keys = [redis_keys.layout(namespace), one.blocks(0), one.claims(0)]
         if create:
+            self._gone.check(namespace)
             wanted = self.groups or self._expected.get(namespace, redis_keys.DEFAULT_GROUPS)
             [groups] = await self._run(_LAYOUT, [(keys, [wanted])])
             await self._mark(Layout(namespace, int(groups)))
@@ -454,7 +456,7 @@ class RedisStore:
         answers = await self._run(_CLAIM, calls)
         if not all(isinstance(found, list) for found in answers):
             self._forget(namespace)
-            raise NamespaceGoneError(namespace)
+            raise self._gone.hold(namespace)
         claims: dict[str, Claim] = {}
         for group_keys, found in zip(split.values(), answers, strict=True):
             for key, answer in zip(group_keys, found, strict=True):
@@ -514,11 +516,11 @@ class RedisStore:
             calls.append(([*script_keys, *(layout.claim(g, k) for k in group_keys)], args))
         if -1 in await self._run(_COMMIT, calls):
             self._forget(namespace)
-            raise NamespaceGoneError(namespace)
+            raise self._gone.hold(namespace)
 
     def _forget(self, namespace: str) -> None:
         """Drop what this process knows of the namespace's layout: deleted, it is read
-        afresh, and written again under a record of its own."""
+        afresh, and written again (once no longer held gone) under a record of its own."""
         self._layouts.pop(namespace, None)
         self._marked.discard(namespace)
 
@@ -612,6 +614,7 @@ class RedisStore:
         no harm); then the layout and the definition."""
         layout = await self._layout(namespace, create=False)
         self._forget(namespace)
+        self._gone.release(namespace)
         blocks = 0
         if layout is not None:
             async with self._reachable() as client:

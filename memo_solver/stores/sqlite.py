@@ -37,6 +37,7 @@ import anyio.to_thread
 from memo_solver.core.store import (
     Claim,
     Coverage,
+    GoneNamespaces,
     NamespaceGoneError,
     StoreBusyError,
     StoreFullError,
@@ -136,6 +137,7 @@ class SQLiteStore:
         self._recorded: set[str] = set()
         """Namespaces this process recorded (:data:`_RECORDS`): its commits there check the
         record is still there."""
+        self._gone = GoneNamespaces()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._connect(lock_timeout_s)
@@ -273,6 +275,7 @@ class SQLiteStore:
     async def try_claim(
         self, namespace: str, keys: Sequence[str], token: str, lease_s: float
     ) -> dict[str, Claim]:
+        self._gone.check(namespace)
         recorded = namespace in self._recorded
 
         def claim(db: sqlite3.Connection) -> dict[str, Claim]:
@@ -345,6 +348,7 @@ class SQLiteStore:
             rows.append([key, start, len(data)])
             start += len(data)
         joined = b"".join(blocks.values())
+        self._gone.check(namespace)
         recorded = namespace in self._recorded
 
         def commit(db: sqlite3.Connection) -> None:
@@ -370,7 +374,7 @@ class SQLiteStore:
             await self._run(commit, writes=len(joined) + _ROW_BYTES * len(blocks))
         except NamespaceGoneError:
             self._recorded.discard(namespace)  # written again later, it is recorded afresh
-            raise
+            raise self._gone.hold(namespace) from None
         self._recorded.add(namespace)
 
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
@@ -467,6 +471,7 @@ class SQLiteStore:
             return deleted.rowcount
 
         self._recorded.discard(namespace)
+        self._gone.release(namespace)
         return await self._run(delete, writes=0)
 
     async def strays(self) -> dict[str, Coverage]:
