@@ -434,6 +434,33 @@ async def test_operator_endpoints_refuse_a_missing_or_wrong_token(
         assert await redis.keys("*job*") == []  # nothing was queued
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"rules": 5}',
+        b'{"rules": "yahtzee-lower", "extra": 1}',
+        b"[]",
+        b"{bad",
+        b"\xff\xfe",
+        b'{"rules": %s}' % (b"[" * 30_000 + b"]" * 30_000),
+    ],
+    ids=["wrong-type", "extra-key", "not-an-object", "malformed", "not-utf-8", "deep"],
+)
+async def test_the_operator_token_is_checked_before_the_body(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, body: bytes
+) -> None:
+    """A client without the token learns nothing of what the body should be: 401, whatever
+    it sent; with the token, the same body is the body's error."""
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
+    async with api_client(redis_url, QUICK) as client:
+        anonymous = await client.post("/v1/jobs/precompute", content=body, headers=JSON)
+        operator = await client.post(
+            "/v1/jobs/precompute", content=body, headers=JSON | bearer(TOKEN)
+        )
+    assert "Authorization: Bearer" in error_of(anonymous, 401, "authorization")
+    assert operator.status_code in (400, 422), operator.text
+
+
 async def test_operator_endpoints_queue_and_report_jobs(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from api_support import api_client, bearer, error_of
@@ -96,6 +97,65 @@ async def test_a_name_holding_other_rules_or_a_built_in_name_is_a_409(tmp_path: 
         assert (await client.post("/v1/rules", json=same)).status_code == 200
 
 
+@pytest.mark.parametrize("on", ["sqlite", "redis"])
+async def test_of_concurrent_registrations_of_one_rule_set_one_creates_it(
+    tmp_path: Path, request: pytest.FixtureRequest, on: str
+) -> None:
+    """Fifty clients send the same rule set at once: one 201 created, forty-nine 200, as
+    if they had come one after another."""
+    store = tmp_path / "s.sqlite" if on == "sqlite" else request.getfixturevalue("redis_url")
+    async with api_client(store) as client:
+        answers: list[httpx.Response] = []
+
+        async def register() -> None:
+            answers.append(await client.post("/v1/rules", json=TINY))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):
+                tg.start_soon(register)
+    created = sorted((r.status_code, r.json()["created"]) for r in answers)
+    assert created == [(200, False)] * 49 + [(201, True)], [r.text for r in answers]
+
+
+SURROGATE_ROUTES = [
+    ("/v1/advice", b'{"rules": "\\ud800", "state": "start"}'),
+    ("/v1/value", b'{"rules": "\\ud800", "state": "start"}'),
+    ("/v1/advice/batch", b'{"rules": "\\ud800", "states": ["start"]}'),
+    ("/v1/stats", b'{"rules": "\\ud800"}'),
+    ("/v1/review", b'{"rules": "\\ud800", "game": {"turns": []}}'),
+    ("/v1/jobs/precompute", b'{"rules": "\\ud800"}'),
+]
+
+
+@pytest.mark.parametrize("on", ["sqlite", "redis"])
+async def test_a_lone_surrogate_as_rules_is_a_422_naming_rules(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, on: str
+) -> None:
+    """JSON may spell half a UTF-16 pair (``"\\ud800"``), which is no text a store can
+    hold: no rule set is named so, whatever the store (one holding registrations too)."""
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret")
+    store = tmp_path / "s.sqlite" if on == "sqlite" else request.getfixturevalue("redis_url")
+    async with api_client(store) as client:
+        assert (await client.post("/v1/rules", json=TINY)).status_code == 201
+        for path, body in SURROGATE_ROUTES:
+            headers = {"content-type": "application/json", **bearer("s3cret")}
+            response = await client.post(path, content=body, headers=headers)
+            assert "unknown rule set" in error_of(response, 422, "rules"), path
+
+
+@pytest.mark.parametrize("on", ["sqlite", "redis"])
+async def test_a_rule_set_nested_past_the_json_parser_is_a_422(
+    tmp_path: Path, request: pytest.FixtureRequest, on: str
+) -> None:
+    """60 KB of nested arrays: deeper than Python's JSON parser goes (RecursionError)."""
+    store = tmp_path / "s.sqlite" if on == "sqlite" else request.getfixturevalue("redis_url")
+    deep = b"[" * 30_000 + b"]" * 30_000
+    async with api_client(store) as client:
+        for body in (deep, b'{"name": "deep", "boxes": %s}' % deep):
+            message = error_of(await client.post("/v1/rules", content=body), 422, "rules")
+            assert "nested deeper than a rule set is" in message
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -103,6 +163,10 @@ async def test_a_name_holding_other_rules_or_a_built_in_name_is_a_409(tmp_path: 
         (json.dumps(TINY | {"dice": 7}).encode(), "dice"),
         (json.dumps(TINY | {"boxes": []}).encode(), "boxes"),
         (json.dumps(TINY | {"house": 1}).encode(), "house"),
+        (
+            json.dumps(TINY | {"boxes": [{**TINY["boxes"][1], "points": 10**30}]}).encode(),
+            "boxes[0].points",
+        ),
     ],
 )
 async def test_a_bad_rule_set_is_a_422_naming_its_field(

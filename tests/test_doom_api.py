@@ -19,6 +19,7 @@ import pytest
 from api_support import api_client, child_env, error_of
 
 from memo_solver.games.dice_of_doom.advice import solve
+from memo_solver.games.dice_of_doom.board import DoomError
 from memo_solver.jobs.queue import Job
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.routes.games import dice_of_doom as doom_api
@@ -330,6 +331,14 @@ async def test_a_bad_request_is_a_422_naming_the_field(
         response = await client.post(ADVICE, content=body, headers=JSON)
 
     assert words in error_of(response, 422, field)
+
+
+def test_a_doom_limit_past_what_memory_holds_is_refused_when_the_service_starts() -> None:
+    """Not a 422 to every client that asks: ``serve`` stops at once, in one line."""
+    with pytest.raises(DoomError, match="more than this machine's memory holds") as error:
+        ApiSettings(doom_limit=99_999_999_999_999)
+
+    assert error.value.field == "doom_limit"
 
 
 async def test_a_malformed_body_is_a_400(tmp_path: Path) -> None:

@@ -252,11 +252,25 @@ BAD_INPUT: list[Any] = [
     pytest.param(["play", *DOOM, "--size", "7"], "size 7 is not supported", id="play-size"),
     pytest.param(
         ["play", *DOOM, "--board", BOOK, "--limit", "5"],
-        "more than 5 distinct positions, the solver's limit; raise the limit to solve this "
-        "(--limit of advise, stats and play;",
+        "more than 5 distinct positions, the solver's limit",
         id="play-over-limit",
     ),
     pytest.param(["play", *DOOM, "--limit", "0"], "must be at least 1, got 0", id="play-limit-0"),
+    pytest.param(
+        ["play", *DOOM, "--size", "5", "--seed", "1"],
+        "needs more than 2,000,000 distinct positions, the solver's limit (an estimate from",
+        id="play-5x5-estimated-at-once",
+    ),
+    pytest.param(
+        ["serve", "--doom-limit", "99999999999999", "--port", "1"],
+        "a limit of 99,999,999,999,999 positions is more than this machine's memory holds",
+        id="serve-doom-limit-past-memory",
+    ),
+    pytest.param(
+        ["stats", *DOOM, BOOK, "--limit", "99999999999999"],
+        "a limit of 99,999,999,999,999 positions is more than this machine's memory holds",
+        id="limit-past-memory",
+    ),
     pytest.param(["precompute", *DOOM, "--size", "4"], "invalid choice: 4", id="precompute-4x4"),
     pytest.param(["advise", *DOOM, TOO_MANY_DIGITS], "is not a hex", id="dice-5000-digits"),
 ]

@@ -335,6 +335,69 @@ def test_the_position_limit_names_itself_and_the_way_out() -> None:
     assert solver.value(make_position("a-1 b-2 a-1 / a-1 a-1 a-1 / a-1 a-1 a-1", "b")) == 0
 
 
+SEED_1_5X5 = (
+    "a-3 a-1 b-2 a-3 b-1 / b-3 b-1 b-2 a-2 a-3 / b-1 a-2 b-1 b-3 a-1 / "
+    "b-2 b-2 a-1 a-2 b-3 / a-3 a-1 a-1 a-3 b-3"
+)
+"""The board ``play --size 5 --seed 1`` draws: solving it outgrows any machine."""
+
+
+def test_a_board_that_cannot_fit_is_refused_before_its_solve_starts() -> None:
+    solver = DoomSolver(5)
+    reported: list[int] = []
+    solver.progress = reported.append  # told every 262,144 positions the solve holds
+
+    with pytest.raises(DoomLimitError) as error:
+        solver.value(make_position(SEED_1_5X5, "a"))
+
+    assert error.value.field == "limit"
+    assert "needs more than 2,000,000 distinct positions, the solver's limit (an estimate" in (
+        error.value.message
+    )
+    assert reported == []  # refused on the estimate, before a single solved position
+    assert solver.positions == 0
+
+
+@pytest.mark.parametrize(
+    ("board", "positions"),
+    [
+        pytest.param(
+            "b-2 b-2 a-1 b-2 / a-1 a-1 a-1 a-3 / b-3 b-2 a-1 b-1 / a-1 a-1 a-1 a-1",
+            25_810,
+            id="4x4-seed-5",
+        ),
+        pytest.param(
+            "a-3 b-2 a-1 a-1 a-1 / b-1 a-1 a-1 a-1 a-1 / a-1 a-1 b-1 a-1 a-1 / "
+            "a-1 a-1 a-1 a-1 b-1 / a-1 a-1 a-1 b-2 a-3",
+            1_567,
+            id="5x5",
+        ),
+        pytest.param("a-1 a-2 b-1 / a-2 b-2 b-3 / b-1 b-3 a-2", 15_914, id="3x3-seed-1"),
+        pytest.param("a-1 a-3 b-2 / b-3 a-3 a-2 / b-2 b-3 a-1", 49_990, id="3x3-seed-3"),
+    ],
+)
+def test_a_board_that_fits_its_limit_exactly_is_solved_whatever_its_size(
+    board: str, positions: int
+) -> None:
+    """The estimate stays below the truth: it never refuses what the limit holds."""
+    solver = DoomSolver(parse_board(board).size, limit=positions)
+
+    solver.value(make_position(board, "a"))
+
+    assert solver.positions == positions
+
+
+def test_a_limit_is_bounded_by_what_the_machines_memory_holds() -> None:
+    most = doom_tree.most_positions()
+    assert most * doom_tree.BYTES_PER_POSITION <= doom_tree._memory()
+
+    assert DoomSolver(5, limit=most).limit == most
+    with pytest.raises(DoomError, match="more than this machine's memory holds") as error:
+        DoomSolver(5, limit=99_999_999_999_999)
+    assert error.value.field == "limit"
+    assert f"hold at most {most:,}" in error.value.message
+
+
 def test_counts_wider_than_their_packed_fields_stay_exact(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sizes and leaf counts share one integer; a count outgrowing its field widens them all."""
     monkeypatch.setattr(doom_tree, "_FIELD_BITS", 4)

@@ -8,19 +8,31 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
+from cli_support import USAGE
+from rulebook_brute_force import value as rulebook_value
 
+from memo_solver.cli import main as memo_cli
+from memo_solver.core.engine import open_engine
+from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.kinds import RuleFileError
+from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.kinds import MAX_POINTS, RuleFileError
+from memo_solver.games.yahtzee.need import NeedGame, reach
 from memo_solver.games.yahtzee.rule_file import (
+    MAX_BOXES,
     format_rule_document,
     parse_rule_set,
     parse_rule_text,
     read_rule_file,
     rule_set_document,
+    rule_text,
 )
 from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.stores.memory import MemoryStore
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "rules"
 PACKAGED = Path(__file__).parent.parent / "memo_solver" / "games" / "yahtzee" / "rule_sets"
@@ -216,7 +228,9 @@ BAD = [
         "boxes[1].face",
         "face 1 has an upper box",
     ),
-    ("negative points", _with(boxes__2__points=-5), "boxes[2].points", "0 or more, got -5"),
+    ("negative points", _with(boxes__2__points=-5), "boxes[2].points", "0..10000, got -5"),
+    ("points past the bound", _with(boxes__2__points=10_001), "boxes[2].points", "0..10000"),
+    ("points of 2**63", _with(boxes__2__points=2**63), "boxes[2].points", "0..10000"),
     ("negative bonus", _with(upper_bonus=-1), "upper_bonus", "0..10000, got -1"),
     (
         "unreachable threshold",
@@ -336,3 +350,184 @@ def test_text_that_is_no_json_says_so(tmp_path: Path) -> None:
     assert in_file.value.field == "dice"
     with pytest.raises(RuleFileError, match="at most 65536 bytes"):
         parse_rule_text(" " * 70_000)
+
+
+def test_json_nested_deeper_than_the_parser_goes_names_rules() -> None:
+    """Python's JSON parser stops with a RecursionError: a rule set is four levels deep."""
+    deep = "[" * 30_000 + "]" * 30_000
+    for text in (deep, f'{{"name": "deep", "boxes": {deep}}}'):
+        with pytest.raises(RuleFileError, match="nested deeper than a rule set is") as info:
+            parse_rule_text(text)
+        assert info.value.field == "rules"
+    nested: list[Any] = []
+    for _ in range(100_000):  # what a request's own parser may hand on, already parsed
+        nested = [nested]
+    with pytest.raises(RuleFileError, match="nested deeper than a rule set is") as parsed:
+        rule_text({"name": "deep", "boxes": nested})
+    assert parsed.value.field == "rules"
+
+
+# --- the bounds: every number a file writes, and the values at their extremes ----------------
+
+P = MAX_POINTS
+MAXIMAL: dict[str, Any] = {
+    "name": "maximal",
+    "dice": 6,
+    "rerolls": 5,
+    "upper_threshold": 6 * 21,  # the most six dice in every upper box make
+    "upper_bonus": P,
+    "yahtzee_bonus": P,
+    "joker": "free",
+    "boxes": [
+        *({"name": f"upper_{face}", "kind": "upper", "face": face} for face in range(1, 7)),
+        {"name": "all_alike", "kind": "all_alike", "points": P},
+        {"name": "house", "kind": "full_house", "points": P, "five_alike": True, "joker_points": P},
+        {
+            "name": "pairs",
+            "kind": "pairs",
+            "count": 3,
+            "four_as_two_pairs": True,
+            "joker_points": P,
+        },
+        {"name": "villa", "kind": "villa", "points": P, "joker_points": P},
+        {"name": "tower", "kind": "tower", "points": P, "joker_points": P},
+        {
+            "name": "straight",
+            "kind": "straight",
+            "faces": [1, 2, 3, 4, 5, 6],
+            "points": P,
+            "joker_points": P,
+        },
+        {"name": "chance", "kind": "chance", "joker_points": P},
+        *(
+            {"name": f"six_{i}", "kind": "of_a_kind", "count": 6, "points": P, "joker_points": P}
+            for i in range(7)
+        ),
+    ],
+}
+"""Every number of the format at its largest: 20 boxes, six dice, five rerolls, every
+fixed point, bonus and Joker point at the bound, the highest threshold six dice reach."""
+MAXIMAL_REACH = 6 * 21 + 6 * P + 14 * (P + P) + P
+"""The most a game of it could bank: the upper boxes at their best with a Yahtzee bonus
+each, every other box's points with one, and the upper bonus."""
+
+
+Where = tuple[str | int, ...]
+
+
+def _integers(value: object, at: Where = ()) -> list[tuple[Where, str]]:
+    """Every integer of a document: where it is, and the field an error about it names (a
+    list of numbers is one field)."""
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _integers(item, (*at, key))]
+    if isinstance(value, list):
+        inner = [found for i, item in enumerate(value) for found in _integers(item, (*at, i))]
+        numbers = all(isinstance(item, int) for item in value)
+        return [(where, _field(at)) for where, _ in inner] if numbers else inner
+    return [(at, _field(at))] if isinstance(value, int) and not isinstance(value, bool) else []
+
+
+def _field(at: Where) -> str:
+    """``("boxes", 3, "count")`` as the errors spell it: ``boxes[3].count``."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in at).lstrip(".")
+
+
+def _with_number(at: Where, number: int) -> dict[str, Any]:
+    document = copy.deepcopy(MAXIMAL)
+    target: Any = document
+    for part in at[:-1]:
+        target = target[part]
+    target[at[-1]] = number
+    return document
+
+
+def _number(at: Where) -> int:
+    found: Any = MAXIMAL
+    for part in at:
+        found = found[part]
+    return int(found)
+
+
+NUMBERS = _integers(MAXIMAL)
+
+
+def test_the_maximal_rule_set_is_one_a_file_may_write() -> None:
+    rules = parse_rule_set(MAXIMAL)
+    assert len(rules.categories) == MAX_BOXES
+    assert reach(rules, 0) == MAXIMAL_REACH == 350_126
+    assert len(NUMBERS) > 40  # every box's numbers were found
+
+
+@pytest.mark.parametrize(("at", "field"), NUMBERS, ids=[_field(at) for at, _ in NUMBERS])
+def test_every_number_a_file_writes_has_a_bound_that_the_maximal_one_reaches(
+    at: Where, field: str
+) -> None:
+    """One more than the maximal file writes is refused, and so is a number far past any
+    bound (fixed points of 2**63 once came back as a negative value), in one line naming
+    the field."""
+    with pytest.raises(RuleFileError):
+        parse_rule_set(_with_number(at, _number(at) + 1))
+    for past in (-1, 2**63, 10**30):
+        with pytest.raises(RuleFileError) as info:
+            parse_rule_set(_with_number(at, past))
+        assert info.value.field == field, (past, str(info.value))
+        assert str(info.value).startswith(f"{field}: ")
+
+
+def test_a_file_past_a_bound_is_one_line_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    house = tmp_path / "house.json"
+    house.write_text(json.dumps(_with(boxes__2__points=2**63 - 2)))
+    store = str(tmp_path / "memo.sqlite")
+    assert memo_cli.main(["--store", store, "value", "--rules-file", str(house)]) == USAGE
+    assert capsys.readouterr().err == (
+        "memo-solver: error: boxes[2].points: expected fixed points 0..10000, got "
+        f"9223372036854775806 (in {house})\n"
+    )
+
+
+NEED_CAP = 100
+"""Far below one box's 10,000 points, so that most scores jump past the need table's width
+(a cap of 2,000, the largest, costs 9 CPU s here and checks nothing more)."""
+
+
+@pytest.mark.slow  # 4 CPU s: the brute force plays a turn start of six dice, five rerolls
+def test_the_values_of_the_maximal_rule_set_are_exact_and_within_what_a_game_can_score() -> None:
+    """The last three boxes of the maximal rule set (sixes, a Joker's 10,000 in the full
+    house and in chance; the Yahtzee box filled, so every five alike banks 10,000 more):
+    every turn start's value is finite, at least 0 and at most what the open boxes could
+    bank; every chance of the need table is a probability, falling as the need grows; and
+    the value the bonus and the Joker are still open for is the brute force's, played from
+    the rule book."""
+    rules = parse_rule_set(MAXIMAL)
+    names = [c.name for c in rules.categories]
+    still_open = [names.index(name) for name in ("upper_6", "house", "chance")]
+    filled = rules.all_filled & ~sum(1 << box for box in still_open)
+    masks = rules.reachable_masks(filled)
+
+    async def solved() -> tuple[list[Block], list[Block]]:
+        store = MemoryStore()
+        async with (
+            open_engine(YahtzeeGame(rules), store) as mean,
+            open_engine(NeedGame(rules, NEED_CAP), store) as need,
+        ):
+            keys = [block_key(mask) for mask in masks]
+            means, needs = await mean.blocks(keys), await need.blocks(keys)
+            return [means[key] for key in keys], [needs[key] for key in keys]
+
+    means, needs = anyio.run(solved)
+    for mask, mean, need in zip(masks, means, needs, strict=True):
+        lanes = Guideposts.reachable(rules, mask).flat
+        values = mean.ravel()[lanes]
+        assert np.isfinite(values).all()
+        assert (values >= 0).all(), mask
+        assert (values <= reach(rules, mask)).all(), mask
+        chances = need.reshape(-1, need.shape[-1])[lanes]
+        assert np.isfinite(chances).all()
+        assert (chances >= 0).all(), mask
+        assert (chances <= 1 + 1e-12).all(), mask
+        assert (np.diff(chances, axis=1) <= 1e-12).all(), mask
+    upper = 5 * (1 + 2 + 3 + 4 + 5)  # the bonus needs six sixes now
+    exact = rulebook_value(MAXIMAL, [b for b in range(len(names)) if filled >> b & 1], upper, True)
+    assert float(means[0][upper, 1]) == pytest.approx(exact, rel=1e-12)

@@ -11,8 +11,12 @@ limit in one process is a 422 at once in the other.
 from __future__ import annotations
 
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,25 +39,24 @@ BIG = "a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"
 @dataclass
 class Server:
     url: str
+    port: int
     process: subprocess.Popen[bytes]
     log: Path
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    folder = tmp_path_factory.mktemp("serve-workers")
+def start_server(folder: Path, *options: str) -> Server:
+    """``serve --workers 2`` on a store in ``folder``, once it answers ``/readyz``."""
     port = free_port()
     log = folder / "serve.log"
     args = ["--store", str(folder / "memo.sqlite"), "serve", "--port", str(port)]
-    options = ["--workers", "2", "--deadline", str(DEADLINE_S), "--doom-limit", str(DOOM_LIMIT)]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "memo_solver", *args, *options],
+            [sys.executable, "-m", "memo_solver", *args, "--workers", "2", *options],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=child_env(),
         )
-    server = Server(f"http://127.0.0.1:{port}", process, log)
+    server = Server(f"http://127.0.0.1:{port}", port, process, log)
 
     def ready() -> bool:
         assert process.poll() is None, log.read_text()
@@ -64,10 +67,25 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
     try:
         wait_for("memo-solver serve --workers 2 to be ready", ready, timeout=120)
+    except BaseException:
+        stop(server)
+        raise
+    return server
+
+
+def stop(server: Server) -> None:
+    server.process.terminate()
+    server.process.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    options = ["--deadline", str(DEADLINE_S), "--doom-limit", str(DOOM_LIMIT)]
+    server = start_server(tmp_path_factory.mktemp("serve-workers"), *options)
+    try:
         yield server
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        stop(server)
 
 
 @pytest.fixture
@@ -178,3 +196,46 @@ def test_a_limit_failure_in_one_process_is_a_422_at_once_in_the_other(
     assert again.status_code == 422
     assert again.json() == refused.json()
     assert computations(other) == before + 1  # the other process did not solve it again
+
+
+# --- stopping ------------------------------------------------------------------------------
+
+
+def ask(port: int) -> str:
+    """One request on a connection of its own: ``answered``, ``refused`` (no connection), or
+    ``dropped`` (connected, then reset or closed without an answer)."""
+    try:
+        connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+    except ConnectionRefusedError:
+        return "refused"
+    reply = b""
+    with connection:
+        try:
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+            while chunk := connection.recv(65536):
+                reply += chunk
+        except (ConnectionResetError, BrokenPipeError):
+            return "dropped"
+    return "answered" if reply.startswith(b"HTTP/1.1 200") else "dropped"
+
+
+@pytest.mark.slow
+def test_sigterm_refuses_new_connections_and_drops_no_accepted_request(tmp_path: Path) -> None:
+    """Requests one after another across a SIGTERM, until the server is gone: each is
+    answered or refused a connection, none accepted and then dropped. (The parent's copy of
+    the listening socket once kept the port accepting connections that no process would
+    serve while the children drained, and reset them all when it exited.)"""
+    server = start_server(tmp_path)
+    try:
+        assert ask(server.port) == "answered"
+        server.process.send_signal(signal.SIGTERM)
+        after: Counter[str] = Counter()
+        deadline = time.monotonic() + 60
+        while server.process.poll() is None or not after["refused"]:
+            assert time.monotonic() < deadline, f"still serving 60 s after SIGTERM: {after}"
+            after[ask(server.port)] += 1
+            time.sleep(0.01)  # a request every 10 ms or so: a steady client, not a flood
+    finally:
+        stop(server)
+    print(f"after the SIGTERM: {dict(after)}")
+    assert after["dropped"] == 0, after

@@ -434,8 +434,9 @@ YAHTZEE_PRINT, YATZY_PRINT = "a1a1a1a1a1a1a1a1", "b2b2b2b2b2b2b2b2"
 
 async def test_a_name_is_registered_once_and_keeps_its_first_document(store: Store) -> None:
     assert await store.registration("house") is None
-    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') == b'{"v": 1}'
+    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') is None  # registered now
     assert await store.register("house", YATZY_PRINT, b'{"v": 2}') == b'{"v": 1}'
+    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') == b'{"v": 1}'  # held
     assert await store.registration("house") == b'{"v": 1}'
     assert await store.registrations("", 10) == [("house", b'{"v": 1}')]
     # A registration is no namespace: nothing for prune to find or delete.
@@ -494,7 +495,7 @@ async def test_unregistering_counts_the_other_names_that_share_the_fingerprint(
     assert await store.registrations("", 10) == []
     assert await store.unregister("copy-1") is None  # gone already
     # A freed name takes new rules, and is counted afresh.
-    assert await store.register("copy-1", YATZY_PRINT, b"yatzy now") == b"yatzy now"
+    assert await store.register("copy-1", YATZY_PRINT, b"yatzy now") is None
     assert await store.registrations("", 10) == [("copy-1", b"yatzy now")]
     assert await store.unregister("copy-1") == 0
 
@@ -513,22 +514,36 @@ async def test_of_concurrent_registrations_of_one_name_exactly_one_wins_for_all(
     assert await store.unregister("contested") == 0  # the losers' fingerprints were not counted
 
 
-async def _race_for_a_name(stores: list[Store]) -> None:
-    """Twenty registrations of one name with different documents, spread over ``stores``:
-    exactly one wins, every caller is told its document, and every store reads it."""
-    answers: dict[int, bytes] = {}
+async def test_of_concurrent_registrations_of_one_document_exactly_one_registers_it(
+    store: Store,
+) -> None:
+    """The same rules sent twenty times at once: one caller registered them, and the others
+    learn that they were registered already, although the document is their own."""
+    await _race_for_a_name([store], same_document=True)
+    assert await store.unregister("contested") == 0  # counted once
+
+
+async def _race_for_a_name(stores: list[Store], *, same_document: bool = False) -> None:
+    """Twenty registrations of one name (with different documents, or all with one),
+    spread over ``stores``: exactly one registers its document, every other caller is told
+    that document, and every store reads it."""
+    answers: dict[int, bytes | None] = {}
+
+    def document(i: int) -> bytes:
+        return b"rules" if same_document else f"rules {i}".encode()
 
     async def register(i: int) -> None:
         store = stores[i % len(stores)]
-        answers[i] = await store.register("contested", f"{i:016x}", f"rules {i}".encode())
+        fingerprint = "a1" * 8 if same_document else f"{i:016x}"
+        answers[i] = await store.register("contested", fingerprint, document(i))
 
     async with anyio.create_task_group() as tg:
         for i in range(20):
             tg.start_soon(register, i)
-    winners = [i for i, answer in answers.items() if answer == f"rules {i}".encode()]
-    assert len(winners) == 1
-    winner = f"rules {winners[0]}".encode()
-    assert set(answers.values()) == {winner}
+    winners = [i for i, answer in answers.items() if answer is None]
+    assert len(winners) == 1, answers
+    winner = document(winners[0])
+    assert {answer for answer in answers.values() if answer is not None} == {winner}
     for store in stores:
         assert await store.registration("contested") == winner
 
@@ -567,12 +582,15 @@ async def test_sqlite_stores_on_one_file_share_blocks_and_claims(tmp_path: Path)
         await second.aclose()
 
 
-async def test_sqlite_stores_on_one_file_register_a_name_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("same_document", [False, True], ids=["other-documents", "one-document"])
+async def test_sqlite_stores_on_one_file_register_a_name_once(
+    tmp_path: Path, same_document: bool
+) -> None:
     """Two store objects on one file, as two API processes: each registration is one write
     transaction, so of two racing for a name one wins, and both are told its document."""
     stores: list[Store] = [SQLiteStore(tmp_path / "shared.sqlite") for _ in range(4)]
     try:
-        await _race_for_a_name(stores)
+        await _race_for_a_name(stores, same_document=same_document)
     finally:
         for store in stores:
             await store.aclose()
@@ -800,7 +818,7 @@ async def test_sqlite_a_file_from_before_definitions_is_read_and_gets_them_once_
         assert await store.definition(NS) == b"rules"
         assert await store.delete_namespace(NS) == 1
         assert await store.namespaces() == []
-        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"rules") == b"rules"
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"rules") is None
         assert await store.registrations("", 10) == [("house", b"rules")]
 
 

@@ -19,6 +19,10 @@
   HTTP (two dice, three boxes filled in scorecard order: only the next box opens) offered
   under "Registered" and advised; the bonus count following the all-alike box's points; a
   pasted rule-set file registered and picked, or refused with the field named;
+- the rough edges a new player met: "-4" is answered as negative, a wrong lower box leaves
+  the upper total known, the others' scores' example shows whole, a loss of 0 in the review
+  is not drawn as a mistake, a new rule set clears (and names) the entries it cannot hold,
+  and the rule set picked stays picked in Play along;
 - axe-core finds no serious or critical violation on any of these screens;
 - the page asks nothing of any other origin (``data:`` URLs aside).
 
@@ -544,6 +548,40 @@ def test_play_along_a_whole_game(page: Any, service: Service, sent: list[Any]) -
     assert page.locator("#boxes li.filled").count() == 0
 
 
+# One die, one roll a turn, two boxes: a game of two decisions, the first of which can cost
+# points (6 in High leaves Sixes worth 1 on average instead of 6 + 3.5 the other way round:
+# a loss of 2.5) and the second of which cannot (one box is left).
+ONE_ROLL = {
+    "name": "one-roll-two-boxes",
+    "dice": 1,
+    "rerolls": 0,
+    "boxes": [
+        {"name": "high", "kind": "chance"},
+        {"name": "sixes", "kind": "upper", "face": 6},
+    ],
+}
+
+
+def test_a_loss_of_0_is_not_shown_as_a_mistake_in_the_review(page: Any, service: Service) -> None:
+    """In the review a decision that lost nothing shows its 0 in another colour than the
+    mistakes' losses: a loss of 0 is not a mistake."""
+    post_json(service, "/v1/rules", ONE_ROLL)
+    open_page(page, service)
+    page.locator("label:has(input[value='play'])").tap()
+    page.select_option("#rules", ONE_ROLL["name"])
+    tap_die(page, 6)
+    wait_advice(page)
+    choose(page, next(i for i, r in enumerate(rows(page)) if r["words"] == "score 6 in High"))
+    tap_die(page, 2)
+    wait_advice(page)
+    choose(page, 0)
+    page.wait_for_selector('#review[data-state="ready"]')
+    cells = page.locator("#review .decisions tbody td.loss")
+    assert cells.all_inner_texts() == [f"{MINUS}2.500", "0"]
+    mistake, none = (cells.nth(i).evaluate("td => getComputedStyle(td).color") for i in (0, 1))
+    assert none != mistake, "a loss of 0 is drawn in the mistakes' colour"
+
+
 def _cold_then_through(calls: list[float]) -> Any:
     def handle(route: Any) -> None:
         calls.append(time.monotonic())
@@ -718,6 +756,58 @@ def test_extra_yahtzees_count_only_after_50_in_the_yahtzee_box(page: Any, servic
     assert page.inner_text("#banked") == "45"
 
 
+def test_a_wrong_lower_box_leaves_the_upper_total_known(page: Any, service: Service) -> None:
+    """Impossible points in a lower box make the points banked unknown, not the upper
+    total: that one is unknown only while an upper box is wrong."""
+    open_page(page, service)
+    page.fill("#box-twos-points", "8")
+    page.fill("#box-fours-points", "12")
+    page.fill("#box-full_house-points", "20")
+    sync_api.expect(page.locator("#error")).to_have_text("Full House: the points must be 0 or 25.")
+    assert page.inner_text("#banked") == "?"
+    assert page.inner_text("#upper-total") == "20"
+    assert "of 63 for the +35 bonus" in page.inner_text("#totals")
+    page.fill("#box-twos-points", "7")
+    sync_api.expect(page.locator("#upper-total")).to_have_text("?")
+    assert "for the +35 bonus" not in page.inner_text("#totals")
+
+
+def test_negative_points_are_refused_as_negative(page: Any, service: Service) -> None:
+    """Minus points are answered in words that say what is wrong: no box holds less than 0."""
+    open_page(page, service)
+    page.fill("#box-twos-points", "-4")
+    message = "Twos: the points cannot be negative."
+    sync_api.expect(page.locator('.box-row[data-box="twos"] .field-message')).to_have_text(message)
+    sync_api.expect(page.locator("#error")).to_have_text(message)
+    assert page.inner_text("#banked") == "?"
+    page.fill("#box-twos-points", "4")
+    sync_api.expect(page.locator("#error")).to_have_text("")
+    assert page.inner_text("#banked") == "4"
+
+
+def test_the_placeholder_of_the_others_scores_shows_in_full(page: Any, service: Service) -> None:
+    """The example in the others' final scores field fits inside it, on both phone widths."""
+    open_page(page, service)
+    assert page.get_attribute("#others", "placeholder") == "e.g. 231, 254"
+    for size in (PHONE, SMALL_PHONE):
+        page.set_viewport_size(size)
+        room = page.evaluate(
+            """() => {
+                const input = document.querySelector('#others');
+                const style = getComputedStyle(input);
+                const context = document.createElement('canvas').getContext('2d');
+                context.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} `
+                    + style.fontFamily;
+                return {
+                    text: context.measureText(input.placeholder).width,
+                    inside: input.clientWidth - parseFloat(style.paddingLeft)
+                        - parseFloat(style.paddingRight),
+                };
+            }"""
+        )
+        assert room["text"] <= room["inside"], (size, room)
+
+
 # --- rule sets of any shape ------------------------------------------------------------------
 
 # Maxi Yatzy three boxes from the end: Ones to Sixes hold 63 (short of the 84 the +100 bonus
@@ -828,7 +918,7 @@ def test_a_registered_rule_set_is_offered_and_advised(
     group = page.locator('#rules optgroup[label="Registered"] option')
     assert "tiny-pair" in group.all_inner_texts()
 
-    # A yahtzee scorecard with Chance filled, carried over: in scorecard order Sixes comes first.
+    # A yahtzee scorecard with Chance filled is not kept: in scorecard order Sixes comes first.
     page.fill("#box-chance-points", "12")
     page.select_option("#rules", "tiny-pair")
     assert page.inner_text("#rules-description").startswith(
@@ -838,11 +928,10 @@ def test_a_registered_rule_set_is_offered_and_advised(
     assert page.locator("#dice .die.empty").count() == 2
     assert page.locator('input[name="roll"]').count() == 2
     assert page.is_hidden("#extra-bonus-field")
-    sync_api.expect(page.locator('.box-row[data-box="sixes"] .field-message')).to_have_text(
-        "Sixes is open: this rule set fills its boxes in scorecard order, "
-        "so Chance cannot be filled before it."
+    sync_api.expect(page.locator("#rules-note")).to_have_text(
+        "Cleared what tiny-pair cannot hold: Chance 12."
     )
-    page.uncheck("#box-chance")
+    assert not page.is_checked("#box-chance")
 
     # Only the next box opens: Sixes, then A Pair.
     next_row = page.locator(".box-row.next")
@@ -911,6 +1000,46 @@ def test_the_bonus_count_follows_the_all_alike_box(page: Any, service: Service) 
     sync_api.expect(page.locator("#banked")).to_have_text(str(7 + 8 + 5))
 
 
+def test_a_new_rule_set_keeps_only_the_entries_it_can_hold(page: Any, service: Service) -> None:
+    """Picking another rule set keeps the position's entries that the new one could hold
+    and clears the others, saying which: yahtzee's Full House 25 is no Maxi Yatzy score."""
+    open_page(page, service)
+    page.fill("#box-twos-points", "8")
+    page.fill("#box-full_house-points", "25")
+    page.fill("#box-chance-points", "20")
+    page.select_option("#rules", "maxi-yatzy")
+    sync_api.expect(page.locator("#rules-note")).to_have_text(
+        "Cleared what maxi-yatzy cannot hold: Full House 25."
+    )
+    assert page.inner_text("#error") == ""
+    assert not page.is_checked("#box-full_house")
+    assert page.input_value("#box-full_house-points") == ""
+    assert page.input_value("#box-twos-points") == "8"
+    assert page.input_value("#box-chance-points") == "20"
+    assert page.inner_text("#upper-total") == "8"
+    assert page.inner_text("#banked") == "28"
+    page.select_option("#rules", "yahtzee")
+    sync_api.expect(page.locator("#rules-note")).to_have_text("")
+    assert not page.is_checked("#box-full_house")
+    assert page.inner_text("#banked") == "28"
+
+
+def test_play_along_keeps_the_picked_rule_set(page: Any, service: Service) -> None:
+    """The rule set picked stays picked from one mode to the other while no game is under
+    way: a player who picked yahtzee-lower plays yahtzee-lower."""
+    lower = rule_set(service, "yahtzee-lower")
+    open_page(page, service)
+    page.select_option("#rules", "yahtzee-lower")
+    page.locator("label:has(input[value='play'])").tap()
+    assert page.input_value("#rules") == "yahtzee-lower"
+    assert page.inner_text("#roll-text") == f"Turn 1 of {len(lower['boxes'])} · roll 1 of 3"
+    assert box_rows(page) == [lower["labels"][name] for name in lower["boxes"]]
+    page.select_option("#rules", "yahtzee-upper")
+    page.locator("label:has(input[value='advise'])").tap()
+    assert page.input_value("#rules") == "yahtzee-upper"
+    assert len(box_rows(page)) == 6
+
+
 def test_a_pasted_rule_set_is_registered_and_picked(page: Any, service: Service) -> None:
     """A pasted rule-set file is registered and picked; one the service refuses shows its
     message and the field it names."""
@@ -951,6 +1080,58 @@ def test_a_pasted_rule_set_is_registered_and_picked(page: Any, service: Service)
     assert page.inner_text("#best-move") == "score 4 in High"
     shot(page, "pasted-rule-set-375x667.png")
     assert_accessible(page, "a pasted rule set, picked")
+
+
+def test_a_pasted_rule_set_is_used_inline_where_registering_needs_the_token(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Where POST /v1/rules wants the operator token (``serve --registration operator``
+    answers 401 without one), the pasted rule set is read without registering it, picked,
+    said to be this page's alone, and sent inline with each question; it stays after a
+    reload, and the service never lists it."""
+
+    def needs_the_token(route: Any) -> None:
+        if route.request.method != "POST":
+            route.fallback()
+            return
+        body = {"error": {"field": "authorization", "message": "send 'Authorization: Bearer'"}}
+        route.fulfill(status=401, content_type="application/json", body=json.dumps(body))
+
+    page.route(re.compile(r".*/v1/rules$"), needs_the_token)
+    open_page(page, service)
+    page.click("#add-rules summary")
+    two_dice = {
+        "name": "pasted-pair",
+        "dice": 2,
+        "rerolls": 0,
+        "boxes": [
+            {"name": "high", "kind": "chance"},
+            {"name": "sixes", "kind": "upper", "face": 6},
+        ],
+    }
+    page.fill("#rules-file", json.dumps(two_dice))
+    page.click("#register")
+    sync_api.expect(page.locator("#register-status")).to_contain_text(
+        "Added pasted-pair for this page alone (only the service's operator may add rule sets"
+    )
+    assert page.input_value("#rules") == "pasted-pair"
+    assert "pasted-pair" not in [r["name"] for r in get_json(service, "/v1/rules")]
+    tap_die(page, 6)
+    tap_die(page, 6)
+    wait_advice(page)
+    asked = [json.loads(r.post_data) for r in sent if r.url == f"{service.url}/v1/advice"]
+    assert asked[-1]["rules"] == two_dice
+    assert page.inner_text("#best-move") == "score 12 in Sixes"
+    assert_accessible(page, "a pasted rule set used inline")
+    page.fill("#rules-file", json.dumps(two_dice | {"name": "yahtzee"}))
+    page.click("#register")
+    sync_api.expect(page.locator("#register-error")).to_have_text(
+        "The service refused this rule set: yahtzee is offered already; choose another name (name)."
+    )
+    assert page.input_value("#rules") == "pasted-pair"
+    page.reload()
+    page.wait_for_selector('#app[data-ready="yes"]')
+    assert page.input_value("#rules") == "pasted-pair"
 
 
 def test_play_to_reach_shows_every_moves_chance_beside_the_mean_advice(

@@ -39,8 +39,10 @@ from worker_support import (
     ENV,
     HEARTBEAT_S,
     HOST,
+    TAKE_OVER_WITHIN_S,
     Child,
     Children,
+    Stalls,
     block_hash,
     check,
     claim_holders,
@@ -50,12 +52,12 @@ from worker_support import (
     held_by,
     job_record,
     json_of,
-    longest_stall_until,
     pending,
     refused_jobs,
     start_workers,
     stored_blocks,
     stored_keys,
+    taken_over_by,
     wait_for,
     with_store,
 )
@@ -168,14 +170,23 @@ def test_a_killed_worker_costs_the_other_about_one_lease(
         record = job_record(r, PRECOMPUTE_ID)
         return record if record.get("status") == "done" else None
 
-    stall, record = longest_stall_until(partial(blocks_done, r), done, killed_at, timeout=300)
-    idle_allowed = stale_job_s if victim_runs != "a block job" else lease
+    stalls = Stalls(partial(blocks_done, r), killed_at)
+    if victim_runs == "a block job":
+        # The margin: a waiter notices a lapsed claim at its next recheck (every second),
+        # then computes a batch (about a quarter second: sized by the time the last one
+        # took, on a loaded machine too) before committing.
+        stall, record = stalls.until(done, timeout=300)
+        idle_allowed = lease + 3
+    else:
+        # Idle until the survivor takes the precompute job over: timers alone. The computing
+        # that follows (slower on a loaded machine) is not idle time.
+        stall, _ = stalls.until(partial(taken_over_by, r, PRECOMPUTE_ID, survivor), timeout=300)
+        idle_allowed = stale_job_s + TAKE_OVER_WITHIN_S
+        record = wait_for("the precompute job done", done, 300)
     print(f"killed {victim.name} at {blocks_at_kill} blocks; the longest stall: {stall:.1f} s")
     assert float(record["value"]) == pytest.approx(YAHTZEE_PIN, abs=TOL)
     assert record["worker"] == survivor.name
-    # The margin: a waiter notices a lapsed claim at its next recheck (every second), then
-    # computes a batch (about a quarter second) before committing.
-    assert stall < idle_allowed + 3, f"{survivor.name} stood idle {stall:.1f} s"
+    assert stall < idle_allowed, f"{survivor.name} stood idle {stall:.1f} s"
     assert blocks_done(r) == BLOCKS
     assert [t for t in claim_holders(r) if t.startswith(f"{HOST}/{victim.pid}/")] == []
 
@@ -341,7 +352,8 @@ def _failed(r: redis.Redis, job_id: str) -> dict[str, str] | None:
 # --- stopping ------------------------------------------------------------------------------
 
 
-def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> Child:
+def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> tuple[Child, float]:
+    """A worker stopped by SIGTERM while it runs the precompute job; and when it was sent."""
     (worker,) = start_workers(children, r, url, ["w1"], "--lease", "3")
     cli_json(url, "precompute", "--rules", "yahtzee")
     wait_for(
@@ -354,19 +366,21 @@ def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> C
         0.02,
     )
     worker.process.send_signal(signal.SIGTERM)
-    stopped_at = time.monotonic()
-    assert worker.finish(timeout=10) == 0, worker.text()
-    assert time.monotonic() - stopped_at < 5
-    return worker
+    signalled_at = time.monotonic()
+    assert worker.finish(timeout=30) == 0, worker.text()
+    # Promptly, whatever the machine's load: before the job's end, which a worker that
+    # finished its work in progress would have reached (the timeout above only keeps a hung
+    # stop from hanging the test).
+    assert blocks_done(r) < BLOCKS
+    return worker, signalled_at
 
 
 def test_sigterm_stops_a_worker_cleanly_and_leaves_the_job_to_others(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
-    worker = _stop_during_a_precompute(r, redis_url, children)
+    worker, _ = _stop_during_a_precompute(r, redis_url, children)
     assert claim_holders(r) == [], "claims left behind"
     assert r.exists(redis_keys.worker("w1")) == 0, "heartbeat left behind"
-    assert blocks_done(r) < BLOCKS
     entries = r.xpending_range(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "-", "+", 100)
     assert entries, "the job was acknowledged"
     record = job_record(r, PRECOMPUTE_ID)
@@ -378,24 +392,28 @@ def test_sigterm_stops_a_worker_cleanly_and_leaves_the_job_to_others(
 def test_a_stopped_workers_job_is_taken_over_after_the_stale_time(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
-    _stop_during_a_precompute(r, redis_url, children)
+    _, signalled_at = _stop_during_a_precompute(r, redis_url, children)
     stopped_at = time.monotonic()
-    start_workers(children, r, redis_url, ["w2"], "--lease", "3")
+    (taker,) = start_workers(children, r, redis_url, ["w2"], "--lease", "3")
+    ready_at = time.monotonic()
+    stale_job_s = max(5 * HEARTBEAT_S, 3 * 3.0)  # memo_solver.jobs.settings, with --lease 3
+
+    taken = partial(taken_over_by, r, PRECOMPUTE_ID, taker)
+    wait_for("w2 to take the job over", taken, stale_job_s + 60, 0.02)
+    taken_at = time.monotonic()
+    # The stopped worker last touched its entry at most a heartbeat (and its round trips)
+    # before the signal, and at the latest as it exited; w2 takes the entry at its first
+    # look after both the entry went stale and it was up. What follows is computing.
+    assert taken_at - signalled_at >= stale_job_s - 1
+    assert taken_at < max(stopped_at + stale_job_s, ready_at) + TAKE_OVER_WITHIN_S
 
     def done() -> dict[str, str] | None:
         rec = job_record(r, PRECOMPUTE_ID)
         return rec if rec.get("status") == "done" else None
 
-    record = wait_for(
-        "another worker to finish the job",
-        done,
-        90,
-        0.1,
-    )
+    record = wait_for("w2 to finish the job", done, 300, 0.1)
     assert record["worker"] == "w2"
     assert float(record["value"]) == pytest.approx(YAHTZEE_PIN, abs=TOL)
-    stale_job_s = max(5 * HEARTBEAT_S, 3 * 3.0)  # memo_solver.jobs.settings, with --lease 3
-    assert stale_job_s - 2 <= time.monotonic() - stopped_at < stale_job_s + 30
     assert blocks_done(r) == BLOCKS
 
 

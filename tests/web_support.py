@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -84,8 +85,12 @@ def _runs(binary: Path) -> bool:
 class Service:
     """``memo-solver --store FOLDER/store.sqlite serve`` on a free port, for a with block."""
 
-    def __init__(self, folder: Path, *, start_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, folder: Path, *, start_timeout_s: float = 30.0, options: Sequence[str] = ()
+    ) -> None:
         self.folder = folder
+        self.options = list(options)
+        """More options of ``serve``."""
         self.store = folder / "store.sqlite"
         self.log_path = folder / "serve.log"
         self.start_timeout_s = start_timeout_s
@@ -104,7 +109,7 @@ class Service:
             self.port = free_port()
             command = [
                 sys.executable, "-m", "memo_solver", "--store", str(self.store),
-                "serve", "--host", "127.0.0.1", "--port", str(self.port),
+                "serve", "--host", "127.0.0.1", "--port", str(self.port), *self.options,
             ]  # fmt: skip
             with self.log_path.open("ab") as log:
                 self.process = subprocess.Popen(

@@ -211,24 +211,43 @@ def job_record(r: redis.Redis, job_id: str) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
-def longest_stall_until(
-    count: Callable[[], int], done: Callable[[], T | None], since: float, timeout: float
-) -> tuple[float, T]:
-    """The longest time from ``since`` in which ``count`` (blocks stored) did not move,
-    until ``done`` answers; and its answer. What a dead worker costs the others is time
-    standing idle, which this measures apart from the time they spend computing (slower on
-    a loaded machine)."""
-    last, last_moved, stall = count(), since, 0.0
-    while True:
-        answer = done()
-        now, current = time.monotonic(), count()
-        if current != last:
-            last, last_moved = current, now
-        stall = max(stall, now - last_moved)
-        if answer:
-            return stall, answer
-        assert now - since < timeout, f"not done {timeout} s after the kill"
-        time.sleep(0.02)
+TAKE_OVER_WITHIN_S = 2.0
+"""How soon an idle worker takes a job entry that went stale: at its next look, which is at
+most one blocking read of the stream (1 s, memo_solver.jobs.worker) away, then three round
+trips to Redis, given another second on a loaded machine. Timers and round trips only: the
+worker computes nothing before it writes its name in the job's record."""
+
+
+def taken_over_by(r: redis.Redis, job_id: str, worker: Child) -> dict[str, str] | None:
+    """The job's record once ``worker`` runs the job (taken over from a silent worker)."""
+    record = job_record(r, job_id)
+    return record if record.get("worker") == worker.name else None
+
+
+class Stalls:
+    """The workers' idle time from ``since`` (a kill) on: the time in which ``count`` (blocks
+    stored) did not move. What a dead worker costs the others is time standing idle, which
+    this measures apart from the time they spend computing (slower on a loaded machine)."""
+
+    def __init__(self, count: Callable[[], int], since: float) -> None:
+        self.count = count
+        self.since = since
+        self.last, self.last_moved = count(), since
+
+    def until(self, done: Callable[[], T | None], timeout: float) -> tuple[float, T]:
+        """The longest stall until ``done`` answers (one going on when this is called counts
+        from its start), and the answer. Calls follow each other: no stall is missed."""
+        longest = 0.0
+        while True:
+            answer = done()
+            now, current = time.monotonic(), self.count()
+            if current != self.last:
+                self.last, self.last_moved = current, now
+            longest = max(longest, now - self.last_moved)
+            if answer:
+                return longest, answer
+            assert now - self.since < timeout, f"not done {timeout} s after the kill"
+            time.sleep(0.02)
 
 
 def pending(r: redis.Redis) -> int:

@@ -4,15 +4,21 @@ The text follows the book's transcript: every position is shown as ``current pla
 and the board; the human picks a move from the book's numbered menu (``1. end turn``,
 ``2. 0 -> 2``: end of turn first, numbered from 1 like the book's ``handle-human``); the
 computer plays the first best move, the one the book's AI plays, and says which (the book
-shows only the boards, which leaves the reader to work the move out). Input and output
-are injected, so a test scripts a game line by line and the CLI passes the terminal.
+shows only the boards, which leaves the reader to work the move out). The table keeps the
+habits of the Yahtzee ``play`` table (:mod:`memo_solver.cli.table_words`): each move shows
+its value and what it costs beside the best, a prompt says what may be typed, Enter plays
+the best move, ``undo`` takes back the human's last move, ``help`` lists the words, and a
+typo is answered with the closest word. Input and output are injected, so a test scripts a
+game line by line and the CLI passes the terminal.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Final, Literal
 
+from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark, did_you_mean
 from memo_solver.games.dice_of_doom.board import (
     MAX_DICE,
     PLAYER_NAMES,
@@ -26,14 +32,24 @@ from memo_solver.games.dice_of_doom.board import (
 from memo_solver.games.dice_of_doom.report import move_text
 from memo_solver.games.dice_of_doom.tree import (
     DoomSolver,
-    Move,
+    MoveValue,
     Position,
     legal_moves,
     play_move,
 )
 
-QUIT_WORDS = ("q", "quit")
-"""What a player types to stop the game."""
+PROMPT: Final = "your move (a number, Enter = best, undo, help, q): "
+HELP_TEXT: Final = """\
+  Choose a move from the list; its value is your share of the game with best play after it
+  (1 a win, 1/2 a tie, 0 a loss), and beside it 'best', 'tie' or what it costs:
+    a number     that move, or its text ('0 -> 3', 'end turn')
+    Enter        the best move, the one the book's computer would play
+    undo         take back your last move and the computer's replies
+    help         this list
+    quit         stop the game (q and Ctrl-D do too)
+"""
+_Answer = int | Literal["undo"] | None
+"""The index of the chosen move, ``undo``, or None when the human stops the game."""
 
 
 def random_board(size: int, rng: random.Random) -> Board:
@@ -60,49 +76,88 @@ def play(
     ``start`` is a board, or a size for a random board drawn with ``rng``. ``read_line``
     returns one line of input, ``""`` at the end of input (as ``file.readline`` does);
     ``write`` prints text. Returns the winners, or None when the human quit (``q``) or the
-    input ran out. The computer's moves come from ``solver`` (by default a new one at the
-    default position limit), which solves on the computer's first move, unless it was
-    asked about the start already, and keeps it for the rest of the game; a board too
-    large for its limit raises :class:`~memo_solver.games.dice_of_doom.tree.DoomLimitError` then.
+    input ran out. Moves and their values come from ``solver`` (by default a new one at the
+    default position limit), which solves on the first question, unless it was asked about
+    the start already, and keeps it for the rest of the game; a board too large for its
+    limit raises :class:`~memo_solver.games.dice_of_doom.tree.DoomLimitError` then.
     """
     board = start if isinstance(start, Board) else random_board(start, rng or random.Random())
     you = player_index(human)
     position = Position(board, player_index(first))
     solver = solver or DoomSolver(board.size)
+    asked: list[Position] = []
+    """Where the human chose before: what ``undo`` goes back to."""
     while True:
         write(f"current player = {player_name(position.player)}\n{draw_board(position.board)}\n")
-        moves = legal_moves(position)
-        if not moves:
+        if not legal_moves(position):
             return _announce(position.board, write)
-        if position.player == you:
-            number = _ask(moves, read_line, write)
-            if number is None:
-                write("The game stopped.\n")
-                return None
-            choice = moves[number]
-        else:
+        if position.player != you:
             choice = solver.book_move(position)
             write(f"computer ({player_name(position.player)}): {move_text(choice)}\n")
-        position = play_move(position, choice)
+            position = play_move(position, choice)
+            continue
+        moves, best = solver.analyse_moves(position)
+        assert best is not None, "a position with legal moves has a best one"
+        answer = _ask(moves, best, bool(asked), read_line, write)
+        if answer is None:
+            write("The game stopped.\n")
+            return None
+        if answer == "undo":
+            position = asked.pop()
+            write(f"undone: back to your move {len(asked) + 1}\n")
+            continue
+        asked.append(position)
+        position = play_move(position, moves[answer].move)
+
+
+def _menu(moves: Sequence[MoveValue], best: MoveValue) -> str:
+    """The book's numbered menu, each move with its value and its cost beside the best."""
+    lines = []
+    for number, move in enumerate(moves, 1):
+        mark = cost_mark(move is best, move.value == best.value, str(best.value - move.value))
+        text = f"{number}. {move_text(move.move)}"
+        lines.append(f"{text:<12} value {move.value!s:<4} {mark}\n")
+    return "".join(lines)
 
 
 def _ask(
-    moves: tuple[Move, ...], read_line: Callable[[], str], write: Callable[[str], None]
-) -> int | None:
-    """The index of the human's move in ``moves``; None when they quit or input ends (a
-    move cannot say that: None is ending the turn)."""
-    menu = "".join(f"{number}. {move_text(move)}\n" for number, move in enumerate(moves, 1))
-    write(f"choose your move:\n{menu}")
+    moves: Sequence[MoveValue],
+    best: MoveValue,
+    can_undo: bool,
+    read_line: Callable[[], str],
+    write: Callable[[str], None],
+) -> _Answer:
+    """Ask until the human names a move, asks to undo one, or stops the game."""
+    texts = [move_text(move.move) for move in moves]
+    write(f"choose your move:\n{_menu(moves, best)}")
     while True:
+        write(PROMPT)
         line = read_line()
         if not line:
             return None
         answer = line.strip().lower()
-        if answer in QUIT_WORDS:
+        if answer in QUIT:
             return None
+        if answer in HELP:
+            write(HELP_TEXT)
+            continue
+        if answer in UNDO:
+            if can_undo:
+                return "undo"
+            write("  nothing to undo yet: this is your first move\n")
+            continue
+        if not answer:
+            return moves.index(best)
         if answer.isdigit() and 1 <= int(answer) <= len(moves):
             return int(answer) - 1
-        write(f"please type a number from 1 to {len(moves)} (or q to quit):\n")
+        squeezed = [text.replace(" ", "") for text in texts]
+        if answer.replace(" ", "") in squeezed:
+            return squeezed.index(answer.replace(" ", ""))
+        words = [*texts, *QUIT, *HELP, *UNDO]
+        write(
+            f"  {line.strip()!r} is not a move: type a number from 1 to {len(moves)}, Enter "
+            f"for the best, or help{did_you_mean(answer, words)}\n"
+        )
 
 
 def _announce(board: Board, write: Callable[[str], None]) -> tuple[int, ...]:

@@ -261,24 +261,38 @@ def cmd_rules(action: str, name: str | None, out: Output) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from memo_solver.jobs.storage import open_store_and_queue
     from memo_solver.service.app import ApiSettings, create_app
-    from memo_solver.service.serving import http_protocol
+    from memo_solver.service.serving import connection_limits, http_protocol
+    from memo_solver.service.settings import REGISTRATION, WHOLE_GAME_SOLVES
 
+    body_timeout, max_connections = connection_limits(args.body_timeout, args.max_connections)
     positive = (
         args.deadline,
         args.cache_mb,
         args.doom_limit,
         args.header_timeout,
+        body_timeout,
+        max_connections,
         args.cold_budget,
         args.need_budget,
         args.rule_engines,
         args.workers,
+        args.whole_game_queue,
+        args.whole_game_max,
     )
     if min(positive) <= 0 or not 0 < args.port < 65536:
         raise UsageError(
-            "--deadline, --cache-mb, --doom-limit, --header-timeout, --cold-budget, "
-            "--need-budget, --rule-engines, --workers and --port must be positive (port < "
-            "65536)"
+            "--deadline, --cache-mb, --doom-limit, --header-timeout, --body-timeout, "
+            "--max-connections, --cold-budget, --need-budget, --rule-engines, --workers, "
+            "--whole-game-queue, --whole-game-max and --port must be positive (port < 65536)"
         )
+    if args.registration_quota < 0:
+        raise UsageError("--registration-quota must be 0 or more")
+    for option, value, choices in (
+        ("--registration", args.registration, REGISTRATION),
+        ("--whole-game-solves", args.whole_game_solves, WHOLE_GAME_SOLVES),
+    ):  # argparse checks a given option's choice, not one from the environment
+        if value not in choices:
+            raise UsageError(f"{option} must be one of {', '.join(choices)}, got {value!r}")
     import anyio
 
     location = store_location(args)
@@ -290,13 +304,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cold_budget=args.cold_budget,
         need_budget=args.need_budget,
         rule_engines=args.rule_engines,
+        registration=args.registration,
+        registration_quota=args.registration_quota,
+        whole_game_solves=args.whole_game_solves,
+        whole_game_queue=args.whole_game_queue,
+        whole_game_max=args.whole_game_max,
     )
     uvicorn_options = {
         "host": args.host,
         "port": args.port,
         "log_level": "info" if args.verbose else "warning",
         "access_log": args.verbose,  # off: not even formatted (warning level drops it anyway)
-        "http": http_protocol(args.header_timeout),  # uvicorn's own, one write per response
+        # uvicorn's own, one write per response
+        "http": http_protocol(args.header_timeout, body_timeout, max_connections),
     }
     listening = f"http://{args.host}:{args.port}"
     processes = f", {args.workers} processes" if args.workers > 1 else ""
@@ -343,8 +363,10 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
                 also = entry_for(read_rule_file(args.rules_file))
             return await ops.status(args.verify, store, queue, location, out, also)
         if args.command == "prune":
-            from memo_solver.cli.prune import prune
+            from memo_solver.cli.prune import prune, prune_unused
 
+            if args.unused_for is not None:
+                return await prune_unused(args.unused_for, args.dry_run, store, queue, out)
             return await prune(args.dry_run, store, out)
         entry = _game(args)
         if args.need:  # precompute, export and import: the rule set's need table

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,16 @@ from memo_solver.cli.worker_options import REDIS_HELP as WORKER_REDIS_HELP
 from memo_solver.cli.worker_options import add_worker_options
 from memo_solver.games import registry
 from memo_solver.games.entry import Parameter
+from memo_solver.service.settings import (
+    REGISTRATION,
+    REGISTRATION_ENV,
+    REGISTRATION_QUOTA_ENV,
+    WHOLE_GAME_MAX_ENV,
+    WHOLE_GAME_QUEUE_ENV,
+    WHOLE_GAME_SOLVES,
+    WHOLE_GAME_SOLVES_ENV,
+    ApiSettings,
+)
 
 EXAMPLES = """examples:
   memo-solver rules
@@ -224,6 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument(
         "--dry-run", action="store_true", help="list what would go, with its blocks; delete nothing"
     )
+    prune.add_argument(
+        "--unused-for",
+        type=float,
+        metavar="DAYS",
+        help="instead, remove the registered rule sets nobody asked about for DAYS days (with "
+        "their blocks unless another name shares them); one registered before this was "
+        "recorded counts as asked about at the first such prune (default: none: prune the "
+        "namespaces no one can name)",
+    )
     prune.epilog = PRUNE_EXAMPLES
     compile_ = command(
         "compile",
@@ -319,6 +339,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a client has to send a request's headers before it is cut off (default: 10)",
     )
     serve.add_argument(
+        "--body-timeout",
+        type=float,
+        help="seconds a client has to send a request's body once its headers are in, before it "
+        "is cut off (default: $MEMO_SOLVER_BODY_TIMEOUT, else 10)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        help="open connections per server process; past it the one waiting longest for its "
+        "client is closed (default: $MEMO_SOLVER_MAX_CONNECTIONS, else half the process's "
+        "descriptor limit)",
+    )
+    serve.add_argument(
         "--doom-limit",
         type=int,
         default=1_000_000,
@@ -346,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="engines kept open for rule sets not built in, least recently used "
         "closed first; they share --cache-mb (default: 16)",
     )
+    _serve_limits(serve)
     worker = commands.add_parser(
         "worker",
         help="run a background worker on the shared Redis",
@@ -361,6 +395,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _serve_limits(serve: argparse.ArgumentParser) -> None:
+    """What an anonymous client may cost: registrations and solves past the cold budget.
+    Each option's default is its environment variable's (argparse reads it as the option's
+    text, so a bad one is refused as a bad option would be), else the service's."""
+    defaults = ApiSettings()
+
+    def from_env(variable: str, default: object) -> str:
+        return os.environ.get(variable, str(default))
+
+    serve.add_argument(
+        "--registration",
+        choices=REGISTRATION,
+        default=from_env(REGISTRATION_ENV, defaults.registration),
+        help="who may register a rule set (POST /v1/rules): anyone, or only with the operator "
+        "token (then the players' page sends a pasted rule set inline) (default: "
+        f"${REGISTRATION_ENV}, else {defaults.registration})",
+    )
+    serve.add_argument(
+        "--registration-quota",
+        type=int,
+        default=from_env(REGISTRATION_QUOTA_ENV, defaults.registration_quota),
+        help="most rule sets the store may hold registered; past it, 429 (default: "
+        f"${REGISTRATION_QUOTA_ENV}, else {defaults.registration_quota})",
+    )
+    serve.add_argument(
+        "--whole-game-solves",
+        choices=WHOLE_GAME_SOLVES,
+        default=from_env(WHOLE_GAME_SOLVES_ENV, defaults.whole_game_solves),
+        help="who may start a solve past --cold-budget (queued for the workers): nobody, "
+        "clients on this machine (127.0.0.1, ::1), or anyone; others get 422 (default: "
+        f"${WHOLE_GAME_SOLVES_ENV}, else {defaults.whole_game_solves})",
+    )
+    serve.add_argument(
+        "--whole-game-queue",
+        type=int,
+        default=from_env(WHOLE_GAME_QUEUE_ENV, defaults.whole_game_queue),
+        help="most such solves queued or running at once; past it, 429; the operator's "
+        f"precompute is never counted (default: ${WHOLE_GAME_QUEUE_ENV}, else "
+        f"{defaults.whole_game_queue})",
+    )
+    serve.add_argument(
+        "--whole-game-max",
+        type=int,
+        default=from_env(WHOLE_GAME_MAX_ENV, defaults.whole_game_max),
+        help="most turn starts one such solve may have; past it, 422 (default: "
+        f"${WHOLE_GAME_MAX_ENV}, else {defaults.whole_game_max:,}: every built-in)",
+    )
+
+
 WORKER_EXAMPLES = """examples:
   memo-solver worker --redis redis://127.0.0.1:6379/0
   memo-solver --redis redis://127.0.0.1:6379/0 worker --concurrency 2
@@ -370,6 +453,7 @@ PRUNE_EXAMPLES = """examples:
   memo-solver prune --dry-run
   memo-solver --redis redis://127.0.0.1:6379/0 prune --dry-run --json
   memo-solver --redis redis://127.0.0.1:6379/0 prune
+  memo-solver --redis redis://127.0.0.1:6379/0 prune --unused-for 90 --dry-run
 """
 COMPILE_EXAMPLES = """examples:
   memo-solver compile

@@ -21,6 +21,7 @@ from typing import TextIO
 import anyio
 from anyio.from_thread import BlockingPortal
 
+from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import scoring
 from memo_solver.games.yahtzee.advice import Action, Advice, advise, every_die, number_word
@@ -29,8 +30,9 @@ from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import State, StateError, example_dice, start_state
 
 _SHOWN = 6
-QUIT, HELP, UNDO, ALL = ("quit", "q"), ("help", "?"), ("undo",), ("all",)
-"""The table's own words, read before dice and box names (no box is called any of them)."""
+ALL = ("all",)
+"""The table's own word beside quit, help and undo, read before dice and box names (no box
+is called any of them)."""
 HELP_TEXT = """\
   Type the dice you rolled, like 12226. Then choose a move:
     Enter        the best move
@@ -250,10 +252,10 @@ def _show_advice(
     for i, action in enumerate(advice.actions[:shown]):
         if chances:
             lost = chances[best] - chances[action]
-            mark = "best" if i == 0 else "tie" if lost < 5e-7 else f"-{lost:.4f}"
+            mark = cost_mark(i == 0, lost < 5e-7, f"{lost:.4f}")
             chance = f"chance {chances[action]:.6f}, "
         else:
-            mark = "best" if i == 0 else "tie" if action.loss < 0.005 else f"-{action.loss:.2f}"
+            mark = cost_mark(i == 0, action.loss < 0.005, f"{action.loss:.2f}")
             chance = ""
         table.say(f"  {mark:>7}  {action.words():<38} {chance}expect {action.value:8.3f} more")
     if len(advice.actions) > shown:

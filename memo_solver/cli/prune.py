@@ -12,14 +12,26 @@ them, with the strays of any namespace, known or not: keys that no layout record
 no reader finds them (Redis: written into a namespace after it was deleted, see
 :meth:`~memo_solver.core.store.Store.strays`). Finding them walks everything the store
 holds (Redis: SCAN), so it is a command of its own, never part of ``status``.
+
+``prune --unused-for DAYS`` removes instead the registrations nobody asked about for that
+long (:func:`prune_unused`): anyone may register a rule set, so the operator clears the
+ones left behind.
 """
 
 from __future__ import annotations
 
-from memo_solver.cli.common import PROG, Output
+import time
+from contextlib import suppress
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
+
+from memo_solver.cli.common import PROG, Output, UsageError
 from memo_solver.core.engine import fingerprint_in, namespace, namespace_of, of_this_format
 from memo_solver.core.store import Coverage, Store
 from memo_solver.games.registry import built_in_prints, registry, value_table
+
+if TYPE_CHECKING:
+    from memo_solver.jobs.queue import JobQueue
 
 
 async def is_known(store: Store, name: str) -> bool:
@@ -104,3 +116,54 @@ async def prune(dry_run: bool, store: Store, out: Output) -> int:
     ]
     out.emit(payload, "\n".join(lines))
     return 0
+
+
+DAY_S: Final = 86_400.0
+
+
+async def prune_unused(
+    days: float, dry_run: bool, store: Store, queue: JobQueue | None, out: Output
+) -> int:
+    """List the registrations nobody asked about for ``days`` (``dry_run``), or delete them
+    with their blocks where no built-in or other registration shares them. A registration
+    from before the service kept when each was asked about counts as asked about now."""
+    if not days > 0:
+        raise UsageError(f"--unused-for must be a positive number of days, got {days}")
+    # Here, not at the top: the rule book is the service's, which loads FastAPI.
+    from memo_solver.service.errors import ApiError
+    from memo_solver.service.rulebook import RuleBook
+
+    now = time.time()
+    stale = [(name, used) for name, used in await store.last_used(now) if now - used > days * DAY_S]
+    deleted: dict[str, bool] = {}
+    if not dry_run:
+        rulebook = RuleBook(store)
+        for name, _ in stale:
+            with suppress(ApiError):  # unregistered since it was listed: nothing to do
+                deleted[name] = (await rulebook.unregister(name, queue))[1]
+    gone = [(name, used) for name, used in stale if dry_run or name in deleted]
+    payload = {
+        "store": store.description,
+        "dry_run": dry_run,
+        "unused_for_days": days,
+        "registrations": [
+            {"name": name, "last_used": used, "blocks_deleted": deleted.get(name, False)}
+            for name, used in gone
+        ],
+    }
+    where = f"{store.description}: {len(gone)} registrations unused for {days:g} days"
+    if dry_run and gone:
+        where += f" (nothing deleted: '{PROG} prune --unused-for {days:g}' deletes them)"
+    elif gone:
+        where += " deleted"
+    lines = [where + (":" if gone else "")] + [
+        f"  {name}  last asked about {_day(used)}"
+        + (", its blocks deleted" if deleted.get(name) else "")
+        for name, used in gone
+    ]
+    out.emit(payload, "\n".join(lines))
+    return 0
+
+
+def _day(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -246,11 +246,11 @@ class Store(Protocol):
         """Delete what :meth:`strays` finds of the namespace; the number of blocks deleted."""
         ...
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
         """Register ``document`` (whose rules have ``fingerprint``) as ``name`` if the name is
-        free, atomically; the document registered as ``name`` now: ``document`` when it was
-        free, else the one that held it, left unchanged. The first of concurrent callers
-        wins, and every one of them is told the winner's document."""
+        free, atomically: None when this call registered it, else the document that held the
+        name, left unchanged (``document`` itself, when another caller registered the same).
+        The first of concurrent callers wins, and every other one is told its document."""
         ...
 
     async def registration(self, name: str) -> bytes | None:
@@ -267,6 +267,21 @@ class Store(Protocol):
         """Remove the registration of ``name``: None when there was none, else how many
         other names are still registered with its fingerprint (0: no other name shares its
         blocks)."""
+        ...
+
+    async def registration_count(self) -> int:
+        """How many names are registered (what a registration quota counts)."""
+        ...
+
+    async def mark_used(self, names: Sequence[str], at: float) -> None:
+        """Record that each of ``names`` was asked about at ``at`` (Unix seconds); a name no
+        longer registered is left out."""
+        ...
+
+    async def last_used(self, now: float) -> list[tuple[str, float]]:
+        """Every registration with when it was last asked about, by name; one never recorded
+        (registered before this was kept) is recorded as asked about ``now``, so that it
+        counts as used at the upgrade."""
         ...
 
     async def probe(self) -> Write:

@@ -144,21 +144,39 @@ async def enqueue(redis: Client, job: Job, *, again_if_done: bool = False) -> tu
     Returns the id and whether it was newly queued. A failed or interrupted job is queued
     again, with a fresh record that keeps no expiry until it finishes.
     """
+    queued = await redis.register_script(_ENQUEUE)(
+        keys=_enqueue_keys(job), args=_enqueue_args(job, again_if_done)
+    )
+    return job.id, bool(queued)
+
+
+async def enqueue_large(redis: Client, job: Job, cap: int) -> tuple[str, bool] | None:
+    """:func:`enqueue` (a done job queued again) of a solve past a service's cold budget,
+    unless ``cap`` such solves are queued or running already: then None. The same job
+    queued or running already is no new solve, so never refused."""
+    members = [text(m) for m in await redis.zrange(redis_keys.LARGE_SOLVES, 0, -1)]
+    keys = [*_enqueue_keys(job), redis_keys.LARGE_SOLVES, *map(redis_keys.job, members)]
+    queued = await redis.register_script(_ENQUEUE_LARGE)(
+        keys=keys, args=[*_enqueue_args(job, again_if_done=True), cap]
+    )
+    return None if queued == -1 else (job.id, bool(queued))
+
+
+def _enqueue_keys(job: Job) -> list[str]:
+    return [redis_keys.job(job.id), redis_keys.RECENT_JOBS, redis_keys.JOB_STREAM]
+
+
+def _enqueue_args(job: Job, again_if_done: bool) -> list[EncodableT]:
     stream_fields = [item for pair in job.fields().items() for item in pair]
     extra = ["status", "queued", "queued_at", f"{time.time():.3f}"]
-    args = ["1" if again_if_done else "0", job.id, len(stream_fields), *stream_fields, *extra]
-    keys = [redis_keys.job(job.id), redis_keys.RECENT_JOBS, redis_keys.JOB_STREAM]
-    # Check, mark and add in one step, so two clients asking at once queue the job once.
-    queued = await redis.register_script(_ENQUEUE)(keys=keys, args=args)
-    return job.id, bool(queued)
+    return ["1" if again_if_done else "0", job.id, len(stream_fields), *stream_fields, *extra]
 
 
 # KEYS: the job's record, the recent-jobs index, the stream. ARGV: '1' to queue a done job
 # again, the job id, the count of the stream's field items, those items, then the record's
-# own (status, queued_at).
-_ENQUEUE: Final = (
-    LUA_WRITES
-    + """
+# own (status, queued_at), up to ARGV[last]. Check, mark and add in one step, so two clients
+# asking at once queue the job once.
+_ENQUEUE_BODY: Final = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'queued' or status == 'running' or (status == 'done' and ARGV[1] == '0') then
   return 0
@@ -166,11 +184,36 @@ end
 local n = tonumber(ARGV[3])
 local stream_fields = {unpack(ARGV, 4, 3 + n)}
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 4, #ARGV))
+redis.call('HSET', KEYS[1], unpack(ARGV, 4, last))
 redis.call('ZADD', KEYS[2], 'inf', ARGV[2])
 redis.call('XADD', KEYS[3], '*', unpack(stream_fields))
 return 1
 """
+_ENQUEUE: Final = LUA_WRITES + "local last = #ARGV\n" + _ENQUEUE_BODY
+
+# KEYS: as _ENQUEUE's, then the large solves' set and the records of its members as read
+# just before. ARGV: as _ENQUEUE's, then the cap. The members read are dropped from the set
+# unless still queued or running; one added since is new, so unfinished: the count is exact.
+# -1: the cap is reached.
+_ENQUEUE_LARGE: Final = (
+    LUA_WRITES
+    + """
+local last = #ARGV - 1
+local current = redis.call('HGET', KEYS[1], 'status')
+if current ~= 'queued' and current ~= 'running' then
+  for i = 5, #KEYS do
+    local other = redis.call('HGET', KEYS[i], 'status')
+    if other ~= 'queued' and other ~= 'running' then
+      redis.call('ZREM', KEYS[4], string.match(KEYS[i], '[^:]+$'))
+    end
+  end
+  if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[#ARGV]) then
+    return -1
+  end
+  redis.call('ZADD', KEYS[4], 0, ARGV[2])
+end
+"""
+    + _ENQUEUE_BODY
 )
 
 
@@ -511,6 +554,9 @@ class JobQueue:
 
     async def enqueue(self, job: Job, *, again_if_done: bool = False) -> tuple[str, bool]:
         return await enqueue(await self.store.client(), job, again_if_done=again_if_done)
+
+    async def enqueue_large(self, job: Job, cap: int) -> tuple[str, bool] | None:
+        return await enqueue_large(await self.store.client(), job, cap)
 
     async def enqueue_precompute(self, entry: GameEntry) -> tuple[str, bool]:
         return await enqueue_precompute(self.store, entry)

@@ -316,6 +316,7 @@ class JobOut(BaseModel):
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 503, 507)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 429, 503, 507)
 }
-"""Every error is this JSON; 503 and 507 (the store is full) come with Retry-After."""
+"""Every error is this JSON; 503 and 507 (the store is full) come with Retry-After; 429: a
+cap of the operator's is reached (registrations, solves past the cold budget)."""

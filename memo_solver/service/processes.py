@@ -1,8 +1,9 @@
 """``serve --workers N``: N server processes on one port, sharing the store.
 
-The process manager is uvicorn's own (``uvicorn.run(..., workers=N)``): the parent binds
-the port once, spawns the children, which accept on that one socket, restarts a child that
-dies, and stops them all on SIGINT or SIGTERM. It was chosen over gunicorn (one more
+The process manager is uvicorn's own (its ``Multiprocess``): the parent binds the port once,
+spawns the children, which accept on that one socket, restarts a child that dies, and stops
+them all on SIGINT or SIGTERM. On a stop the parent lets go of its copy of the listening
+socket first (see :class:`Supervisor`). It was chosen over gunicorn (one more
 dependency, and its uvicorn worker class builds its own protocol, where the one of
 :mod:`.serving` writes each response once) and over forking the processes ourselves (a
 fork copies numba's and numpy's threads and locks mid-state; the supervision would be
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
+from uvicorn.supervisors.multiprocess import Multiprocess
 
 from memo_solver.jobs.storage import Location, open_store_and_queue
 from memo_solver.service.settings import ApiSettings
@@ -52,11 +54,35 @@ def app_from_environment() -> FastAPI:
     return app
 
 
+class Supervisor(Multiprocess):
+    """uvicorn's process manager, closing its copy of the listening socket when told to stop.
+
+    The socket is one, shared by every process that holds it: each child closes its copy
+    when it stops accepting, but as long as the parent's stays open the kernel goes on
+    completing connections into the socket's queue, which nobody accepts any more and which
+    are reset when the parent exits (requests sent while the children drain were accepted,
+    then dropped). With the parent's copy closed, the socket closes with the last child's
+    and a late client's connection is refused, as by a single-process ``serve``.
+    """
+
+    def handle_int(self) -> None:
+        self._stop_listening()
+        super().handle_int()
+
+    def handle_term(self) -> None:
+        self._stop_listening()
+        super().handle_term()
+
+    def _stop_listening(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
 def run_processes(
     workers: int, location: Location, settings: ApiSettings, uvicorn_options: Mapping[str, Any]
 ) -> None:
     """Serve with ``workers`` processes until stopped (uvicorn's process manager)."""
-    import uvicorn
+    from uvicorn import Config
 
     store = {"redis": location} if isinstance(location, str) else {"sqlite": str(location)}
     config = {"store": store, "settings": dataclasses.asdict(settings)}
@@ -64,6 +90,7 @@ def run_processes(
         os.environ[CONFIG_ENV] = json.dumps(config)
         os.environ[METRICS_ENV] = folder  # read by each child as it imports prometheus_client
         try:
-            uvicorn.run(APP_FACTORY, factory=True, workers=workers, **uvicorn_options)
+            processes = Config(APP_FACTORY, factory=True, workers=workers, **uvicorn_options)
+            Supervisor(processes, sockets=[processes.bind_socket()]).run()
         finally:
             del os.environ[CONFIG_ENV], os.environ[METRICS_ENV]

@@ -7,28 +7,39 @@ and every rule set that reaches the store has its definition kept beside its blo
 (:meth:`~memo_solver.core.store.Store.put_definition`), so that a worker asked to solve a
 fingerprint needs nothing else. Parsed rule sets are kept in a small LRU so a busy name is
 not parsed on every request.
+
+The store counts registrations against a quota, and keeps when each name was last asked
+about, for ``prune --unused-for``: a name asked about is noted here, in memory, and the
+service writes the notes in the background (:meth:`RuleBook.write_used`), each name at most
+once an hour per process, so the warm path never waits on a write.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import re
+import time
 from collections import OrderedDict
 from typing import Final
 
 from memo_solver.core.engine import namespace_of
 from memo_solver.core.errors import UserError
-from memo_solver.core.store import Store
+from memo_solver.core.store import Store, StoreUnavailableError
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import definition_of
-from memo_solver.games.yahtzee.rule_file import parse_rule_text
+from memo_solver.games.yahtzee.rule_file import is_rule_set_name, parse_rule_text, rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.jobs.queue import JobQueue
 from memo_solver.jobs.settings import DEFAULT_JOB_TTL_S
 from memo_solver.service.errors import ApiError
 
+log = logging.getLogger(__name__)
+
 PARSED_KEPT: Final = 256
 """Parsed rule sets kept by the text that defined them (each a few hundred KiB at most)."""
+USED_EVERY_S: Final = 3600.0
+"""How stale a name's last-asked stamp may get in the store: ``prune --unused-for`` counts
+days, so an hour is exact enough, and a busy name costs a write an hour, not one a request."""
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _BUILT_IN_PRINTS: Final = {r.fingerprint: r for r in RULE_SETS.values()}
 
@@ -43,6 +54,10 @@ class RuleBook:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._parsed: OrderedDict[str, RuleSet] = OrderedDict()
+        self._written: dict[str, float] = {}
+        """Name -> when this process last wrote its stamp."""
+        self._asked: set[str] = set()
+        """Names asked about whose stamp is due: :meth:`write_used` writes them."""
 
     def _parse(self, text: str | bytes) -> RuleSet:
         key = text.decode() if isinstance(text, bytes) else text
@@ -58,14 +73,17 @@ class RuleBook:
         """The rule set a request's ``rules`` names (422 naming ``rules`` when none)."""
         if isinstance(value, dict):
             # Its definition reaches the store with its engine, or with a job for it.
-            return self._parse(json.dumps(value, sort_keys=True))
+            return self._parse(rule_text(value))
         name = value.strip().lower()
         built_in = RULE_SETS.get(name)
         if built_in is not None:
             return built_in
-        registered = await self._store.registration(name)
-        if registered is not None:
-            return self._parse(registered)
+        if is_rule_set_name(name):  # what is no name never reaches the store
+            registered = await self._store.registration(name)
+            if registered is not None:
+                if time.time() - self._written.get(name, 0.0) >= USED_EVERY_S:
+                    self._asked.add(name)
+                return self._parse(registered)
         if _FINGERPRINT.fullmatch(name):
             if name in _BUILT_IN_PRINTS:
                 return _BUILT_IN_PRINTS[name]
@@ -86,9 +104,24 @@ class RuleBook:
         if definition is not None:
             await self._store.put_definition(namespace_of(rules.fingerprint), definition)
 
-    async def register(self, rules: RuleSet) -> bool:
+    async def write_used(self) -> None:
+        """Write the stamps of the names asked about since their last one was written (at
+        most about hourly); a store that refuses them loses only their precision."""
+        names, self._asked = sorted(self._asked), set()
+        if not names:
+            return
+        now = time.time()
+        try:
+            await self._store.mark_used(names, now)
+        except StoreUnavailableError as exc:
+            log.info("when %d rule sets were last asked about was not kept: %s", len(names), exc)
+            return
+        self._written.update((name, now) for name in names)
+
+    async def register(self, rules: RuleSet, quota: int) -> bool:
         """Register ``rules`` under its name; True when new, False when the same rules were
-        registered already; 409 when the name holds other rules or is a built-in's."""
+        registered already; 409 when the name holds other rules or is a built-in's; 429 when
+        the name is free but ``quota`` names are registered already."""
         built_in = RULE_SETS.get(rules.name)
         if built_in is not None:
             if built_in.fingerprint == rules.fingerprint:
@@ -96,21 +129,26 @@ class RuleBook:
             raise ApiError(409, "name", f"{rules.name} is a built-in rule set; choose another name")
         held = await self._store.registration(rules.name)
         if held is None:
+            if await self._store.registration_count() >= quota:
+                raise ApiError(
+                    429,
+                    "rules",
+                    f"this service's registration quota of {quota:,} rule sets is reached "
+                    "(--registration-quota); send the rule set inline instead, or ask the "
+                    "operator",
+                )
             document = definition_of(rules)
             assert document is not None, "not a built-in's name, so not a built-in"
             await self.keep_definition(rules)
             held = await self._store.register(rules.name, rules.fingerprint, document)
-            if held == document:
+            if held is None:  # this request's registration, of all that raced for the name
+                await self._store.mark_used([rules.name], time.time())
                 return True
         if self._parse(held).fingerprint == rules.fingerprint:
             return False
         raise ApiError(
             409, "name", f"{rules.name} is registered with other rules; choose another name"
         )
-
-    async def registered(self, after: str, limit: int) -> list[RuleSet]:
-        """Registered rule sets by name, ``limit`` after the name ``after``."""
-        return [self._parse(doc) for _, doc in await self._store.registrations(after, limit)]
 
     async def unregister(self, name: str, queue: JobQueue | None) -> tuple[RuleSet, bool]:
         """Remove a registration (404 when there is none); the rule set, and whether its

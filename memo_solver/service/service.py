@@ -43,7 +43,7 @@ from memo_solver.jobs.queue import Job, JobError, JobQueue
 from memo_solver.service import metrics
 from memo_solver.service.errors import ApiError
 from memo_solver.service.rulebook import RuleBook
-from memo_solver.service.settings import ApiSettings
+from memo_solver.service.settings import LOOPBACK, ApiSettings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -58,6 +58,9 @@ so removed by ``prune``, which is how an operator empties it)."""
 SHARED_LEASE_S = 10.0
 """A computing process renews its claim every third of this; one that dies leaves the work
 to the next retry after this long."""
+USED_WRITE_S = 60.0
+"""How often the names asked about are written to the store (:meth:`RuleBook.write_used`):
+what a server that stops loses of them, against hourly stamps."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class _Cone:
     """A cold question's cone weighed against a budget, and the words of its refusal."""
 
     size: int
+    turn_starts: int
+    """The turn starts it spans: what a solve of it is weighed by (:meth:`Service.may_solve`)."""
     budget: int
     unit: str
     name: str
@@ -175,12 +180,19 @@ class Service:
         return await self.run(on_engine, warm)
 
     async def check_budget(
-        self, rules: RuleSet, filled: int, keys: Sequence[str], warm: Callable[[], Job]
+        self,
+        rules: RuleSet,
+        filled: int,
+        keys: Sequence[str],
+        warm: Callable[[], Job],
+        client: str | None,
     ) -> None:
         """Refuse a cold question whose cone is past the budget: the workers take it (503)
-        when any are alive, else 422 naming the budget. Warm (in a memo or the store): fine."""
+        when any are alive and ``client`` (its address) may start such a solve, else 422 or
+        429 naming the budget or the setting. Warm (in a memo or the store): fine."""
         await self._check_cone(
             _Cone(
+                rules.cone_turn_starts(filled),
                 rules.cone_turn_starts(filled),
                 self.settings.cold_budget,
                 "turn starts",
@@ -193,10 +205,17 @@ class Service:
             keys,
             warm,
             lambda: self.rulebook.keep_definition(rules),
+            client,
         )
 
     async def check_need_budget(
-        self, rules: RuleSet, cap: int, filled: int, keys: Sequence[str], warm: Callable[[], Job]
+        self,
+        rules: RuleSet,
+        cap: int,
+        filled: int,
+        keys: Sequence[str],
+        warm: Callable[[], Job],
+        client: str | None,
     ) -> None:
         """:meth:`check_budget` for the need table of ``rules`` up to ``cap``: its cone holds
         a chance per need for every turn start, hundreds of times the mean's."""
@@ -204,6 +223,7 @@ class Service:
         await self._check_cone(
             _Cone(
                 cone_values(rules, cap, filled),
+                rules.cone_turn_starts(filled),
                 self.settings.need_budget,
                 "chances (turn starts times needs)",
                 "need budget",
@@ -215,6 +235,7 @@ class Service:
             keys,
             warm,
             lambda: self._keep_need_definition(entry),
+            client,
         )
 
     async def _keep_need_definition(self, entry: GameEntry) -> None:
@@ -229,6 +250,7 @@ class Service:
         keys: Sequence[str],
         warm: Callable[[], Job],
         keep_definition: Callable[[], Awaitable[None]],
+        client: str | None,
     ) -> None:
         if cone.size <= cone.budget:
             return
@@ -237,8 +259,9 @@ class Service:
         if len(await self.store.get_many(namespace_of(fingerprint), keys)) == len(keys):
             return
         if self.queue is not None and await self.queue.live_worker_count():
+            self.may_solve(client, cone.turn_starts)
             await keep_definition()  # what the workers solve it from
-            await self._hand_to_workers(warm)
+            await self._hand_large_to_workers(warm)
             metrics.DEADLINES.inc()
             raise ApiError(
                 503,
@@ -253,6 +276,55 @@ class Service:
             f"service's {cone.name} of {cone.budget:,}; precompute {cone.remedy}, start "
             "workers on a Redis store, or ask about a later position",
         )
+
+    def may_solve(self, client: str | None, turn_starts: int) -> None:
+        """Whether a request from ``client`` (its address) may start a solve of
+        ``turn_starts`` past the cold budget, work as large as the operator's precompute:
+        the one rule for every value type and wherever the solve runs (the workers today); a
+        422 naming the setting that refuses it. How many run at once is capped where they
+        are queued (:meth:`_hand_large_to_workers`)."""
+        settings = self.settings
+        allowed = settings.whole_game_solves == "anyone" or (
+            settings.whole_game_solves == "loopback" and client in LOOPBACK
+        )
+        if not allowed:
+            who = {"off": "nobody", "loopback": "only clients on its own machine"}
+            raise ApiError(
+                422,
+                "state",
+                f"this cold question needs a solve past this service's budget of "
+                f"{settings.cold_budget:,} turn starts, which "
+                f"{who[settings.whole_game_solves]} may start here (--whole-game-solves "
+                f"{settings.whole_game_solves}); ask the operator to precompute the rule set "
+                "('memo-solver precompute'), or ask about a later position",
+            )
+        if turn_starts > settings.whole_game_max:
+            raise ApiError(
+                422,
+                "state",
+                f"this cold question needs a solve of {turn_starts:,} turn starts, past this "
+                f"service's --whole-game-max of {settings.whole_game_max:,}; ask the operator "
+                "to precompute the rule set ('memo-solver precompute'), or ask about a later "
+                "position",
+            )
+
+    async def _hand_large_to_workers(self, warm: Callable[[], Job]) -> None:
+        """Queue a solve past the cold budget for the workers, unless the cap on such solves
+        queued or running is reached: then 429 naming it."""
+        assert self.queue is not None
+        cap = self.settings.whole_game_queue
+        try:
+            queued = await self.queue.enqueue_large(warm(), cap)
+        except (RedisError, OSError, JobError) as exc:  # best effort, as _hand_to_workers
+            log.info("a cold state was not handed to the workers: %s", exc)
+            return
+        if queued is None:
+            raise ApiError(
+                429,
+                "state",
+                f"{cap} solves past this service's budget are queued or running already "
+                f"(--whole-game-queue {cap}); retry once one is done",
+            )
 
     async def run(
         self, work: Callable[[], Awaitable[T]], warm: Callable[[], Job] | None = None
@@ -422,6 +494,7 @@ async def open_service(
             )
         service.task_group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(service.task_group.cancel_scope.cancel)
+        service.task_group.start_soon(_write_used, service.rulebook)
         service.pool = EnginePool(
             store,
             limiter,
@@ -431,6 +504,12 @@ async def open_service(
         )
         metrics.watch_engines(service.engines)
         yield service
+
+
+async def _write_used(rulebook: RuleBook) -> None:
+    while True:
+        await anyio.sleep(USED_WRITE_S)
+        await rulebook.write_used()
 
 
 def service_of(request: Request) -> Service:

@@ -30,6 +30,8 @@ class MemoryStore:
         self._spaces: dict[str, _Namespace] = {}
         self._registered: dict[str, tuple[str, bytes]] = {}
         """Name -> (fingerprint, document)."""
+        self._used: dict[str, float] = {}
+        """Name -> when it was last asked about."""
 
     def _space(self, namespace: str) -> _Namespace:
         return self._spaces.setdefault(namespace, _Namespace())
@@ -151,8 +153,12 @@ class MemoryStore:
     async def delete_strays(self, namespace: str) -> int:
         return 0
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
-        return self._registered.setdefault(name, (fingerprint, document))[1]
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+        held = self._registered.get(name)
+        if held is not None:
+            return held[1]
+        self._registered[name] = (fingerprint, document)
+        return None
 
     async def registration(self, name: str) -> bytes | None:
         found = self._registered.get(name)
@@ -168,6 +174,16 @@ class MemoryStore:
         if found is None:
             return None
         return sum(1 for fingerprint, _ in self._registered.values() if fingerprint == found[0])
+
+    async def registration_count(self) -> int:
+        return len(self._registered)
+
+    async def mark_used(self, names: Sequence[str], at: float) -> None:
+        self._used.update((name, at) for name in names if name in self._registered)
+
+    async def last_used(self, now: float) -> list[tuple[str, float]]:
+        self._used = {name: self._used.get(name, now) for name in self._registered}
+        return sorted(self._used.items())
 
     async def probe(self) -> Write:
         """Memory always has room (a process out of memory fails long before a probe)."""

@@ -33,6 +33,7 @@ from memo_solver.core.store import (
     Claim,
     Coverage,
     GoneNamespaces,
+    StoreFullError,
     StoreUnavailableError,
     Write,
 )
@@ -52,6 +53,11 @@ from memo_solver.stores.redis_notifications import KEY_SEPARATOR, Notifications
 
 _RECHECK_S: Final = 1.0
 _PROBE_LEASE_MS: Final = 5000
+WRITE_HEADROOM: Final = 8 << 20
+"""Room under ``maxmemory`` a master needs to count as accepting writes: Redis refuses a
+command while its memory, the command's own bytes in its query buffer included, is past
+``maxmemory``, so a Redis a few hundred KB short of it accepts a probe's few bytes and
+refuses every block. A commit batch is a few MiB at most (the whole ``yahtzee`` is 8 MiB)."""
 log = logging.getLogger(__name__)
 
 # Claims live twice: a key per block with the lease as its TTL (what a waiter checks) and a
@@ -242,6 +248,45 @@ local out = {}
 for _, name in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], '+', 'LIMIT', 0, ARGV[2])) do
   out[#out + 1] = name
   out[#out + 1] = redis.call('HGET', KEYS[2], name)
+end
+return out
+"""
+)
+
+# KEYS: the registered documents, the stamps. ARGV: when, then the names asked about.
+_MARK_USED = (
+    LUA_WRITES
+    + """
+for i = 2, #ARGV do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[1])
+  end
+end
+return 0
+"""
+)
+
+# KEYS: the registered names, the stamps. ARGV: now. Names and stamps, alternately; a name
+# without one is stamped now, a stamp without a name dropped. It runs at maxmemory (what an
+# operator pruning a full Redis needs): it adds at most a stamp per registration, a few bytes
+# each, bounded by the registration quota.
+_LAST_USED = (
+    LUA_FREES
+    + """
+local out = {}
+for _, name in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local used = redis.call('HGET', KEYS[2], name)
+  if not used then
+    used = ARGV[1]
+    redis.call('HSET', KEYS[2], name, used)
+  end
+  out[#out + 1] = name
+  out[#out + 1] = used
+end
+for _, name in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if not redis.call('ZSCORE', KEYS[1], name) then
+    redis.call('HDEL', KEYS[2], name)
+  end
 end
 return out
 """
@@ -701,11 +746,11 @@ class RedisStore:
                 strays[ns] = keys
         return strays
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
         [held] = await self._run(
             _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document])]
         )
-        return document if held is None else bytes(held)
+        return None if held is None else bytes(held)
 
     async def registration(self, name: str) -> bytes | None:
         async with self._reachable() as client:
@@ -723,11 +768,27 @@ class RedisStore:
         [others] = await self._run(_UNREGISTER, [(list(redis_keys.REGISTRATIONS), [name])])
         return None if others is None else int(others)
 
+    async def registration_count(self) -> int:
+        async with self._reachable() as client:
+            return int(await client.zcard(redis_keys.REGISTERED_NAMES))
+
+    async def mark_used(self, names: Sequence[str], at: float) -> None:
+        keys = [redis_keys.REGISTERED_DOCUMENTS, redis_keys.REGISTERED_USED]
+        await self._run(_MARK_USED, [(keys, [repr(at), *names])])
+
+    async def last_used(self, now: float) -> list[tuple[str, float]]:
+        keys = [redis_keys.REGISTERED_NAMES, redis_keys.REGISTERED_USED]
+        [flat] = await self._run(_LAST_USED, [(keys, [repr(now)])])
+        pairs = zip(flat[::2], flat[1::2], strict=True)
+        return [(_text(name), float(used)) for name, used in pairs]
+
     async def probe(self) -> Write:
         """Claim and release a probe key (SET NX PX, then DEL) in one pipelined round trip:
         a Redis that refuses writes (at ``maxmemory``) refuses this one too. On a cluster,
         one key on every master (each in a slot of its own), so that readiness proves a
-        write on each."""
+        write on each. Then each master's room under ``maxmemory``: one with less than
+        :data:`WRITE_HEADROOM` refuses blocks, so it is full, whatever the probe's few
+        bytes did (they pass or not as the memory of the writes in flight comes and goes)."""
         token = uuid.uuid4().hex
         async with self._reachable() as client:
             pipe: Any = client.pipeline(transaction=False)
@@ -736,6 +797,21 @@ class RedisStore:
                 pipe.set(key, b"1", nx=True, px=_PROBE_LEASE_MS)
                 pipe.delete(key)
             await _execute(pipe)
+            if isinstance(client, RedisCluster):
+                nodes = client.get_primaries()
+                memory = [await client.info("memory", target_nodes=node) for node in nodes]
+                where = [node.name for node in nodes]
+            else:
+                memory, where = [await client.info("memory")], [self.description]
+        for info, name in zip(memory, where, strict=True):
+            room = int(info["maxmemory"]) - int(info["used_memory"])
+            if int(info["maxmemory"]) and room < WRITE_HEADROOM:
+                raise StoreFullError(
+                    f"Redis at {name} has {max(room, 0):,} bytes left under its maxmemory, "
+                    f"less than a commit of blocks may take ({WRITE_HEADROOM:,}): it refuses "
+                    "them (free memory in Redis or raise its maxmemory; what it holds is still "
+                    "read)"
+                )
         return Write.ACCEPTED
 
     def probe_tags(self, client: Client) -> list[int]:

@@ -43,7 +43,10 @@ The jobs are the tag ``{jobs}``:
   while queued or running): the index ``status`` lists jobs from;
 - ``ms:{jobs}:worker:<id>``: a worker's heartbeat and counters (a hash with a TTL);
 - ``ms:{jobs}:alive``: a sorted set, worker id -> heartbeat deadline (ms): the live
-  workers are one ``ZRANGEBYSCORE now +inf``.
+  workers are one ``ZRANGEBYSCORE now +inf``;
+- ``ms:{jobs}:large``: a sorted set of the ids of the solves past a service's cold budget
+  that clients queued (every score 0), pruned of the finished ones as the next is queued:
+  what the service's cap on them counts.
 
 The registrations of named rule sets are the tag ``{rules}`` (one slot for all, so that
 each step is one script):
@@ -54,7 +57,10 @@ each step is one script):
 - ``ms:{rules}:fingerprints``: a hash, name -> its document's fingerprint;
 - ``ms:{rules}:sharing``: a hash, fingerprint -> how many names are registered with it
   (a counter rather than a set per fingerprint: unregistering learns the fingerprint
-  inside its script, and a script may touch only the keys it was handed).
+  inside its script, and a script may touch only the keys it was handed);
+- ``ms:{rules}:used``: a hash, name -> when it was last asked about (Unix seconds), written
+  at most about hourly per name and server process; a name missing is stamped when
+  ``prune`` first reads it.
 
 No kind of a namespace's key ends these, so :func:`namespace_of` never takes them for one.
 
@@ -79,6 +85,7 @@ JOB_STREAM: Final = f"{PREFIX}:{JOBS_TAG}:stream"
 JOB_GROUP: Final = f"{PREFIX}:{JOBS_TAG}:workers"
 RECENT_JOBS: Final = f"{PREFIX}:{JOBS_TAG}:recent"
 LIVE_WORKERS: Final = f"{PREFIX}:{JOBS_TAG}:alive"
+LARGE_SOLVES: Final = f"{PREFIX}:{JOBS_TAG}:large"
 WRITTEN: Final = f"{PREFIX}:{{written}}:namespaces"
 """A set of every namespace written since it was kept (added by each process before its
 first write, removed by a delete): what ``status`` lists without a SCAN."""
@@ -87,6 +94,7 @@ REGISTERED_NAMES: Final = f"{PREFIX}:{RULES_TAG}:names"
 REGISTERED_DOCUMENTS: Final = f"{PREFIX}:{RULES_TAG}:documents"
 REGISTERED_FINGERPRINTS: Final = f"{PREFIX}:{RULES_TAG}:fingerprints"
 REGISTERED_SHARING: Final = f"{PREFIX}:{RULES_TAG}:sharing"
+REGISTERED_USED: Final = f"{PREFIX}:{RULES_TAG}:used"
 REGISTRATIONS: Final = (
     REGISTERED_NAMES,
     REGISTERED_DOCUMENTS,

@@ -83,6 +83,12 @@ CREATE TABLE IF NOT EXISTS registrations (
 )
 """Made by the first registration, as the definitions table by the first definition. Names
 compare as SQLite's TEXT does by default (BINARY: bytewise UTF-8), the order of a page."""
+_REGISTRATIONS_USED = """
+CREATE TABLE IF NOT EXISTS registrations_used (
+    name TEXT NOT NULL PRIMARY KEY, used REAL NOT NULL) WITHOUT ROWID
+"""
+"""When each registration was last asked about (Unix seconds): made by the first stamp, so a
+file from before stamps were kept reads as holding none (each counts as used when seen)."""
 _PAGE_BYTES = 8192
 _CHECKPOINT_BYTES = 1000 * _PAGE_BYTES
 """Writes between two checkpoints: SQLite's default (1,000 pages of WAL), counted here."""
@@ -481,15 +487,17 @@ class SQLiteStore:
     async def delete_strays(self, namespace: str) -> int:
         return 0
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes:
-        def register(db: sqlite3.Connection) -> bytes:
+    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+        def register(db: sqlite3.Connection) -> bytes | None:
             with _transaction(db):
                 for statement in _REGISTRATIONS:
                     db.execute(statement)
-                db.execute(
+                inserted = db.execute(
                     "INSERT OR IGNORE INTO registrations VALUES (?, ?, ?)",
                     (name, fingerprint, document),
                 )
+                if inserted.rowcount:
+                    return None
                 (held,) = db.execute(
                     "SELECT document FROM registrations WHERE name = ?", (name,)
                 ).fetchone()
@@ -537,6 +545,48 @@ class SQLiteStore:
             return int(others)
 
         return await self._run(unregister, writes=0)
+
+    async def registration_count(self) -> int:
+        def count(db: sqlite3.Connection) -> int:
+            if not _has_table(db, "registrations"):
+                return 0
+            (n,) = db.execute("SELECT COUNT(*) FROM registrations").fetchone()
+            return int(n)
+
+        return await self._run(count)
+
+    async def mark_used(self, names: Sequence[str], at: float) -> None:
+        def mark(db: sqlite3.Connection) -> None:
+            if not _has_table(db, "registrations"):
+                return
+            with _transaction(db):
+                db.execute(_REGISTRATIONS_USED)
+                db.executemany(
+                    "INSERT OR REPLACE INTO registrations_used "
+                    "SELECT name, ? FROM registrations WHERE name = ?",
+                    [(at, name) for name in names],
+                )
+
+        await self._run(mark, writes=_ROW_BYTES * len(names))
+
+    async def last_used(self, now: float) -> list[tuple[str, float]]:
+        def read(db: sqlite3.Connection) -> list[tuple[str, float]]:
+            if not _has_table(db, "registrations"):
+                return []
+            with _transaction(db):
+                db.execute(_REGISTRATIONS_USED)
+                db.execute(
+                    "DELETE FROM registrations_used "
+                    "WHERE name NOT IN (SELECT name FROM registrations)"
+                )
+                db.execute(
+                    "INSERT OR IGNORE INTO registrations_used SELECT name, ? FROM registrations",
+                    (now,),
+                )
+                rows = db.execute("SELECT name, used FROM registrations_used ORDER BY name")
+                return [(name, float(used)) for name, used in rows]
+
+        return await self._run(read, writes=0)
 
     async def __aenter__(self) -> SQLiteStore:
         return self

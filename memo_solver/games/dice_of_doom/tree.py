@@ -32,10 +32,19 @@ tables for decoding boards and attacking, and no object allocated per node. The 
 above, cold, value and statistics, takes 0.82 to 0.85 s of CPU (three runs of
 ``analyse(make_position(BOARD, "a"))`` timed with ``time.process_time``, on the 2-core
 development machine); ``tests/test_doom_tree.py`` holds it under 3 s. Memory: about 60 MB.
+
+A solve that could outgrow its limit is first sized up by random games from its position
+(:meth:`DoomSolver._refuse_what_cannot_fit`): one the estimate puts past the limit is
+refused at once, not after filling the memory the limit allows, and the limit itself is
+bounded by the machine's memory (:func:`check_limit`).
 """
 
 from __future__ import annotations
 
+import math
+import os
+import random
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -64,15 +73,20 @@ Move = tuple[int, int] | None
 """An attack (src, dst), or None for ending the turn, as the book writes a pass (``nil``)."""
 
 DEFAULT_LIMIT: Final = 2_000_000
-"""Distinct positions one solver may hold: about 0.6 GB. The largest published board needs
+"""Distinct positions one solver may hold: about 0.66 GB. The largest published board needs
 201,861; 4x4 and 5x5 boards can need far more than any machine holds."""
+BYTES_PER_POSITION: Final = 330
+"""Memory one memoised position takes (dict entry, key, children, statistics), measured as
+the growth of the process's resident memory while solving the 5x5 board of ``play --size 5
+--seed 1`` to 3,000,000 positions: 290 to 323 bytes a position at each progress report
+(310 on the published 3x3 board); 330 leaves room for the memo's dict resizing."""
 
 _PROGRESS_EVERY: Final = 1 << 18
 """Positions between two calls of a solver's ``progress``: about a second of solving, so a
 quick solve (the published 3x3 board holds 201,861 positions) says nothing."""
-_MB_PER_MILLION: Final = 310
-"""Memory per million memoised positions, measured on the 3x3 board above (peak RSS growth
-over 201,861 positions: dict entry, key, children, statistics)."""
+_PROBE_WALKS: Final = (16, 4096)
+"""Random games the size estimate plays at first and at most, doubling in between: 4,096
+games of a 5x5 board take under 2 s of CPU, against 11 s to solve 2,000,000 positions."""
 _FIELD_BITS: Final = 64
 """Initial width of each leaf-count field packed below the tree size; widened on demand."""
 
@@ -81,6 +95,8 @@ _KEY_SHIFT: Final = 8
 they are at most 2 per hex (see :class:`Position`), 50 on a 5x5 board."""
 _CAPTURED: Final = (1 << _KEY_SHIFT - 1) - 1
 """Mask of the captured dice once shifted down by one."""
+_STRATUM: Final = (1 << _KEY_SHIFT) - 1
+"""Mask of the player and the captured dice of a key: half of a size estimate's stratum."""
 _CHUNK: Final = 5
 """Boards are decoded five hexes (one 7,776-entry table lookup) at a time."""
 
@@ -199,8 +215,7 @@ class DoomSolver:
 
     def __init__(self, size: int, limit: int = DEFAULT_LIMIT) -> None:
         check_size(size)
-        if limit < 1:
-            raise DoomError("limit", f"the position limit must be at least 1, got {limit}")
+        check_limit(limit)
         self.size = size
         self.limit = limit
         self.progress: Callable[[int], None] | None = None
@@ -284,6 +299,8 @@ class DoomSolver:
         key = self._key(position)
         node = self._index.get(key)
         if node is None:
+            if self.limit < _most_keys(self.size):
+                self._refuse_what_cannot_fit(key)
             node = self._add(key)
         if self._value[node] < 0:
             try:
@@ -296,16 +313,58 @@ class DoomSolver:
             self._widen()
         return node
 
+    def _limit_error(self, estimate: str) -> DoomLimitError:
+        return DoomLimitError(
+            "limit",
+            f"solving this position needs more than {self.limit:,} distinct positions, "
+            f"the solver's limit{estimate}; raise the limit to solve this (--limit of advise, "
+            f"stats and play; --doom-limit of serve): a million positions take about "
+            f"{BYTES_PER_POSITION} MB of memory",
+        )
+
+    def _refuse_what_cannot_fit(self, root: int) -> None:
+        """Refuse at once a position whose solve would outgrow the limit, before solving it.
+
+        Random games from the position sample each stratum of positions (player to move,
+        dice captured this turn, dice on the board: a game passes through each at most once,
+        as the dice on the board and captured this turn fall with every attack and the turn's
+        total with every turn). Pairs of games meeting on one position in a stratum of
+        ``n`` positions happen about ``games**2 / 2n`` times, fewer the more evenly the
+        games spread, so the count of such meetings bounds ``n`` from below; the sum over
+        strata, on an upper 95% bound of the meetings, is the estimate. Random games favour
+        few positions, so it is far below the truth (the published 3x3 board: 7,755 from
+        4,096 games, of 201,861), and what it refuses cannot fit. Games double until the
+        estimate passes the limit, or cannot pass it within the most games even if it grew
+        with their square.
+        """
+        expand = self._tables.expand
+        rng = random.Random(root)  # the same answer every time for the same position
+        strata: dict[tuple[int, int], Counter[int]] = defaultdict(Counter)
+        games, (walks, most) = 0, _PROBE_WALKS
+        while True:
+            for _ in range(walks):
+                key = root
+                while True:
+                    children, cells = expand(key)
+                    strata[key & _STRATUM, sum(cell % MAX_DICE for cell in cells)][key] += 1
+                    if not children:
+                        break
+                    key = rng.choice(children)
+            games += walks
+            estimate = sum(map(_stratum_estimate, strata.values()))
+            if estimate > self.limit:
+                raise self._limit_error(
+                    f" (an estimate from {games:,} random games puts it above "
+                    f"{math.floor(estimate):,})"
+                )
+            if games >= most or estimate * (most / games) ** 2 <= self.limit:
+                return
+            walks = games
+
     def _add(self, key: int) -> int:
         node = len(self._keys)
         if node >= self.limit:
-            raise DoomLimitError(
-                "limit",
-                f"solving this position needs more than {self.limit:,} distinct positions, "
-                f"the solver's limit; raise the limit to solve this (--limit of advise, stats and "
-                f"play; --doom-limit of serve): a million positions take about "
-                f"{_MB_PER_MILLION} MB of memory",
-            )
+            raise self._limit_error("")
         if node % _PROGRESS_EVERY == 0 and node and self.progress is not None:
             self.progress(node)
         self._index[key] = node
@@ -324,22 +383,14 @@ class DoomSolver:
         acyclic, so an expanded node's children are solved by then. This is the hot loop of
         the module, hence local names for everything it touches.
         """
-        tables = self._tables
-        hexes, near, weights, key_weights = (
-            tables.hexes,
-            tables.near,
-            tables.weights,
-            tables.key_weights,
-        )
-        decode, targets, gains = tables.decode, tables.targets, tables.gains
+        hexes, expand = self._tables.hexes, self._tables.expand
         index, keys, kids, value = self._index, self._keys, self._kids, self._value
         packed, depth, order = self._packed, self._depth, self._order
         add = self._add
         width = self._width
         one = 1 << 3 * width
         leaf_a, leaf_tie, leaf_b = one | 1 << 2 * width, one | 1, one | 1 << width
-        captured_mask = _CAPTURED
-        captured_bits = captured_mask << 1
+        captured_bits = _CAPTURED << 1
         stack = [root]
         while stack:
             node = stack[-1]
@@ -361,39 +412,9 @@ class DoomSolver:
                 depth[node] = 1 + max(map(depth.__getitem__, kid_nodes))
                 order.append(node)
                 continue
-            key = keys[node]
-            player = key & 1
-            captured = key >> 1 & captured_mask
-            code = key >> _KEY_SHIFT
-            cells = decode(code)
-            children = []
-            if captured:
-                spare = captured - 1
-                if spare:
-                    low, high = MAX_DICE * player, MAX_DICE * player + MAX_DICE - 2
-                    for pos in range(hexes):
-                        if low <= cells[pos] <= high:
-                            code += weights[pos]
-                            spare -= 1
-                            if not spare:
-                                break
-                children.append(code << _KEY_SHIFT | (1 - player))
-            can_hit = targets[player]
-            corner = MAX_DICE * player
-            for src in range(hexes):
-                attacker = cells[src]
-                hits = can_hit[attacker]
-                if hits:
-                    src_delta = (corner - attacker) * key_weights[src] + key
-                    for dst in near[src]:
-                        defender = cells[dst]
-                        if defender in hits:
-                            children.append(
-                                src_delta
-                                + (attacker - 1 - defender) * key_weights[dst]
-                                + gains[defender]
-                            )
+            children, cells = expand(keys[node])
             if not children:  # a turn start without an attack: the game ends here
+                player = keys[node] & 1
                 held_b = sum(cell >= MAX_DICE for cell in cells)
                 held_a = hexes - held_b
                 if held_a == held_b:
@@ -468,6 +489,52 @@ class DoomSolver:
         )
 
 
+def _stratum_estimate(seen: Counter[int]) -> float:
+    """At least how many positions a stratum holds, from how often random games met there.
+
+    ``draws * (draws - 1) / 2`` pairs of games meet on one position ``meetings`` times,
+    about once per ``n`` pairs if the stratum has ``n`` positions equally likely, more often
+    if not; ``meetings + 2 * sqrt(meetings) + 3`` is above the mean meeting count 19 times
+    in 20 (3 when none were seen). Never fewer than the positions seen.
+    """
+    draws = seen.total()
+    meetings = sum(count * (count - 1) // 2 for count in seen.values())
+    pairs = draws * (draws - 1) / 2
+    return max(len(seen), pairs / (meetings + 2 * math.sqrt(meetings) + 3))
+
+
+def _most_keys(size: int) -> int:
+    """More positions than a board of this size has: no limit above it is ever reached."""
+    hexes = size * size
+    boards: int = CELL_CODES**hexes
+    return 2 * boards * (2 * hexes + 1)  # players, boards, dice captured this turn
+
+
+def _memory() -> int:
+    """This machine's memory in bytes."""
+    return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+
+
+def most_positions() -> int:
+    """The highest position limit this machine's memory holds, at the measured cost of one."""
+    return _memory() // BYTES_PER_POSITION
+
+
+def check_limit(limit: int, field: str = "limit") -> None:
+    """Refuse a position limit below 1, or past what this machine's memory holds: a solve
+    would otherwise run until the machine ran out of memory, not until the limit."""
+    if limit < 1:
+        raise DoomError(field, f"the position limit must be at least 1, got {limit}")
+    most = most_positions()
+    if limit > most:
+        raise DoomError(
+            field,
+            f"a limit of {limit:,} positions is more than this machine's memory holds: "
+            f"{_memory() / 2**30:.1f} GiB at about {BYTES_PER_POSITION} bytes a position "
+            f"hold at most {most:,}",
+        )
+
+
 def _leaf_field(key: int, value: int) -> int:
     """Which packed field a leaf counts in (2: a wins, 1: b wins, 0: tie) from its value."""
     if value == 1:
@@ -502,22 +569,17 @@ def play_move(position: Position, move: Move) -> Position:
     return Position(board, position.player, position.captured + position.board.dice[dst])
 
 
+Expand = Callable[[int], tuple[list[int], tuple[int, ...]]]
+"""A position key to its children's keys in move order, and its board's hex codes."""
+
+
 @dataclass(frozen=True)
 class _Tables:
     """Per-size constants of the hot loop, computed once per size."""
 
     hexes: int
-    near: tuple[tuple[int, ...], ...]
-    weights: tuple[int, ...]
-    """6**pos: adding it gives hex ``pos`` one more die."""
-    key_weights: tuple[int, ...]
-    """The same, shifted into a position key."""
-    decode: Callable[[int], tuple[int, ...]]
-    """Board code to the tuple of hex codes."""
-    targets: tuple[tuple[frozenset[int], ...], ...]
-    """targets[player][attacker code]: defender codes it may attack (empty if none)."""
-    gains: tuple[int, ...]
-    """gains[defender code]: what capturing it adds to a key (its dice, in the captured field)."""
+    expand: Expand
+    """What the solver and the size estimate both walk: one move generator on packed keys."""
 
 
 @cache
@@ -529,14 +591,10 @@ def _tables(size: int) -> _Tables:
     chunks, rest = divmod(hexes, _CHUNK)
     last = tuple(cells[:rest] for cells in chunk_table[: CELL_CODES**rest]) if rest else ()
     span = CELL_CODES**_CHUNK
-
-    def decode(code: int) -> tuple[int, ...]:
-        cells: tuple[int, ...] = ()
-        for _ in range(chunks):
-            code, low = divmod(code, span)
-            cells += chunk_table[low]
-        return cells + last[code] if rest else cells
-
+    near = neighbours(size)
+    weights = tuple(CELL_CODES**pos for pos in range(hexes))  # adding one: a die more on pos
+    key_weights = tuple(weight << _KEY_SHIFT for weight in weights)  # the same, in a key
+    # targets[player][attacker code]: defender codes it may attack (empty if none)
     targets = tuple(
         tuple(
             frozenset(
@@ -550,16 +608,50 @@ def _tables(size: int) -> _Tables:
         )
         for player in (0, 1)
     )
-    weights = tuple(CELL_CODES**pos for pos in range(hexes))
-    return _Tables(
-        hexes=hexes,
-        near=neighbours(size),
-        weights=weights,
-        key_weights=tuple(weight << _KEY_SHIFT for weight in weights),
-        decode=decode,
-        targets=targets,
-        gains=tuple((defender % MAX_DICE + 1) << 1 for defender in range(CELL_CODES)),
-    )
+    # gains[defender code]: what capturing it adds to a key (its dice, in the captured field)
+    gains = tuple((defender % MAX_DICE + 1) << 1 for defender in range(CELL_CODES))
+
+    def expand(key: int) -> tuple[list[int], tuple[int, ...]]:
+        player = key & 1
+        captured = key >> 1 & _CAPTURED
+        code = key >> _KEY_SHIFT
+        cells: tuple[int, ...] = ()
+        for _ in range(chunks):  # the board code to hex codes, five hexes a lookup
+            code, chunk = divmod(code, span)
+            cells += chunk_table[chunk]
+        if rest:
+            cells += last[code]
+        code = key >> _KEY_SHIFT
+        children = []
+        if captured:
+            spare = captured - 1
+            if spare:
+                low, high = MAX_DICE * player, MAX_DICE * player + MAX_DICE - 2
+                for pos in range(hexes):
+                    if low <= cells[pos] <= high:
+                        code += weights[pos]
+                        spare -= 1
+                        if not spare:
+                            break
+            children.append(code << _KEY_SHIFT | (1 - player))
+        can_hit = targets[player]
+        corner = MAX_DICE * player
+        for src in range(hexes):
+            attacker = cells[src]
+            hits = can_hit[attacker]
+            if hits:
+                src_delta = (corner - attacker) * key_weights[src] + key
+                for dst in near[src]:
+                    defender = cells[dst]
+                    if defender in hits:
+                        children.append(
+                            src_delta
+                            + (attacker - 1 - defender) * key_weights[dst]
+                            + gains[defender]
+                        )
+        return children, cells
+
+    return _Tables(hexes, expand)
 
 
 def analyse(position: Position, limit: int = DEFAULT_LIMIT) -> Analysis:

@@ -18,6 +18,13 @@ from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.dice import FACES, BoolArray, Dice, FloatArray, IntArray
 
 _FACE_VALUES: Final = np.arange(1, FACES + 1)
+MAX_POINTS: Final = 10_000
+"""The most points a rule-set file may write anywhere: a box's fixed points, a Joker's, a
+bonus, the upper threshold. Far above any published game (Maxi Yatzy's Yatzy is worth 100),
+and small enough that every score is exact: a whole game banks at most 20 boxes x (10,000 +
+a 10,000 Yahtzee bonus) + a 10,000 upper bonus = 410,000 points, far inside the integers a
+float64 holds exactly (2**53), and one turn's points fit the int16 of a simulated game's
+record."""
 
 
 class RuleFileError(UserError):
@@ -67,18 +74,20 @@ class Params:
         return value
 
     def points(self, words: tuple[str, ...], default: str | None = None) -> str | int:
-        """``points``: one of ``words``, or fixed points (an integer 0 or more)."""
+        """``points``: one of ``words``, or fixed points (an integer 0..:data:`MAX_POINTS`)."""
         value = self._get("points", default)
         choices = " or ".join(f'"{w}"' for w in words)
         if isinstance(value, str) and value in words:
             if value != default:
                 self.canonical["points"] = value
             return value
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not 0 <= value <= MAX_POINTS:
+                raise self.error(
+                    "points", f"expected fixed points 0..{MAX_POINTS}, got {describe(value)}"
+                )
             self.canonical["points"] = value
             return value
-        if isinstance(value, int) and not isinstance(value, bool):
-            raise self.error("points", f"points must be 0 or more, got {value}")
         got = "nothing" if value is None else describe(value)
         raise self.error("points", f"expected {choices} or fixed points (an integer), got {got}")
 

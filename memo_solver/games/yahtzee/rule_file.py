@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final, cast
 
 from memo_solver.games.yahtzee.dice import MAX_DICE, dice_universe
-from memo_solver.games.yahtzee.kinds import KINDS, Params, RuleFileError, describe
+from memo_solver.games.yahtzee.kinds import KINDS, MAX_POINTS, Params, RuleFileError, describe
 from memo_solver.games.yahtzee.rules import (
     DEFAULT_DICE,
     DEFAULT_ORDER,
@@ -51,6 +51,7 @@ _TOP_KEYS: Final = (
     "boxes",
 )
 _BOX_KEYS: Final = ("name", "label", "aliases", "joker_points", "kind")
+_TOO_DEEP: Final = "JSON nested deeper than a rule set is"
 
 
 def parse_rule_text(text: str | bytes, start_value: float | None = None) -> RuleSet:
@@ -61,7 +62,24 @@ def parse_rule_text(text: str | bytes, start_value: float | None = None) -> Rule
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as error:
         raise RuleFileError("rules", f"not JSON: {error}") from None
+    except RecursionError:  # the parser's own limit: the file's shape is a few levels deep
+        raise RuleFileError("rules", _TOO_DEEP) from None
     return parse_rule_set(data, start_value)
+
+
+def rule_text(data: object) -> str:
+    """A definition that came parsed (inline in a request) as the text
+    :func:`parse_rule_text` reads, keys sorted: one rule set sent twice is one text."""
+    try:
+        return json.dumps(data, sort_keys=True)
+    except RecursionError:  # what a request's parser let through may still be too deep here
+        raise RuleFileError("rules", _TOO_DEEP) from None
+
+
+def is_rule_set_name(text: str) -> bool:
+    """Whether ``text`` has the form of a rule set's name (or of a fingerprint): no other
+    text can name a registration."""
+    return _NAME.fullmatch(text) is not None
 
 
 def read_rule_file(path: str | Path) -> RuleSet:
@@ -91,9 +109,9 @@ def parse_rule_set(data: object, start_value: float | None = None) -> RuleSet:
     rerolls = _integer(top, "rerolls", 0, MAX_REROLLS, 2)
     order = cast(Order, _word(top, "order", ("free", "forced"), DEFAULT_ORDER))
     joker = cast(Joker, _word(top, "joker", ("none", "free", "forced"), "none"))
-    threshold = _integer(top, "upper_threshold", 1, 10_000, 63)
-    upper_bonus = _integer(top, "upper_bonus", 0, 10_000, 0)
-    yahtzee_bonus = _integer(top, "yahtzee_bonus", 0, 10_000, 0)
+    threshold = _integer(top, "upper_threshold", 1, MAX_POINTS, 63)
+    upper_bonus = _integer(top, "upper_bonus", 0, MAX_POINTS, 0)
+    yahtzee_bonus = _integer(top, "yahtzee_bonus", 0, MAX_POINTS, 0)
     raw_boxes = top.get("boxes")
     if not isinstance(raw_boxes, list) or not 1 <= len(raw_boxes) <= MAX_BOXES:
         raise RuleFileError(
@@ -177,7 +195,7 @@ def _boxes(raw_boxes: list[object], dice: int) -> tuple[tuple[Category, ...], di
             )
         if upper_face:
             faces[upper_face] = name
-        joker_points = _integer(box, "joker_points", 0, 10_000, 0, where=where)
+        joker_points = _integer(box, "joker_points", 0, MAX_POINTS, 0, where=where)
         if joker_points and upper_face:
             raise RuleFileError(
                 f"{where}.joker_points", "an upper box scores its own face under a Joker"

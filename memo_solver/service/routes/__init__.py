@@ -24,7 +24,7 @@ class Routes:
     """A concept's routes and mounts, in order, to add to an app with :meth:`add_to`.
 
     ``get``, ``post`` and ``delete`` take the options of FastAPI's ``app.get``, ``app.post``
-    and ``app.delete``.
+    and ``app.delete``, and a route class (``route_class_override``).
     """
 
     def __init__(self) -> None:
@@ -51,7 +51,7 @@ class Routes:
     ) -> Callable[[Endpoint], Endpoint]:
         def record(endpoint: Endpoint) -> Endpoint:
             self._steps.append(
-                lambda app: app.add_api_route(path, endpoint, methods=[method], **options)
+                lambda app: app.router.add_api_route(path, endpoint, methods=[method], **options)
             )
             return endpoint
 

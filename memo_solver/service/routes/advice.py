@@ -41,7 +41,7 @@ from memo_solver.service.fast import (
     batch_error,
     batch_need,
 )
-from memo_solver.service.inputs import rules_of, state_of
+from memo_solver.service.inputs import client_of, rules_of, state_of
 from memo_solver.service.models import BatchRequest, StateRequest, ValueOut
 from memo_solver.service.routes import Routes
 from memo_solver.service.service import Service, service_of
@@ -61,10 +61,11 @@ async def advice(body: StateRequest, request: Request) -> Any:
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
+    client = client_of(request.scope)
     if body.need is not None:
-        answer = await _advise_need(service, rules, state, body.need, _cap(body.need_cap))
+        answer = await _advise_need(service, rules, state, body.need, _cap(body.need_cap), client)
         return AsciiJSONResponse(answer.to_json())
-    return (await _advise(service, rules, state)).to_json()
+    return (await _advise(service, rules, state, client)).to_json()
 
 
 async def advice_warm(scope: Scope, body: Any) -> bytes | None:
@@ -87,7 +88,9 @@ async def advice_fast(scope: Scope, body: Any) -> bytes | None:
     if asked is None:
         return None
     held = _held(service, *asked)
-    return advice_body(held if held is not None else await _advise(service, *asked))
+    if held is None:
+        held = await _advise(service, *asked, client_of(scope))
+    return advice_body(held)
 
 
 def _held(service: Service, rules: RuleSet, state: State) -> Advice | None:
@@ -122,8 +125,12 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
         except StateError as exc:
             parsed.append(ErrorDetail(field=exc.field, message=exc.message))
 
+    client = client_of(request.scope)
     if body.need is not None:
-        return await _batch_need(service, rules, parsed, body.need, _cap(body.need_cap))
+        return await _batch_need(service, rules, parsed, body.need, _cap(body.need_cap), client)
+    for item in parsed:
+        if not isinstance(item, ErrorDetail):
+            await check_state(service, rules, item, client)
 
     async def answer_all(engine: Engine) -> bytes:
         results: list[bytes] = []
@@ -145,12 +152,13 @@ async def value(body: StateRequest, request: Request) -> ValueOut:
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
+    client = client_of(request.scope)
     if body.need is None:
-        result = await _advise(service, rules, state)
+        result = await _advise(service, rules, state, client)
         return ValueOut(
             rules=rules.name, value=result.value, turn_start_value=result.turn_start_value
         )
-    need = await _advise_need(service, rules, state, body.need, _cap(body.need_cap))
+    need = await _advise_need(service, rules, state, body.need, _cap(body.need_cap), client)
     return ValueOut(
         rules=rules.name,
         value=need.mean.value,
@@ -162,11 +170,20 @@ async def value(body: StateRequest, request: Request) -> ValueOut:
     )
 
 
-async def _advise(service: Service, rules: RuleSet, state: State) -> Advice:
-    """Advice for a state, within the cold budget and the deadline."""
+async def _advise(service: Service, rules: RuleSet, state: State, client: str | None) -> Advice:
+    """Advice for a state, within the cold budget and the deadline; ``client`` is the
+    asking address (who may start a solve past the budget)."""
+    await check_state(service, rules, state, client)
     warm = _warm(rules, state)
-    await service.check_budget(rules, state.filled, blocks_needed(rules, state), warm)
     return await service.run_on(rules, lambda engine: advise(engine, rules, state), warm)
+
+
+async def check_state(service: Service, rules: RuleSet, state: State, client: str | None) -> None:
+    """The cold budget of a question that reads the values of ``state`` and what follows it
+    (advice, a distribution, a review from the start): past it, the workers' (503), or
+    refused (422, 429), never solved here."""
+    keys = blocks_needed(rules, state)
+    await service.check_budget(rules, state.filled, keys, _warm(rules, state), client)
 
 
 def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
@@ -175,12 +192,17 @@ def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
 
 
 async def _batch_need(
-    service: Service, rules: RuleSet, parsed: list[State | ErrorDetail], need: int, cap: int
+    service: Service,
+    rules: RuleSet,
+    parsed: list[State | ErrorDetail],
+    need: int,
+    cap: int,
+    client: str | None,
 ) -> Response:
     """A batch with a need: every state within both budgets first, then one computation."""
     states = [item for item in parsed if not isinstance(item, ErrorDetail)]
     for state in states:
-        await _check_need(service, rules, state, need, check_cap(cap))
+        await _check_need(service, rules, state, need, check_cap(cap), client)
 
     async def answer_all() -> bytes:
         async with service.engine(rules) as mean, service.need_engine(rules, cap) as engine:
@@ -198,11 +220,11 @@ async def _batch_need(
 
 
 async def _advise_need(
-    service: Service, rules: RuleSet, state: State, need: int, cap: int
+    service: Service, rules: RuleSet, state: State, need: int, cap: int, client: str | None
 ) -> NeedAdvice:
     """Advice with a need, within both cold budgets (the mean's, for the ties) and the
     deadline; past the deadline the need table's blocks go to the workers."""
-    await _check_need(service, rules, state, need, check_cap(cap))
+    await _check_need(service, rules, state, need, check_cap(cap), client)
 
     async def work() -> NeedAdvice:
         async with service.engine(rules) as mean, service.need_engine(rules, cap) as engine:
@@ -211,17 +233,19 @@ async def _advise_need(
     return await service.run(work, _need_warm(rules, cap, state))
 
 
-async def _check_need(service: Service, rules: RuleSet, state: State, need: int, cap: int) -> None:
+async def _check_need(
+    service: Service, rules: RuleSet, state: State, need: int, cap: int, client: str | None
+) -> None:
     """The mean's budget, the cap, then the need table's budget where the need takes a
     solve (a need of 0 or less is certain, one past the reach impossible)."""
-    keys = blocks_needed(rules, state)
-    await service.check_budget(rules, state.filled, keys, _warm(rules, state))
+    await check_state(service, rules, state, client)
     if not 0 < need <= reach(rules, state.filled):
         return
     if need > cap:
         raise NeedBeyondCapError(need, cap)
     warm = _need_warm(rules, cap, state)
-    await service.check_need_budget(rules, cap, state.filled, keys, warm)
+    keys = blocks_needed(rules, state)
+    await service.check_need_budget(rules, cap, state.filled, keys, warm, client)
 
 
 def _need_warm(rules: RuleSet, cap: int, state: State) -> Callable[[], Job]:

@@ -14,9 +14,10 @@ from memo_solver.games.yahtzee.distribution import Distribution
 from memo_solver.games.yahtzee.review import read_game, review_game
 from memo_solver.games.yahtzee.stats import distribution_in_thread, stats_json
 from memo_solver.service.errors import ApiError
-from memo_solver.service.inputs import rules_of, state_of
+from memo_solver.service.inputs import client_of, rules_of, state_of
 from memo_solver.service.models import ReviewOut, ReviewRequest, StatsOut, StatsRequest
 from memo_solver.service.routes import Routes
+from memo_solver.service.routes.advice import check_state
 from memo_solver.service.service import Codec, service_of
 
 routes = Routes()
@@ -65,6 +66,7 @@ async def stats(body: StatsRequest, request: Request) -> dict[str, Any]:
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
+    await check_state(service, rules, state, client_of(request.scope))
 
     async def work() -> Distribution:
         async with service.engine(rules) as engine:
@@ -91,5 +93,6 @@ async def review(body: ReviewRequest, request: Request) -> dict[str, Any]:
     else:
         rules = await rules_of(service, "yahtzee")
     read_game(body.game, rules)  # a bad game is refused before any work starts
+    await check_state(service, rules, state_of("start", rules), client_of(request.scope))
     result = await service.run_on(rules, lambda engine: review_game(engine, rules, body.game))
     return result.to_json()

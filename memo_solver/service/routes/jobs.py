@@ -1,5 +1,5 @@
 """``POST /v1/jobs/precompute`` and ``GET /v1/jobs/{job_id}``: background jobs for the
-workers, on the shared Redis store, for operators (a bearer token) only."""
+workers, on the shared Redis store, for operators (a bearer token, checked first) only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from fastapi import Request
 
 from memo_solver.jobs.queue import JobQueue
 from memo_solver.service.errors import ApiError
-from memo_solver.service.inputs import authorize
+from memo_solver.service.inputs import OperatorRoute
 from memo_solver.service.models import JobOut, PrecomputeRequest
 from memo_solver.service.routes import Routes
 from memo_solver.service.routes.rules import game_or_rules
@@ -21,11 +21,11 @@ routes = Routes()
     response_model=JobOut,
     status_code=202,
     response_model_exclude_none=True,
+    route_class_override=OperatorRoute,
 )
 async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
     """Queue the background precompute of a rule set or another game such as
     ``dice-of-doom-3x3`` (operator token required)."""
-    authorize(request)
     service = service_of(request)
     entry = await game_or_rules(service, body.rules)
     queue = _queue(service)
@@ -34,10 +34,14 @@ async def precompute(body: PrecomputeRequest, request: Request) -> JobOut:
     return JobOut(job=job_id, status=record.get("status", "queued"), queued=queued)
 
 
-@routes.get("/v1/jobs/{job_id}", response_model=JobOut, response_model_exclude_none=True)
+@routes.get(
+    "/v1/jobs/{job_id}",
+    response_model=JobOut,
+    response_model_exclude_none=True,
+    route_class_override=OperatorRoute,
+)
 async def job(job_id: str, request: Request) -> JobOut:
     """A background job's record (operator token required)."""
-    authorize(request)
     record = await _queue(service_of(request)).record(job_id)
     if record is None:
         raise ApiError(404, "job_id", f"no job {job_id!r}")

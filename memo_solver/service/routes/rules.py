@@ -4,15 +4,20 @@ holds."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+from collections import OrderedDict
+from collections.abc import Sequence
+from functools import cache
+from typing import Annotated, Any, Final
 
+import anyio
 from fastapi import Query, Request, Response
 
 from memo_solver.core.engine import namespace
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.family import entry_for
+from memo_solver.games.yahtzee.family import definition_of, entry_for
 from memo_solver.games.yahtzee.need_entry import need_entry_of
 from memo_solver.games.yahtzee.rule_file import MAX_RULE_BYTES, parse_rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
@@ -26,6 +31,16 @@ routes = Routes()
 
 PAGE = 100
 """Rule sets per page of ``GET /v1/rules`` unless ``limit`` says fewer."""
+LISTED_KEPT: Final = 1024
+"""Registered rule sets whose listing is kept, as bytes (each a few KiB): ten pages."""
+_listed: OrderedDict[bytes, bytes] = OrderedDict()
+"""A registration's document -> its entry of ``GET /v1/rules``, as JSON: parsing and
+serializing a page of 100 is 80-140 ms of CPU, which on the event loop would stall every
+other request, warm advice included. A document's entry never changes (its name is never a
+built-in's), so it is kept by the document; it is written only on the event loop."""
+_listing = anyio.CapacityLimiter(1)
+"""One thread at a time lists the rule sets not kept yet: a burst of pages cannot take
+every core from the requests."""
 
 
 def rule_set_out(rules: RuleSet) -> RuleSetOut:
@@ -56,43 +71,104 @@ def rule_set_out(rules: RuleSet) -> RuleSetOut:
 @routes.get("/v1/rules", response_model=list[RuleSetOut])
 async def rules_list(
     request: Request,
-    response: Response,
     after: str = Query("", description="the last name of the previous page (its Link header)"),
     limit: int = Query(PAGE, ge=1, le=PAGE, description="rule sets per page"),
-) -> list[RuleSetOut]:
+) -> Response:
     """The built-in rule sets, then the registered ones by name, a page at a time: a
     ``Link: <...>; rel="next"`` header names the next page while there is one."""
     service = service_of(request)
-    page: list[RuleSet] = []
+    page: list[tuple[str, bytes]] = []
     registered_after = after
     if not after or after in RULE_SETS:  # built-ins first, in their order
         names = list(RULE_SETS)
         start = names.index(after) + 1 if after else 0
-        page = [RULE_SETS[name] for name in names[start : start + limit + 1]]
+        page = [(name, _built_in_listed(name)) for name in names[start : start + limit + 1]]
         registered_after = ""
     if len(page) <= limit:  # one more than the page: whether there is a next one
-        page += await service.rulebook.registered(registered_after, limit + 1 - len(page))
-    more = len(page) > limit
-    page = page[:limit]
-    if more:
-        url = request.url.include_query_params(after=page[-1].name, limit=limit)
-        response.headers["Link"] = f'<{url}>; rel="next"'
-    return [rule_set_out(rules) for rules in page]
+        found = await service.store.registrations(registered_after, limit + 1 - len(page))
+        page += zip((name for name, _ in found), await _registered_listed(found), strict=True)
+    headers = {}
+    if len(page) > limit:
+        page = page[:limit]
+        url = request.url.include_query_params(after=page[-1][0], limit=limit)
+        headers["Link"] = f'<{url}>; rel="next"'
+    body = b"[" + b",".join(listed for _, listed in page) + b"]"
+    return Response(body, media_type="application/json", headers=headers)
+
+
+def _listed_json(rules: RuleSet) -> bytes:
+    """A rule set's entry of the list, the bytes the app's JSON response would write."""
+    content = rule_set_out(rules).model_dump(mode="json")
+    return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+
+
+@cache
+def _built_in_listed(name: str) -> bytes:
+    return _listed_json(RULE_SETS[name])
+
+
+async def _registered_listed(found: Sequence[tuple[str, bytes]]) -> list[bytes]:
+    """The entries of registrations (name, document): those kept, and the others made in a
+    thread, off the event loop (one found kept by then, made by a request before this one,
+    is not made again), then kept."""
+    entries = {document: _listed[document] for _, document in found if document in _listed}
+    missing = [document for _, document in found if document not in entries]
+    if missing:
+
+        def make() -> list[bytes]:
+            return [
+                _listed.get(document) or _listed_json(parse_rule_text(document))
+                for document in missing
+            ]
+
+        made = await anyio.to_thread.run_sync(make, limiter=_listing)
+        entries.update(zip(missing, made, strict=True))
+    for document, entry in entries.items():
+        _keep_listed(document, entry)
+    return [entries[document] for _, document in found]
+
+
+def _keep_listed(document: bytes, entry: bytes) -> None:
+    _listed[document] = entry
+    _listed.move_to_end(document)
+    while len(_listed) > LISTED_KEPT:
+        _listed.popitem(last=False)
 
 
 @routes.post("/v1/rules", response_model=RegisteredOut, status_code=201)
 async def register(request: Request, response: Response) -> RegisteredOut:
     """Register a rule-set file (the README's format) under its name, for anyone to name
     later by that name or by its fingerprint. The same rules again: 200 with the same
-    fingerprint; a name that holds other rules, or a built-in's: 409."""
+    fingerprint; a name that holds other rules, or a built-in's: 409; past the registration
+    quota: 429. Served with ``--registration operator``, the operator token is required."""
+    service = service_of(request)
+    if service.settings.registration == "operator":
+        authorize(request)
+    rules = await _rules_sent(request)
+    created = await service.rulebook.register(rules, service.settings.registration_quota)
+    if created:  # listed from now on: its entry made here, where it was just parsed
+        document = definition_of(rules)
+        assert document is not None, "registered, so not a built-in"
+        _keep_listed(document, _listed_json(rules))
+    else:
+        response.status_code = 200
+    return RegisteredOut(name=rules.name, fingerprint=rules.fingerprint, created=created)
+
+
+@routes.post("/v1/rules/preview", response_model=RuleSetOut)
+async def preview(request: Request) -> RuleSetOut:
+    """A rule-set file read as ``GET /v1/rules`` would list it, registering nothing: what
+    the players' page shows of a rule set it sends inline (where registering needs the
+    operator token, or the quota is reached)."""
+    return rule_set_out(await _rules_sent(request))
+
+
+async def _rules_sent(request: Request) -> RuleSet:
+    """The rule-set file a request's body holds (413 past the size of one)."""
     body = await request.body()
     if len(body) > MAX_RULE_BYTES:
         raise ApiError(413, "rules", f"a rule set is at most {MAX_RULE_BYTES} bytes")
-    rules = parse_rule_text(body)
-    created = await service_of(request).rulebook.register(rules)
-    if not created:
-        response.status_code = 200
-    return RegisteredOut(name=rules.name, fingerprint=rules.fingerprint, created=created)
+    return parse_rule_text(body)
 
 
 @routes.delete("/v1/rules/{name}", response_model=UnregisteredOut)

@@ -6,7 +6,9 @@
  * or the best of the other players' + 1) it sends the points still needed as `need`, and
  * shows every move's chance of reaching it beside the mean advice. Every rule set comes from GET /v1/rules
  * (built in or registered, POST /v1/rules): its dice, rolls, boxes and fill order shape
- * the page, which knows no game of its own. */
+ * the page, which knows no game of its own. Where the service lets only its operator register
+ * (or its quota is reached), a pasted rule set is read by POST /v1/rules/preview and sent
+ * inline with each question instead, kept in localStorage for this browser alone. */
 "use strict";
 
 (() => {
@@ -15,6 +17,9 @@
   const NUMBER_WORDS = ["no", "one", "two", "three", "four", "five", "six"];
   const ORDINALS = ["1st", "2nd", "3rd", "4th", "5th", "6th"];
   const ADVICE_CACHE_SIZE = 200;
+  /** Statuses of POST /v1/rules after which a pasted rule set is used inline instead: the
+   * operator token is required (401, 403) or the registration quota is reached (429). */
+  const INLINE_INSTEAD = new Set([401, 403, 429]);
   const TYPING_DELAY_MS = 250;
 
   const $ = (selector) => document.querySelector(selector);
@@ -22,6 +27,7 @@
     app: $("#app"),
     rules: $("#rules"),
     rulesDescription: $("#rules-description"),
+    rulesNote: $("#rules-note"),
     rulesFile: $("#rules-file"),
     register: $("#register"),
     registerStatus: $("#register-status"),
@@ -132,10 +138,12 @@
       advise: freshAdvise("yahtzee"),
       play: freshPlay("yahtzee"),
       undo: [],
+      inline: {}, // name -> {file, listed}: rule sets this page sends inline
     };
     if (!saved || typeof saved !== "object") return base;
     return {
       mode: saved.mode === "play" ? "play" : "advise",
+      inline: saved.inline && typeof saved.inline === "object" ? saved.inline : {},
       target: { ...base.target, ...(saved.target || {}) },
       advise: { ...base.advise, ...(saved.advise || {}) },
       play: { ...base.play, ...(saved.play || {}) },
@@ -154,6 +162,12 @@
   /** The part of the state the page is showing: the free position or the game in play. */
   function current() {
     return state.mode === "play" ? state.play : state.advise;
+  }
+
+  /** What a request's `rules` is: the name, or the file itself for a rule set used inline. */
+  function rulesSent(name) {
+    const inline = state.inline[name];
+    return inline ? inline.file : name;
   }
 
   function rulesInfo(name) {
@@ -196,10 +210,12 @@
     return result;
   }
 
+  /** A whole number as typed, 0 when empty, else NaN. A minus sign is read, so that each
+   * field can say in its own words that its number cannot be negative. */
   function parsePoints(text) {
     const trimmed = String(text ?? "").trim();
     if (trimmed === "") return 0;
-    return /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+    return /^-?\d+$/.test(trimmed) ? Number(trimmed) : NaN;
   }
 
   /** A box's possible points in words: "a multiple of 2 from 0 to 10", "0 or 25",
@@ -228,6 +244,7 @@
     if (!Number.isInteger(points)) {
       return `${info.label(name)}: enter the points as a whole number (or leave it empty for 0).`;
     }
+    if (points < 0) return `${info.label(name)}: the points cannot be negative.`;
     const allowed = info.possiblePoints[name];
     return allowed.includes(points) ? "" : `${info.label(name)}: the points must be ${describePoints(allowed)}.`;
   }
@@ -243,17 +260,10 @@
       const problem = pointsProblem(name, points, info);
       if (problem) problems.set(`box-${name}-points`, problem);
     }
-    const gap = info.forced ? filled.findIndex((b, i) => b.name !== info.boxes[i]) : -1;
-    if (gap >= 0) {
-      // Only a scorecard carried over from another rule set can get here: in forced order
-      // the page opens one box at a time (renderFillOrder).
-      const open = info.boxes[gap];
-      problems.set(
-        `box-${open}-points`,
-        `${info.label(open)} is open: this rule set fills its boxes in scorecard order, ` +
-          `so ${info.label(filled.at(-1).name)} cannot be filled before it.`,
-      );
-    }
+    // A wrong lower box leaves the upper total known: only a wrong upper box hides it.
+    const upperKnown = !filled.some(
+      (b) => info.isUpper(b.name) && problems.has(`box-${b.name}-points`),
+    );
     const upper = filled.filter((b) => info.isUpper(b.name)).reduce((s, b) => s + b.points, 0);
     const boxPoints = filled.reduce((s, b) => s + b.points, 0);
     const yahtzeeBonus =
@@ -266,7 +276,7 @@
     if (extrasCount) {
       extras = parsePoints(view.extraBonuses);
       const most = filled.length - 1;
-      if (!Number.isInteger(extras) || extras > most) {
+      if (!Number.isInteger(extras) || extras < 0 || extras > most) {
         problems.set(
           "extra-bonuses",
           `Extra ${info.label(info.yahtzeeBox)}s: enter a whole number, at most ${most} ` +
@@ -285,6 +295,7 @@
     return {
       filled: filled.map((b) => b.name),
       upper,
+      upperKnown,
       yahtzeeBonus,
       extrasCount,
       boxPoints,
@@ -327,9 +338,11 @@
     return Number(x).toFixed(3);
   }
 
-  /** Expected points lost as shown: "0" for a best move (equal ones differ in the last bit). */
-  function lossText(loss) {
-    return loss < 5e-10 ? "0" : `−${fmt(loss)}`;
+  /** A move's expected points lost, as a table cell: "0" for a best move (equal ones differ
+   * in the last bit), marked as no mistake; else "−0.997". */
+  function lossCell(loss) {
+    const none = loss < 5e-10;
+    return `<td class="num loss${none ? " none" : ""}">${none ? "0" : `−${fmt(loss)}`}</td>`;
   }
 
   /** What a rule set is, in a line: its description, and for a registered one (which may
@@ -337,8 +350,9 @@
   function describeRules(info) {
     if (info.built_in) return info.description;
     const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+    const how = state.inline[info.name] ? "Pasted, used by this page alone" : "Registered";
     const shape =
-      `Registered: ${count(info.dice, "die", "dice")}, ${count(info.boxes.length, "box", "boxes")}` +
+      `${how}: ${count(info.dice, "die", "dice")}, ${count(info.boxes.length, "box", "boxes")}` +
       `${info.forced ? " filled in scorecard order" : ""}, ${count(info.rolls, "roll", "rolls")} a turn.`;
     return info.description ? `${shape} ${info.description}` : shape;
   }
@@ -349,7 +363,8 @@
     el.rules.innerHTML = "";
     const groups = [
       ["Built in", [...ruleSets.values()].filter((r) => r.built_in)],
-      ["Registered", [...ruleSets.values()].filter((r) => !r.built_in)],
+      ["Registered", [...ruleSets.values()].filter((r) => !r.built_in && !state.inline[r.name])],
+      ["Pasted", [...ruleSets.values()].filter((r) => state.inline[r.name])],
     ];
     for (const [name, members] of groups) {
       if (!members.length) continue;
@@ -503,13 +518,13 @@
     const rows = [];
     if (info.upper_boxes.length) {
       let upperNote = "";
-      if (info.upperBonus && !summary.error) {
+      if (info.upperBonus && summary.upperKnown) {
         upperNote =
           summary.upper >= info.threshold
             ? ` (bonus +${info.upperBonus} reached)`
             : ` of ${info.threshold} for the +${info.upperBonus} bonus`;
       }
-      rows.push(["Upper total", `<span id="upper-total">${summary.error ? "?" : summary.upper}</span>${upperNote}`]);
+      rows.push(["Upper total", `<span id="upper-total">${summary.upperKnown ? summary.upper : "?"}</span>${upperNote}`]);
     }
     if (info.yahtzeeBonus) {
       rows.push([
@@ -559,6 +574,33 @@
     if (!info) return;
     view.dice = view.dice.slice(0, info.dice);
     view.roll = Math.min(view.roll, info.rolls);
+  }
+
+  /** A scorecard kept from another rule set keeps only the entries this one could hold (a
+   * box it has, points a game can put there, in scorecard order the boxes before the first
+   * open one), so that no entry is wrong the moment the rule set changes. Returns the
+   * entries cleared, as "Full House 25", for the player to see. */
+  function fitEntries(view) {
+    const info = rulesInfo(view.rules);
+    if (!info) return [];
+    const kept = {};
+    const cleared = [];
+    let closed = false; // in scorecard order, past an open box
+    for (const name of info.boxes) {
+      const box = view.boxes[name];
+      if (!box || !box.filled) {
+        closed = info.forced;
+        continue;
+      }
+      if (!closed && !pointsProblem(name, parsePoints(box.points), info)) {
+        kept[name] = box;
+      } else {
+        cleared.push(`${info.label(name)} ${String(box.points ?? "").trim() || 0}`);
+        closed = info.forced;
+      }
+    }
+    view.boxes = kept;
+    return cleared;
   }
 
   function keptMask(dice, keep) {
@@ -661,7 +703,7 @@
     const others = String(state.target.others || "").trim();
     if (others) {
       const scores = others.split(/[\s,;]+/).filter(Boolean).map(parsePoints);
-      if (scores.some((x) => !Number.isInteger(x))) {
+      if (scores.some((x) => !Number.isInteger(x) || x < 0)) {
         return { error: "The others' final scores: whole numbers, separated by commas." };
       }
       return Math.max(...scores) + 1;
@@ -669,7 +711,9 @@
     const typed = String(state.target.score || "").trim();
     if (!typed) return null;
     const score = parsePoints(typed);
-    return Number.isInteger(score) ? score : { error: "The target: a whole final score." };
+    return Number.isInteger(score) && score >= 0
+      ? score
+      : { error: "The target: a whole final score." };
   }
 
   /** The request the page's inputs make now, or {error} when they cannot make one. */
@@ -683,7 +727,7 @@
     const target = targetScore();
     if (target && target.error) return { error: target.error };
     const request = {
-      rules: view.rules,
+      rules: rulesSent(view.rules),
       state: {
         filled: summary.filled,
         upper: summary.upper,
@@ -836,7 +880,7 @@
       setPanelState("ready");
       return;
     }
-    const body = { rules: play.rules, game: { rules: play.rules, turns: play.turns } };
+    const body = { rules: rulesSent(play.rules), game: { rules: play.rules, turns: play.turns } };
     ask("/v1/review", JSON.stringify(body), (data) => {
       play.review = data;
       saveState();
@@ -1006,7 +1050,7 @@
             `<th scope="row" class="move">${move}</th>` +
             `<td class="num">${fmt(banked + action.value)}</td>` +
             `<td class="num raw">${fmt(action.value)}</td>` +
-            `<td class="num loss">${lossText(action.loss)}</td>` +
+            lossCell(action.loss) +
             (withNeed ? `<td class="num chance">${percent(action.probability)}</td>` : "") +
             `</tr>`
           );
@@ -1133,7 +1177,7 @@
         (d, i) =>
           `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${rerolls - d.rerolls_left + 1}</td>` +
           `<td>${d.dice.join(" ")}</td><td>${escapeHtml(d.chosen.words)}</td>` +
-          `<td class="num loss">${lossText(d.loss)}</td></tr>`,
+          `${lossCell(d.loss)}</tr>`,
       )
       .join("");
     el.reviewBody.innerHTML =
@@ -1191,7 +1235,12 @@
     for (const radio of el.modeRadios) {
       radio.addEventListener("change", () => {
         if (!radio.checked) return;
+        const picked = current().rules;
         state.mode = radio.value;
+        // The rule set picked stays picked in the other mode, unless a game there is under way.
+        const keep =
+          current().rules !== picked && (state.mode === "advise" || !decisionsMade(state.play));
+        el.rulesNote.textContent = keep ? useRules(picked) : "";
         saveState();
         lastAdvice = null;
         showStatus("");
@@ -1301,21 +1350,29 @@
     el.register.addEventListener("click", registerRules);
   }
 
-  /** Show the rule set `name`: a new game of it when playing along, else the same
-   * position under its rules. */
+  /** Show the rule set `name`. */
   function pickRules(name) {
-    if (state.mode === "play") {
-      state.play = freshPlay(name);
-      state.undo = [];
-    } else {
-      state.advise.rules = name;
-      fitToRules(state.advise);
-    }
+    el.rulesNote.textContent = useRules(name);
     markInput();
     saveState();
     lastAdvice = null;
     renderAll();
     updateAdvice();
+  }
+
+  /** Take the rule set `name` in the mode on show: a new game of it when playing along, else
+   * the same position under its rules, less the entries these cannot hold. Returns the note
+   * for under the picker: the entries cleared, if any. */
+  function useRules(name) {
+    if (state.mode === "play") {
+      state.play = freshPlay(name);
+      state.undo = [];
+      return "";
+    }
+    state.advise.rules = name;
+    fitToRules(state.advise);
+    const cleared = fitEntries(state.advise);
+    return cleared.length ? `Cleared what ${name} cannot hold: ${cleared.join(", ")}.` : "";
   }
 
   /** The URL of the next page that a Link header names (on this page's origin), or null. */
@@ -1326,7 +1383,8 @@
     return url.pathname + url.search;
   }
 
-  /** Every rule set GET /v1/rules lists, built-ins first, following its pages to the end. */
+  /** Every rule set GET /v1/rules lists, built-ins first, following its pages to the end,
+   * then those this page uses inline (unless a registration took the name since). */
   async function fetchRuleSets() {
     const found = new Map();
     for (let url = "/v1/rules"; url; ) {
@@ -1335,45 +1393,77 @@
       for (const rules of await response.json()) found.set(rules.name, rules);
       url = nextPage(response.headers.get("Link"));
     }
+    for (const [name, inline] of Object.entries(state.inline)) {
+      if (found.has(name)) delete state.inline[name];
+      else found.set(name, inline.listed);
+    }
     return found;
   }
 
-  /** Register the pasted rule-set file (POST /v1/rules), then offer and pick it; a refusal
-   * shows the service's message and the field it names. */
+  /** POST a pasted rule-set file; the answer's status, JSON (or null) and its error. */
+  async function postRules(path) {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: el.rulesFile.value,
+    });
+    let answer = null;
+    try {
+      answer = await response.json();
+    } catch (_) {
+      answer = null;
+    }
+    return { response, answer, detail: answer && answer.error };
+  }
+
+  /** Show the service's refusal of the pasted file. */
+  function refused({ response, detail }) {
+    el.registerStatus.textContent = "";
+    el.rulesFile.setAttribute("aria-invalid", "true");
+    el.registerError.textContent = detail
+      ? `The service refused this rule set: ${detail.message} (${detail.field}).`
+      : `The service answered ${response.status} ${response.statusText}.`;
+  }
+
+  /** Register the pasted rule-set file (POST /v1/rules), then offer and pick it; where the
+   * service takes no registration from this page (INLINE_INSTEAD), use it inline and say so;
+   * a refusal shows the service's message and the field it names. */
   async function registerRules() {
     el.register.disabled = true;
     el.registerError.textContent = "";
     el.rulesFile.removeAttribute("aria-invalid");
     el.registerStatus.textContent = "Adding the rule set…";
     try {
-      const response = await fetch("/v1/rules", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: el.rulesFile.value,
-      });
-      let answer = null;
-      try {
-        answer = await response.json();
-      } catch (_) {
-        answer = null;
-      }
-      if (!response.ok) {
-        const detail = answer && answer.error;
-        el.registerStatus.textContent = "";
-        el.rulesFile.setAttribute("aria-invalid", "true");
-        el.registerError.textContent = detail
-          ? `The service refused this rule set: ${detail.message} (${detail.field}).`
-          : `The service answered ${response.status} ${response.statusText}.`;
-        return;
+      const registered = await postRules("/v1/rules");
+      let name = null;
+      let how = "";
+      if (registered.response.ok) {
+        name = registered.answer.name;
+        how = registered.answer.created ? "" : " (registered before, with the same rules)";
+      } else if (INLINE_INSTEAD.has(registered.response.status)) {
+        const read = await postRules("/v1/rules/preview");
+        if (!read.response.ok) return refused(read);
+        name = read.answer.name;
+        if (ruleSets.has(name) && !state.inline[name]) {
+          const detail = { field: "name", message: `${name} is offered already; choose another name` };
+          return refused({ response: read.response, detail });
+        }
+        state.inline[name] = { file: JSON.parse(el.rulesFile.value), listed: read.answer };
+        how =
+          registered.response.status === 429
+            ? " for this page alone (the service holds all the rule sets it takes; this page sends it with each question)"
+            : " for this page alone (only the service's operator may add rule sets for everyone; this page sends it with each question)";
+      } else {
+        return refused(registered);
       }
       ruleSets = await fetchRuleSets();
-      const again = answer.created ? "" : " (registered before, with the same rules)";
       if (state.mode === "play" && decisionsMade(state.play) > 0 && !state.play.over) {
+        saveState();
         renderRulesSelect();
-        el.registerStatus.textContent = `Added ${answer.name}${again}: start a new game to play it.`;
+        el.registerStatus.textContent = `Added ${name}${how}: start a new game to play it.`;
       } else {
-        pickRules(answer.name);
-        el.registerStatus.textContent = `Added ${answer.name}${again}, and picked it.`;
+        pickRules(name);
+        el.registerStatus.textContent = `Added ${name}${how}, and picked it.`;
       }
     } catch (error) {
       el.registerStatus.textContent = "";
