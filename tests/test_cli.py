@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -28,6 +29,7 @@ from redis_server import RedisServer, free_port
 from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
 from memo_solver.cli import main as memo_cli
+from memo_solver.cli.common import EXIT_UNAVAILABLE
 from memo_solver.cli.parser import build_parser
 from memo_solver.cli.worker_options import build_parser as worker_parser
 from memo_solver.core.compiled import CACHE_ENV, cache_dir
@@ -163,8 +165,7 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     status = answer(memo_solver(tmp_path / "s.db", "status", "--rules-file", str(tiny), "--json"))
     assert status["rule_sets"]["tiny"]["blocks_done"] == 2
     both = memo_solver(tmp_path / "s.db", "value", "--rules", "yazy", "--rules-file", str(tiny))
-    assert both.returncode == 2
-    assert "not both" in both.stderr
+    assert "--rules-file: not allowed with argument --rules" in one_error_line(both)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(TINY_RULES | {"dice": 0}))
     refused = memo_solver(tmp_path / "s.db", "advise", "--rules-file", str(bad), "start")
@@ -172,6 +173,36 @@ def test_a_rules_file_goes_wherever_rules_goes(tmp_path: Path) -> None:
     assert (
         refused.stderr == f"memo-solver: error: dice: expected an integer 1..6, got 0 (in {bad})\n"
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "args", [["advise", "dice=4 rerolls=1"], ["simulate", "--show", "--games", "3"]]
+)
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """``| head -1`` closes the pipe while the command still writes: no error line, and
+    141 (128 + SIGPIPE), what a shell reports for a tool that the signal ends. Here the
+    reader has left before the command starts, so every run meets the closed pipe (with
+    ``head`` the command only meets it when it writes after head has gone: one run in six)."""
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps(TINY_RULES))
+    store = tmp_path / "s.db"
+    answer(memo_solver(store, "value", "--rules-file", str(tiny), "--json"))  # warm: no solve line
+    for _ in range(2):  # meets the closed pipe every time: twice shows it is no luck
+        command = subprocess.Popen(
+            [str(CLI), "--store", str(store), *args, "--rules-file", str(tiny)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        assert command.stdout is not None
+        command.stdout.close()
+        _, errors = command.communicate(timeout=TIMEOUT_S)
+        assert (command.returncode, errors) == (141, "")
 
 
 # --- advise -----------------------------------------------------------------------------------
@@ -271,6 +302,19 @@ def test_advise_reads_json_states_line_by_line_from_stdin(shared_store: Path) ->
     assert bad_box["error"]["line"] == 6
     assert bad_box["error"]["field"] == "filled"
     assert chance["value"] == pytest.approx(70 / 3, abs=TOL)
+
+
+def test_value_reads_states_line_by_line_from_stdin_like_advise(shared_store: Path) -> None:
+    lines = ["open=chance", json.dumps({"filled": ["twos"]}), "start"]
+    result = memo_solver(
+        shared_store, "value", "--rules", "yahtzee-lower", "-", stdin="\n".join(lines) + "\n"
+    )
+
+    assert result.returncode == 2  # one line was bad
+    chance, bad, start = [json.loads(line) for line in result.stdout.splitlines()]
+    assert chance["value"] == pytest.approx(70 / 3, abs=TOL)
+    assert (bad["error"]["line"], bad["error"]["field"]) == (2, "filled")  # no twos here
+    assert start["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
 
 
 def test_advise_from_stdin_exits_0_when_every_line_is_good(shared_store: Path) -> None:
@@ -438,6 +482,24 @@ def test_precompute_solves_everything_once_and_status_shows_it(tmp_path: Path) -
     words = memo_solver(store, "status")
     assert words.returncode == 0, words.stderr
     assert "128 of    128 blocks" in words.stdout
+
+
+@pytest.mark.slow
+def test_the_readme_gives_the_size_of_a_solved_yahtzee_store_alike_everywhere(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    answer(memo_solver(store, "precompute", "--rules", "yahtzee", "--json"))
+    size_mb = answer(memo_solver(store, "status", "--json"))["size_bytes"] / 1e6
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    told = re.findall(r"Solved `yahtzee` takes ([\d.]+) MB", readme)
+    told += re.findall(
+        r"peak memory of that precompute / store on disk \|[^|]* / ([\d.]+) MB", readme
+    )
+    assert len(told) == 2, told
+    # 0.1 MB: the figures are rounded to it; SQLite's pages fill a little differently with
+    # the commits' batches.
+    assert all(abs(float(figure) - size_mb) <= 0.1 for figure in told), (told, size_mb)
 
 
 def test_precompute_on_two_threads_solves_the_same_game(tmp_path: Path) -> None:
@@ -651,6 +713,67 @@ def test_verbose_goes_on_either_side(command: str) -> None:
     assert parsed(command, *required, "-v").verbose
     assert parsed(command, *required, "--verbose").verbose
     assert not parsed(command, *required).verbose
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for c, parser in command_parsers().items() if "--rules" in parser._option_string_actions],
+)
+def test_every_command_refuses_rules_and_a_rules_file_together(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One rule set per command: the file never silently wins over the name."""
+    with pytest.raises(SystemExit) as refused:
+        parsed(command, *COMMANDS[command], "--rules", "yatzy", "--rules-file", "house.json")
+    assert refused.value.code == 2
+    assert "--rules-file: not allowed with argument --rules" in capsys.readouterr().err
+
+
+def test_advise_refuses_the_default_rules_named_beside_a_rules_file(tmp_path: Path) -> None:
+    """``--rules yahtzee`` is typed, not the default: refused like any other name."""
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps(TINY_RULES))
+    both = memo_solver(
+        tmp_path / "s.db", "advise", "--rules", "yahtzee", "--rules-file", str(tiny), "start"
+    )
+    assert "--rules-file: not allowed with argument --rules" in one_error_line(both)
+
+
+@pytest.mark.parametrize("command", [["value"], ["precompute"], ["status"], ["advise", "start"]])
+def test_a_rules_file_under_a_built_ins_name_with_other_rules_is_refused(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """As the service refuses to register it (409): its answers would print as yahtzee's."""
+    impostor = tmp_path / "house.json"
+    impostor.write_text(json.dumps(TINY_RULES | {"name": "yahtzee"}))
+    line = one_error_line(memo_solver(tmp_path / "s.db", *command, "--rules-file", str(impostor)))
+    assert line == (
+        f"memo-solver: error: --rules-file: {impostor} names its rule set yahtzee, a built-in "
+        "rule set with other rules; give it a name of its own"
+    )
+
+
+def test_a_rules_file_that_is_a_built_in_copied_is_that_rule_set(tmp_path: Path) -> None:
+    copy = tmp_path / "yahtzee-lower.json"
+    copy.write_text(memo_solver(tmp_path / "s.db", "rules", "show", "yahtzee-lower").stdout)
+    value = answer(memo_solver(tmp_path / "s.db", "value", "--rules-file", str(copy), "--json"))
+    assert value["value"] == pytest.approx(PINS["yahtzee-lower"], abs=TOL)
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "worker"])
+def test_json_goes_on_either_side(command: str) -> None:
+    required = COMMANDS[command]
+    assert parsed("--store", "s.db", "--json", command, *required).json
+    assert parsed(command, *required, "--json").json
+    assert not parsed(command, *required).json
+
+
+def test_a_worker_refuses_json_before_it_as_after_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker prints no answer to put in JSON: ``worker --json`` is an unknown option."""
+    assert memo_cli.main(["--redis", "redis://127.0.0.1:1/0", "--json", "worker"]) == 2
+    assert capsys.readouterr().err == (
+        "memo-solver: error: --json: a worker prints no answer, only its log\n"
+    )
 
 
 def test_the_store_named_after_the_command_is_the_one_used(tmp_path: Path) -> None:
@@ -882,6 +1005,18 @@ def test_a_full_sqlite_store_exits_75_in_one_error_line(
     assert lines[-1].startswith(f"memo-solver: error: the store {path} is full")
 
 
+@pytest.mark.parametrize("mode", ["auto", "no"])
+@pytest.mark.parametrize("args", [["status"], ["value", "--rules", "yahtzee-lower"]])
+def test_a_redis_database_the_server_does_not_have_is_bad_input(
+    redis_url: str, mode: str, args: list[str]
+) -> None:
+    """A server has 16 databases unless configured otherwise: /99999 is a typo to fix
+    (2), not an outage to wait out (75)."""
+    url = redis_url.removesuffix("/0") + "/99999"
+    line = one_error_line(on_redis(url, "--redis-cluster", mode, *args))
+    assert "names database 99999, which the server refuses (DB index is out of range)" in line
+
+
 @pytest.mark.parametrize(
     "args", [["value", "--rules", "yahtzee-lower"], ["precompute", "--rules", "yahtzee-lower"]]
 )
@@ -897,13 +1032,49 @@ def test_a_redis_at_maxmemory_exits_75_saying_it_refused_the_write(
 
 
 @pytest.mark.parametrize(
-    "option", ["--header-timeout", "--cold-budget", "--need-budget", "--rule-engines"]
+    ("option", "value", "says"),
+    [
+        ("--workers", "0", "must be 1 or more, got 0"),
+        ("--header-timeout", "0", "must be more than 0, got 0"),
+        ("--deadline", "nan", "must be more than 0, got nan"),
+        ("--cold-budget", "-1", "must be 1 or more, got -1"),
+        ("--need-budget", "0", "must be 1 or more, got 0"),
+        ("--rule-engines", "0", "must be 1 or more, got 0"),
+        ("--cache-mb", "lots", "expected a whole number, got 'lots'"),
+        ("--port", "99999", "must be 1 to 65535, got 99999"),
+    ],
 )
-def test_serve_refuses_a_limit_that_is_not_positive(tmp_path: Path, option: str) -> None:
-    result = memo_solver(tmp_path / "s.sqlite3", "serve", option, "0")
-    line = one_error_line(result)
-    assert option in line
-    assert "--port must be positive" in line
+def test_serve_refuses_a_bad_value_naming_its_option_alone(
+    tmp_path: Path, option: str, value: str, says: str
+) -> None:
+    line = one_error_line(memo_solver(tmp_path / "s.sqlite3", "serve", option, value))
+    assert line.startswith(f"memo-solver: error: argument {option}: {says} (see ")
+    assert line.count("--") == 2, line  # the option and the help's
+
+
+def test_serve_on_a_port_in_use_says_so_before_serving(tmp_path: Path) -> None:
+    """Status 69 (EX_UNAVAILABLE): the command is right, the port is another's."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        for workers in ("1", "2"):
+            result = memo_solver(
+                tmp_path / "s.sqlite3", "serve", "--port", str(port), "--workers", workers
+            )
+            line = one_error_line(result, EXIT_UNAVAILABLE)
+            assert line == (
+                f"memo-solver: error: cannot listen on 127.0.0.1:{port}: Address already in use "
+                "(choose another --port)"
+            )
+            assert result.stdout == ""
+
+
+def test_serve_on_a_host_of_another_machine_is_bad_input(tmp_path: Path) -> None:
+    """192.0.2.1 is TEST-NET-1 (RFC 5737): documentation's, never a machine's own."""
+    result = memo_solver(tmp_path / "s.sqlite3", "serve", "--host", "192.0.2.1")
+    assert one_error_line(result).startswith(
+        "memo-solver: error: --host 192.0.2.1: not an address of this machine"
+    )
+    assert result.stdout == ""
 
 
 @pytest.mark.parametrize("url", ["redis://:s3cret@[bad", "redis://:s3cret@host:port/0"])

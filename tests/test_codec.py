@@ -131,6 +131,17 @@ def test_truncated_bytes_are_missing(cut: int) -> None:
     assert decode(data[:-cut]) is None
 
 
+def test_a_block_that_fails_verification_is_logged_as_not_used(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Not "recomputing it": an import skips it, and only the engine computes it again."""
+    assert decode(b"junk") is None
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        f"block {KEY} of {FP} failed verification: not used (computed again where needed)"
+    )
+
+
 def test_trailing_bytes_are_missing() -> None:
     data = encode_block(sample(), fingerprint=FP, key=KEY)
     assert decode(data + b"\x00") is None

@@ -96,6 +96,21 @@ def test_a_scripted_game_in_json(store: Path) -> None:
     assert sum(m["choice"]["points"] + m["choice"]["bonus"] for m in moves) == 140
 
 
+def test_a_typo_gets_the_word_it_was_meant_to_be_and_the_boxes_in_scorecard_order(
+    store: Path,
+) -> None:
+    script = ["66666", "kep 66", "sixs", *FIVE_OF_A_KIND_GAME[1:]]
+    result = play(store, "yahtzee-upper", script)
+
+    assert result.returncode == 0, result.stderr
+    assert "Game over: final score 140" in result.stdout
+    boxes = (
+        "is not an open box you may use now (choose from: ones, twos, threes, fours, fives, sixes)"
+    )
+    assert f"'kep 66' {boxes} (did you mean 'keep 66'?)" in result.stdout
+    assert f"'sixs' {boxes} (did you mean 'sixes'?)" in result.stdout
+
+
 def test_bad_answers_are_explained_and_asked_again(store: Path) -> None:
     script = [
         "abc",  # not dice

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from dice_variants import FORCED, SIX_DICE, VARIANTS
 
 from memo_solver.cli.analysis import SimulateOptions, simulate_command
 from memo_solver.cli.common import Output, UsageError
-from memo_solver.cli.reports import GLYPHS
+from memo_solver.cli.reports import GLYPHS, describe_simulation
 from memo_solver.core.engine import Engine, open_engine
 from memo_solver.games.yahtzee.advice import advise
 from memo_solver.games.yahtzee.catalog import RULE_SETS
@@ -352,6 +352,20 @@ def test_two_equally_common_scores_have_no_std_error_below_zero() -> None:
     summary = _summary([0, 0, 2, 2], [])
     assert summary.std_se == 0.0
     assert _summary([7], []).std_se == 0.0
+
+
+def test_one_game_is_one_game_and_measures_no_distance_from_the_exact_mean() -> None:
+    one = replace(_summary([116], []), exact_mean=139.97)
+    assert one.z is None
+    assert one.to_json(())["z"] is None
+    text = describe_simulation(one)
+    assert "optimal strategy: 1 game (seed 0)" in text
+    assert "116.00 (one game: no standard error)   exact mean 139.9700\n" in text
+    assert "z =" not in text
+    assert "\n  1 game in " in text
+    two = replace(_summary([110, 120], []), exact_mean=115.0)
+    assert two.z == 0.0  # a distance measured, and none found
+    assert "2 games (seed 0)" in describe_simulation(two)
 
 
 def test_percentile_errors_come_from_the_order_statistics() -> None:

@@ -26,6 +26,7 @@ import yahtzee_figures
 from anyio.from_thread import start_blocking_portal
 from api_support import api_client
 from brute_force import CHANCE, FIVES, SIXES, YAHTZEE, EndGame
+from cli_support import one_error_line
 from dice_variants import FORCED, MAXI, SIX_DICE, VARIANTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -389,6 +390,15 @@ def test_cli_stats_plot_into_a_missing_folder_fails_before_the_work(tmp_path: Pa
     result = run_stats(tmp_path, "--rules", "yahtzee", "--plot", str(tmp_path / "no" / "x.png"))
     assert result.returncode == 2
     assert result.stderr.startswith("memo-solver: error: --plot: the folder ")
+    assert result.stdout == ""
+
+
+def test_a_plot_file_matplotlib_cannot_write_is_refused_before_the_work(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    result = run_stats(tmp_path, "--rules", "yahtzee", "--plot", str(tmp_path / "out.txt"))
+    line = one_error_line(result)
+    assert line.startswith("memo-solver: error: --plot: matplotlib cannot draw a .txt file")
+    assert {".png", ".svg", ".pdf"} <= set(line.rstrip(".").replace(",", "").split())
     assert result.stdout == ""
 
 

@@ -252,6 +252,36 @@ def test_a_file_that_is_no_dump_is_refused(redis_url: str, tmp_path: Path) -> No
     assert "not a memo-solver block file" in lines[0]
 
 
+@pytest.mark.parametrize("kept", [0.5, 0.01, 0.999])
+def test_a_truncated_file_is_said_to_be_truncated(tmp_path: Path, kept: float) -> None:
+    """Cut anywhere: msgpack runs out of bytes, or first finds a map announcing more
+    entries than the bytes left could hold ("2048 exceeds max_map_len(500)")."""
+    whole = msgpack.packb(
+        {
+            "format": "memo-solver-blocks",
+            "version": 1,
+            "rules": LOWER.name,
+            "namespace": namespace(LOWER),
+            "blocks": {block_key(mask): bytes(40) for mask in range(128)},
+        }
+    )
+    dump = tmp_path / "cut.msgpack"
+    dump.write_bytes(whole[: int(len(whole) * kept)])
+    with pytest.raises(TransferError, match=r"cut.msgpack is truncated: it ends before the blocks"):
+        read_file(dump, LOWER)
+
+
+def test_a_bad_from_is_named_as_from_not_store(tmp_path: Path) -> None:
+    store = ["--store", str(tmp_path / "s.sqlite"), "import", "--rules", "yahtzee-lower"]
+    missing = cli(*store, "--from", str(tmp_path / "no.sqlite"))
+    assert missing.returncode == 2
+    assert missing.stderr == f"memo-solver: error: --from {tmp_path / 'no.sqlite'}: no such file\n"
+    assert not (tmp_path / "no.sqlite").exists()  # not made into an empty store
+    folder = cli(*store, "--from", str(tmp_path))
+    assert folder.returncode == 2
+    assert folder.stderr.endswith("(choose another file with --from)\n"), folder.stderr
+
+
 # --- the library calls ---------------------------------------------------------------------
 
 

@@ -62,6 +62,7 @@ from worker_support import (
     with_store,
 )
 
+from memo_solver.cli.worker import Backoff
 from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.game import Block
@@ -418,6 +419,25 @@ def test_a_stopped_workers_job_is_taken_over_after_the_stale_time(
 
 
 # --- the health check and a Redis that is not there yet ------------------------------------
+
+
+def test_check_names_an_unreachable_redis_once() -> None:
+    dead_url = f"redis://127.0.0.1:{free_port()}/0"
+    unreachable = check(dead_url)
+    assert unreachable.returncode == 1
+    assert unreachable.stderr.startswith(f"worker check: cannot reach Redis at {dead_url}: ")
+    assert unreachable.stderr.count(dead_url) == 1, unreachable.stderr
+
+
+def test_the_readme_gives_the_pauses_between_a_workers_retry_lines() -> None:
+    backoff = Backoff()
+    first, second, third = backoff.next(), backoff.next(), backoff.next()
+    words = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert (
+        f"doubles from {first:.0f} s to {backoff.cap_s:.0f} s (`retrying in {first:.0f} s`, "
+        f"`{second:.0f} s`, `{third:.0f} s`, ...)"
+    ) in words
+    assert "asks Redis every second" in words  # its probes meanwhile (wait_for_redis)
 
 
 def test_check_says_whether_a_worker_is_alive(

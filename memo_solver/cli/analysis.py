@@ -168,6 +168,16 @@ def check_plot_target(path: Path) -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    # The formats matplotlib writes, by the file's ending (a name without one is a PNG).
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    ending = path.suffix.removeprefix(".").lower()
+    if ending and ending not in formats:
+        raise UsageError(
+            f"--plot: matplotlib cannot draw a .{ending} file; end its name in "
+            + ", ".join(f".{name}" for name in formats)
+        )
     folder = path.parent
     if not folder.is_dir():
         raise UsageError(f"--plot: the folder {folder} does not exist")

@@ -18,6 +18,12 @@ EXIT_USAGE: Final = 2
 EXIT_TEMPFAIL: Final = 75
 """sysexits.h's EX_TEMPFAIL: the store failed (unreachable, refused the write, full, or
 locked past the timeout); the same command may work later."""
+EXIT_UNAVAILABLE: Final = 69
+"""sysexits.h's EX_UNAVAILABLE: what the command needs is not there: no live worker for
+``precompute --wait``, or a port ``serve`` cannot listen on (another server holds it)."""
+EXIT_PIPE: Final = 141
+"""Standard output's reader left before the answer was written (``| head``): 128 + SIGPIPE,
+what a shell reports for a tool the signal ends; quiet, like such a tool."""
 STORE_ENV: Final = "MEMO_SOLVER_STORE"
 REDIS_ENV: Final = "MEMO_SOLVER_REDIS_URL"
 

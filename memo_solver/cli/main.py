@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memo_solver.cli.common import (
+    EXIT_PIPE,
     EXIT_TEMPFAIL,
+    EXIT_UNAVAILABLE,
     EXIT_USAGE,
     PROG,
     REDIS_ENV,
@@ -53,8 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     pin_blas_threads()
     warnings.formatwarning = _format_warning
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
     try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse's refusal (its line written), --help, --version
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         if args.command == "worker":
             settings = _worker_settings(args)
         else:
@@ -62,7 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 level=logging.DEBUG if args.verbose else logging.WARNING,
                 format="%(asctime)s %(levelname)s %(name)s: %(message)s",
             )
-            return _dispatch(args)
+            status = _dispatch(args)
+            sys.stdout.flush()  # here, where a reader that has gone is met by the handler
+            return status
+    except BrokenPipeError:  # before OSError's: a reader that has gone is no bad input
+        return _reader_gone()
     except UserError as exc:  # before the store's: a location that cannot be one is bad input
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -86,6 +95,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memo_solver.cli.worker import run
 
     return run(settings)
+
+
+def _reader_gone() -> int:
+    """Standard output's reader left early (``| head -1``): stop without a word, as a
+    tool that SIGPIPE ends does, with the status a shell reports for one (128 + 13), so that
+    ``set -o pipefail`` still sees the answer was cut short. Standard output goes to
+    /dev/null first: the interpreter flushes it once more at exit, and that flush would
+    meet the closed pipe again and print Python's own complaint."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE
 
 
 _PYTHON_FORMAT_WARNING = warnings.formatwarning
@@ -116,6 +137,8 @@ def _worker_settings(args: argparse.Namespace) -> WorkerSettings:
             f"--store: a worker serves jobs from Redis only, not an SQLite file; give --redis "
             f"URL (or ${REDIS_ENV})"
         )
+    if args.json:
+        raise UsageError("--json: a worker prints no answer, only its log")
     try:
         return settings_of(args)
     except SettingsError as exc:
@@ -259,32 +282,27 @@ def cmd_rules(action: str, name: str | None, out: Output) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import anyio
+
     from memo_solver.jobs.storage import open_store_and_queue
     from memo_solver.service.app import ApiSettings, create_app
-    from memo_solver.service.serving import connection_limits, http_protocol
+    from memo_solver.service.serving import (
+        BODY_TIMEOUT_ENV,
+        MAX_CONNECTIONS_ENV,
+        connection_limits,
+        http_protocol,
+    )
     from memo_solver.service.settings import REGISTRATION, WHOLE_GAME_SOLVES
 
+    # The options' values are checked as they are parsed (parser.py); these two may come
+    # from the environment instead, so they are checked here.
     body_timeout, max_connections = connection_limits(args.body_timeout, args.max_connections)
-    positive = (
-        args.deadline,
-        args.cache_mb,
-        args.doom_limit,
-        args.header_timeout,
-        body_timeout,
-        max_connections,
-        args.cold_budget,
-        args.need_budget,
-        args.rule_engines,
-        args.workers,
-        args.whole_game_queue,
-        args.whole_game_max,
-    )
-    if min(positive) <= 0 or not 0 < args.port < 65536:
-        raise UsageError(
-            "--deadline, --cache-mb, --doom-limit, --header-timeout, --body-timeout, "
-            "--max-connections, --cold-budget, --need-budget, --rule-engines, --workers, "
-            "--whole-game-queue, --whole-game-max and --port must be positive (port < 65536)"
-        )
+    for variable, value in (
+        (BODY_TIMEOUT_ENV, body_timeout),
+        (MAX_CONNECTIONS_ENV, max_connections),
+    ):
+        if not value > 0:
+            raise UsageError(f"${variable} must be more than 0, got {value}")
     if args.registration_quota < 0:
         raise UsageError("--registration-quota must be 0 or more")
     for option, value, choices in (
@@ -293,10 +311,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ):  # argparse checks a given option's choice, not one from the environment
         if value not in choices:
             raise UsageError(f"{option} must be one of {', '.join(choices)}, got {value!r}")
-    import anyio
 
     location = store_location(args)
     anyio.run(_check_store, location)  # fail now, in one line, if the store cannot be reached
+    taken = _address_taken(args.host, args.port)
+    if taken is not None:
+        print(f"{PROG}: error: {taken}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     settings = ApiSettings(
         deadline_s=args.deadline,
         cache_bytes=args.cache_mb << 20,
@@ -337,6 +358,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _address_taken(host: str, port: int) -> str | None:
+    """Why the server cannot listen on ``host:port`` (a port in use, or one this user may
+    not take), else None; a host that is no address of this machine is bad input.
+
+    The address is bound once here, as uvicorn binds it, and let go: so that the failure is
+    one line before "serving on" rather than uvicorn's log line and status 3 after it. A
+    process that takes the port in the moment between still meets uvicorn's own."""
+    import errno
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except socket.gaierror as exc:
+            raise UsageError(f"--host {host}: no such address ({exc.strerror})") from None
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise UsageError(
+                    f"--host {host}: not an address of this machine ({exc.strerror})"
+                ) from None
+            return f"cannot listen on {host}:{port}: {exc.strerror} (choose another --port)"
+    return None
+
+
 async def _check_store(location: Location) -> None:
     from memo_solver.jobs.storage import open_store_and_queue
 
@@ -358,9 +404,8 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
             also = None
             if args.rules_file is not None:
                 from memo_solver.games.yahtzee.family import entry_for
-                from memo_solver.games.yahtzee.rule_file import read_rule_file
 
-                also = entry_for(read_rule_file(args.rules_file))
+                also = entry_for(_rules_of_file(args.rules_file))
             return await ops.status(args.verify, store, queue, location, out, also)
         if args.command == "prune":
             from memo_solver.cli.prune import prune, prune_unused
@@ -398,13 +443,27 @@ def _game(args: argparse.Namespace) -> GameEntry:
 def _rule_set(args: argparse.Namespace) -> RuleSet:
     """``--rules NAME``, or the rule set of ``--rules-file FILE``."""
     from memo_solver.games.yahtzee.catalog import get_rule_set
-    from memo_solver.games.yahtzee.rule_file import read_rule_file
 
     if args.rules_file is None:
         return get_rule_set(args.rules)
-    if args.rules != "yahtzee":
-        raise UsageError("give --rules or --rules-file, not both")
-    return read_rule_file(args.rules_file)
+    return _rules_of_file(args.rules_file)
+
+
+def _rules_of_file(path: Path) -> RuleSet:
+    """The rule set of ``--rules-file``, refused when it takes a built-in's name for other
+    rules: its answers would be printed under that name (as the service refuses to register
+    it, 409). A copy of the built-in itself (``rules show``'s file) is that rule set."""
+    from memo_solver.games.yahtzee.catalog import RULE_SETS
+    from memo_solver.games.yahtzee.rule_file import read_rule_file
+
+    rules = read_rule_file(path)
+    built_in = RULE_SETS.get(rules.name)
+    if built_in is not None and built_in.fingerprint != rules.fingerprint:
+        raise UsageError(
+            f"--rules-file: {path} names its rule set {rules.name}, a built-in rule set with "
+            "other rules; give it a name of its own"
+        )
+    return rules
 
 
 # --- the commands on a Yahtzee-family rule set ------------------------------------------------
@@ -643,34 +702,40 @@ async def _value_need(
     from memo_solver.games.yahtzee.need_advice import advise_need
     from memo_solver.games.yahtzee.state import parse_state
 
-    advice = await advise_need(engine, mean, rules, parse_state(state_text, rules), need)
-    payload = {
-        "rules": rules.name,
-        "need": need,
-        "cap": advice.cap,
-        "probability": advice.probability,
-        "turn_start_probability": advice.turn_start_probability,
-        "value": advice.mean.value,
-        "blocks_computed": engine.counters.computed + mean.counters.computed,
-    }
-    out.emit(payload, f"{advice.probability:.10f}")
-    return 0
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        before = engine.counters.computed + mean.counters.computed
+        advice = await advise_need(engine, mean, rules, parse_state(text, rules), need)
+        payload = {
+            "rules": rules.name,
+            "need": need,
+            "cap": advice.cap,
+            "probability": advice.probability,
+            "turn_start_probability": advice.turn_start_probability,
+            "value": advice.mean.value,
+            "blocks_computed": engine.counters.computed + mean.counters.computed - before,
+        }
+        return payload, f"{advice.probability:.10f}"
+
+    return await _answer_states(state_text, answer, out)
 
 
 async def _value(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
     from memo_solver.games.yahtzee.advice import advise
     from memo_solver.games.yahtzee.state import parse_state
 
-    advice = await advise(engine, rules, parse_state(state_text, rules))
-    payload = {
-        "rules": rules.name,
-        "value": advice.value,
-        "turn_start_value": advice.turn_start_value,
-        # What this query cost: 0 on a warm cache (the rest was there, or others computed it).
-        "blocks_computed": engine.counters.computed,
-    }
-    out.emit(payload, f"{advice.value:.10f}")
-    return 0
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        before = engine.counters.computed
+        advice = await advise(engine, rules, parse_state(text, rules))
+        payload = {
+            "rules": rules.name,
+            "value": advice.value,
+            "turn_start_value": advice.turn_start_value,
+            # What this state cost: 0 on a warm cache (it was there, or others computed it).
+            "blocks_computed": engine.counters.computed - before,
+        }
+        return payload, f"{advice.value:.10f}"
+
+    return await _answer_states(state_text, answer, out)
 
 
 async def _play(engine: Engine, rules: RuleSet, out: Output) -> int:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import anyio
 
-from memo_solver.cli.common import Output, UsageError
+from memo_solver.cli.common import EXIT_UNAVAILABLE, Output, UsageError
 from memo_solver.cli.progress import block_bar
 from memo_solver.core.engine import fingerprint_in, namespace, of_this_format, open_engine
 from memo_solver.core.store import Store
@@ -112,11 +112,6 @@ async def precompute_here(entry: GameEntry, store: Store, out: Output, threads: 
     return 0
 
 
-EXIT_NO_WORKER = 69
-"""``precompute --wait`` on Redis with no live worker (EX_UNAVAILABLE): start a worker, or
-solve with ``--here``; ``--wait-for-workers`` waits for one instead."""
-
-
 async def precompute_job(
     entry: GameEntry, options: PrecomputeOptions, queue: JobQueue, out: Output
 ) -> int:
@@ -148,7 +143,7 @@ async def precompute_job(
         )
         return 0
     if not workers and not options.wait_for_workers:
-        return EXIT_NO_WORKER
+        return EXIT_UNAVAILABLE  # start a worker, or solve --here
     game = entry.game
     ns = namespace(game)
     started = time.monotonic()
@@ -317,13 +312,18 @@ async def value_tables(
     return tables
 
 
-def open_spec(spec: str) -> Store | Path:
-    """A copy's other end: a Redis URL, a ``.msgpack`` dump file, or an SQLite file."""
+def open_spec(spec: str, flag: str) -> Store | Path:
+    """A copy's other end, as ``flag`` (``--to``, ``--from``) names it: a Redis URL, a
+    ``.msgpack`` dump file, or an SQLite file, which an import needs to exist (opening one
+    would make an empty store, and the import would copy nothing without a word)."""
     if spec.startswith(("redis://", "rediss://", "unix://")):
         return RedisStore(spec)
+    path = Path(spec)
+    if flag == "--from" and not path.exists():
+        raise UsageError(f"--from {spec}: no such file")
     if is_dump_file(spec):
-        return Path(spec)
-    return SQLiteStore(Path(spec))
+        return path
+    return SQLiteStore(path, flag=flag)
 
 
 async def transfer(
@@ -331,7 +331,7 @@ async def transfer(
 ) -> int:
     """A game's verified blocks from the store to ``spec`` (export), or from it (import)."""
     game = entry.game
-    other = open_spec(spec)
+    other = open_spec(spec, "--to" if command == "export" else "--from")
     async with AsyncExitStack() as stack:
         if not isinstance(other, Path):
             await stack.enter_async_context(other)

@@ -72,11 +72,14 @@ states: JSON ({"filled": [...], "upper": 62, "yahtzee_bonus": false, "rerolls_le
 short form (filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2; open=... ; start).
 The store is one SQLite file in your cache folder; --store PATH or $MEMO_SOLVER_STORE
 choose another; --redis URL or $MEMO_SOLVER_REDIS_URL share one Redis with the workers.
---store, --redis, --redis-cluster and -v go before the command or after it (after it wins).
+--store, --redis, --redis-cluster, -v and --json go before the command or after it (after
+it wins).
 A Redis Cluster: --redis names any node, or several seeds: redis://h1:7000,h2:7001.
 
 exit status: 0 done; 2 bad input (fix the command); 75 the store failed: unreachable,
-refused the write, full, or locked too long (retry later); 1 internal error; 130 interrupted.
+refused the write, full, or locked too long (retry later); 69 what the command needs is not
+there (precompute --wait: no live worker; serve: the port is in use); 1 internal error;
+130 interrupted; 141 the output's reader left early (| head), quietly.
 """
 
 
@@ -114,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     _store_options(parser, on_command=False)
+    _json_option(parser, on_command=False)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -121,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=help_text, description=help_text, formatter_class=_HelpFormatter
         )
         _store_options(sub, on_command=True)
-        sub.add_argument("--json", action="store_true", help="print JSON instead of words")
+        _json_option(sub, on_command=True)
         return sub
 
     rules = command("rules", "list the built-in rule sets, or print one as its file")
@@ -161,7 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         "chance of N more points",
     )
     _rules_option(value, None)
-    value.add_argument("state", nargs="?", default="start", help="the state (default: start)")
+    value.add_argument(
+        "state",
+        nargs="?",
+        default="start",
+        help="the state, or - to read JSON states line by line (default: start)",
+    )
     _need_options(value, None, "--need", "N", "the best chance of N more points instead")
     precompute = command(
         "precompute",
@@ -318,55 +327,61 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--out", type=Path, required=True, help="the file to write")
     serve = command("serve", "run the HTTP advice service (OpenAPI docs at /docs)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="port")
+    serve.add_argument("--port", type=_port, default=8000, help="port")
     serve.add_argument(
         "--workers",
-        type=int,
+        type=_positive_int,
         default=1,
         help="server processes on the port, sharing the store, each with its own block cache "
         "(default: 1; about one per core)",
     )
     serve.add_argument(
-        "--deadline", type=float, default=10.0, help="seconds before a cold request gets 503"
+        "--deadline",
+        type=_positive_float,
+        default=10.0,
+        help="seconds before a cold request gets 503",
     )
     serve.add_argument(
-        "--cache-mb", type=int, default=256, help="in-process block cache per rule set, MiB"
+        "--cache-mb",
+        type=_positive_int,
+        default=256,
+        help="in-process block cache per rule set, MiB",
     )
     serve.add_argument(
         "--header-timeout",
-        type=float,
+        type=_positive_float,
         default=10.0,
         help="seconds a client has to send a request's headers before it is cut off (default: 10)",
     )
     serve.add_argument(
         "--body-timeout",
-        type=float,
+        type=_positive_float,
         help="seconds a client has to send a request's body once its headers are in, before it "
         "is cut off (default: $MEMO_SOLVER_BODY_TIMEOUT, else 10)",
     )
     serve.add_argument(
         "--max-connections",
-        type=int,
+        type=_positive_int,
         help="open connections per server process; past it the one waiting longest for its "
         "client is closed (default: $MEMO_SOLVER_MAX_CONNECTIONS, else half the process's "
         "descriptor limit)",
     )
     serve.add_argument(
         "--doom-limit",
-        type=int,
+        type=_positive_int,
         default=1_000_000,
         help="most positions one Dice of Doom request may solve (default: 1,000,000)",
     )
     serve.add_argument(
         "--cold-budget",
-        type=int,
+        type=_positive_int,
         default=2_500_000,
         help="most turn starts a cold rule-set request may solve here; past it the state goes "
         "to the workers (503) or is refused (422) (default: 2,500,000: the whole yatzy)",
     )
     serve.add_argument(
         "--need-budget",
-        type=int,
+        type=_positive_int,
         default=30_000_000,
         help="most chances (turn starts times needs) a cold request with a need may solve here; "
         "past it, the state goes to the workers (503) or is refused (422) (default: "
@@ -374,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--rule-engines",
-        type=int,
+        type=_positive_int,
         default=16,
         help="engines kept open for rule sets not built in, least recently used "
         "closed first; they share --cache-mb (default: 16)",
@@ -429,7 +444,7 @@ def _serve_limits(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--whole-game-queue",
-        type=int,
+        type=_positive_int,
         default=from_env(WHOLE_GAME_QUEUE_ENV, defaults.whole_game_queue),
         help="most such solves queued or running at once; past it, 429; the operator's "
         f"precompute is never counted (default: ${WHOLE_GAME_QUEUE_ENV}, else "
@@ -437,7 +452,7 @@ def _serve_limits(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--whole-game-max",
-        type=int,
+        type=_positive_int,
         default=from_env(WHOLE_GAME_MAX_ENV, defaults.whole_game_max),
         help="most turn starts one such solve may have; past it, 422 (default: "
         f"${WHOLE_GAME_MAX_ENV}, else {defaults.whole_game_max:,}: every built-in)",
@@ -477,6 +492,40 @@ PLAYED = (YAHTZEE, DOOM)
 """The games ``advise``, ``stats`` and ``play`` have code for (the Yahtzee family's in
 :mod:`memo_solver.cli.main` and :mod:`memo_solver.cli.analysis`, Dice of Doom's in
 :mod:`memo_solver.cli.doom`); every game of the registry has the operator commands."""
+
+
+def _positive_int(text: str) -> int:
+    """A count or a size of one or more: argparse refuses any other in one line that names
+    the option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    """A number of seconds above 0 (see :func:`_positive_int`)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    """A TCP port a server can listen on (see :func:`_positive_int`)."""
+    value = _positive_int(text)
+    if value > MAX_PORT:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_PORT}, got {value}")
+    return value
+
+
+MAX_PORT = 65535
 
 
 class _Version(argparse.Action):
@@ -531,6 +580,16 @@ def _store_options(
     )
 
 
+def _json_option(parser: argparse.ArgumentParser, *, on_command: bool) -> None:
+    """``--json`` before the command or after it, as :func:`_store_options` takes theirs."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if on_command else False,
+        help="print JSON instead of words",
+    )
+
+
 @dataclass(frozen=True)
 class _GameOption:
     """An option of one game only, for the commands that play either: refused with the
@@ -544,7 +603,7 @@ class _GameOption:
 
 
 def _for_game(
-    sub: argparse.ArgumentParser, game: str, flag: str, *, default: object = None, **kwargs: Any
+    sub: argparse._ActionsContainer, game: str, flag: str, *, default: object = None, **kwargs: Any
 ) -> None:
     """Add an option of ``game`` only; see :class:`_GameOption`."""
     help_text = kwargs.pop("help")
@@ -571,7 +630,7 @@ def _resolve_game_options(args: argparse.Namespace, parser: _Parser) -> None:
             )
 
 
-def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs: Any) -> None:
+def _option(sub: argparse._ActionsContainer, game: str | None, flag: str, **kwargs: Any) -> None:
     """An option of every game (``game`` None), or of one game only."""
     if game is None:
         sub.add_argument(flag, **kwargs)
@@ -580,11 +639,14 @@ def _option(sub: argparse.ArgumentParser, game: str | None, flag: str, **kwargs:
 
 
 def _rules_option(sub: argparse.ArgumentParser, game: str | None) -> None:
-    _option(sub, game, "--rules", default="yahtzee", help="rule set")
-    _rules_file_option(sub, game)
+    """``--rules`` or ``--rules-file``: one rule set, so never both (argparse refuses the
+    pair in one line, whichever command it comes with)."""
+    either = sub.add_mutually_exclusive_group()
+    _option(either, game, "--rules", default="yahtzee", help="rule set")
+    _rules_file_option(either, game)
 
 
-def _rules_file_option(sub: argparse.ArgumentParser, game: str | None) -> None:
+def _rules_file_option(sub: argparse._ActionsContainer, game: str | None) -> None:
     _option(
         sub,
         game,
@@ -688,8 +750,9 @@ def _game_options(sub: argparse.ArgumentParser) -> None:
     family's parameter, the default family's first (it is the one most commands use)."""
     families = registry.FAMILIES
     default, *others = families
-    _family_option(sub, default.name, default.parameter)
-    _rules_file_option(sub, default.name)
+    either = sub.add_mutually_exclusive_group()  # as in _rules_option
+    _family_option(either, default.name, default.parameter)
+    _rules_file_option(either, default.name)
     takes = [f"{default.name} takes {default.parameter.flag}"]
     takes += [f"{family.name} {family.parameter.flag}" for family in others]
     _game_option(sub, ", ".join(takes), [family.name for family in families])
@@ -697,7 +760,7 @@ def _game_options(sub: argparse.ArgumentParser) -> None:
         _family_option(sub, family.name, family.parameter)
 
 
-def _family_option(sub: argparse.ArgumentParser, game: str, parameter: Parameter) -> None:
+def _family_option(sub: argparse._ActionsContainer, game: str, parameter: Parameter) -> None:
     _for_game(
         sub,
         game,

@@ -21,7 +21,7 @@ from typing import TextIO
 import anyio
 from anyio.from_thread import BlockingPortal
 
-from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark
+from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark, did_you_mean
 from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import scoring
 from memo_solver.games.yahtzee.advice import Action, Advice, advise, every_die, number_word
@@ -238,10 +238,21 @@ async def _choose(
         match = [a for a in advice.actions if a.kind == "score" and a.category == name]
         if match:
             return match[0]
-        legal = ", ".join(a.category for a in advice.actions if a.kind == "score")
-        table.reject(
-            "choice", f"{answer!r} is not an open box you may use now (choose from: {legal})"
-        )
+        table.reject("choice", _not_a_move(answer, advice, table.rules, state))
+
+
+def _not_a_move(answer: str, advice: Advice, rules: RuleSet, state: State) -> str:
+    """Why ``answer`` is no move, with the open boxes in the scorecard's order and the word
+    it was likely meant to be (``kep 3456``: ``keep 3456``)."""
+    usable = {a.category for a in advice.actions if a.kind == "score"}
+    legal = [c.name for c in rules.categories if c.name in usable]
+    words = [*legal, *HELP, *ALL, *QUIT, *UNDO] + (["keep"] if state.rerolls_left else [])
+    # 0.75: one letter left out or swapped in a short word ("kep", "sixs"), not any word
+    # sharing a few letters ("bogus" and "fours" are 0.6 alike).
+    return (
+        f"{answer!r} is not an open box you may use now (choose from: {', '.join(legal)})"
+        + did_you_mean(answer, words, cutoff=0.75)
+    )
 
 
 def _show_advice(

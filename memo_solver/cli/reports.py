@@ -193,9 +193,14 @@ def describe_simulation(summary: Summary, thresholds: tuple[int, ...] = ()) -> s
     ``memo-solver stats`` (``P(Yahtzee 50)``: the box's points scored in it), so the two read
     side by side."""
     rules = summary.rules
-    score = f"{summary.mean:8.2f} ± {summary.se:.2f} (standard error)"
-    if summary.exact_mean is not None and summary.z is not None:
-        score += f"   exact mean {summary.exact_mean:.4f} (z = {summary.z:+.2f})"
+    if summary.games == 1:
+        score = f"{summary.mean:8.2f} (one game: no standard error)"
+    else:
+        score = f"{summary.mean:8.2f} ± {summary.se:.2f} (standard error)"
+    if summary.exact_mean is not None:
+        score += f"   exact mean {summary.exact_mean:.4f}"
+        if summary.z is not None:
+            score += f" (z = {summary.z:+.2f})"
     spread = "  ".join(
         f"{q}%: {summary.percentile(q / 100)} ± {summary.percentile_se(q / 100):.1f}"
         for q in SIMULATED_PERCENTILES
@@ -222,7 +227,7 @@ def describe_simulation(summary: Summary, thresholds: tuple[int, ...] = ()) -> s
     rows += [(label, f"{100 * p:7.2f}% ± {100 * se:.2f}%") for label, (p, se) in shares]
     width = max(len(label) for label, _ in rows)
     lines = [
-        f"{rules.name}, {summary.strategy} strategy: {summary.games:,} games (seed {summary.seed})"
+        f"{rules.name}, {summary.strategy} strategy: {_games(summary.games)} (seed {summary.seed})"
     ]
     lines += [f"  {label:<{width}} {value}" for label, value in rows]
     lines.append("  mean points per box:")
@@ -234,10 +239,14 @@ def describe_simulation(summary: Summary, thresholds: tuple[int, ...] = ()) -> s
         else ""
     )
     lines.append(
-        f"  {summary.games:,} games in {summary.seconds:.2f} s: "
+        f"  {_games(summary.games)} in {summary.seconds:.2f} s: "
         f"{summary.games_per_second:,.0f} games/s{built}"
     )
     return "\n".join(lines)
+
+
+def _games(count: int) -> str:
+    return f"{count:,} game" + ("" if count == 1 else "s")
 
 
 def faces(dice: Iterable[int]) -> str:

@@ -11,10 +11,18 @@ QUIT, HELP, UNDO = ("quit", "q"), ("help", "?"), ("undo",)
 """Read before a game's own answers (no move or box is called any of them)."""
 
 
-def did_you_mean(answer: str, words: Iterable[str]) -> str:
+def did_you_mean(answer: str, words: Iterable[str], *, cutoff: float = 0.6) -> str:
     """`` (did you mean 'help'?)`` for the word closest to a mistyped answer; empty when
-    none is close, so that a guess is only offered where it is likely right."""
-    close = difflib.get_close_matches(answer.lower(), list(words), n=1, cutoff=0.6)
+    none is close (``cutoff``: how alike, 0 to 1), so that a guess is only offered where it
+    is likely right. An answer of several words where no word is that close has its first
+    word guessed and the rest kept (``kep 66``: ``keep 66``)."""
+    close = difflib.get_close_matches(answer.lower(), list(words), n=1, cutoff=cutoff)
+    first, _, rest = answer.partition(" ")
+    if not close and rest:
+        close = [
+            f"{guess} {rest}"
+            for guess in difflib.get_close_matches(first.lower(), list(words), n=1, cutoff=cutoff)
+        ]
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

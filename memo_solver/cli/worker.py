@@ -78,8 +78,8 @@ async def check(settings: WorkerSettings) -> int:
     pattern = settings.check_pattern
     try:
         workers = await JobQueue(store).live_workers(pattern)
-    except Exception as exc:
-        print(f"worker check: cannot reach Redis at {store.description}: {exc}", file=sys.stderr)
+    except (StoreUnavailableError, *FAULTS) as exc:
+        print(f"worker check: {worded(exc, store.description)}", file=sys.stderr)
         return 1
     finally:
         await store.aclose()
@@ -91,6 +91,12 @@ async def check(settings: WorkerSettings) -> int:
         return 1
     print(f"worker check: {len(workers)} live ({', '.join(str(w['id']) for w in workers)})")
     return 0
+
+
+def worded(exc: BaseException, where: str) -> str:
+    """A store error says what went wrong at which Redis already; a raw Redis fault gets
+    the same words (:func:`store_error`), so no line names the address twice."""
+    return str(exc if isinstance(exc, StoreUnavailableError) else store_error(exc, where))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,11 +129,7 @@ def run(settings: WorkerSettings) -> int:
         if time.monotonic() - started > backoff.cap_s:
             backoff.reset()  # it served a while: a new trouble, not more of the last one
         pause = backoff.next()
-        what = (
-            str(failure)
-            if isinstance(failure, StoreUnavailableError)
-            else str(store_error(failure, redacted(settings.redis_url)))
-        )
+        what = worded(failure, redacted(settings.redis_url))
         try:
             if not lost_connection(failure):
                 log.warning("%s; retrying in %.0f s", what, pause)

@@ -82,6 +82,12 @@ def decode_block(
     except (ValueError, TypeError, KeyError, AttributeError, zlib.error, msgpack.UnpackException):
         valid = False
     if not valid:
-        log.warning("block %s of %s failed verification; recomputing it", key, fingerprint)
+        # Not used, whoever reads it: the engine computes it again when it is needed, a copy
+        # (export, import) leaves it behind and counts it.
+        log.warning(
+            "block %s of %s failed verification: not used (computed again where needed)",
+            key,
+            fingerprint,
+        )
         return None
     return np.frombuffer(payload, dtype="<f8").reshape(shape)

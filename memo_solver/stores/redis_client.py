@@ -32,6 +32,7 @@ from redis.exceptions import (
     AskError,
     AuthenticationError,
     ClusterDownError,
+    NoPermissionError,
     OutOfMemoryError,
     RedisClusterException,
     RedisError,
@@ -260,7 +261,7 @@ async def connect(address: Address) -> Client:
     if address.mode is ClusterMode.YES or len(address.urls) > 1:
         return await _initialized(cluster_client(address), address)
     if address.mode is ClusterMode.NO:
-        return standalone_client(address.urls[0])
+        return await _on_database(address.urls[0], address)
     # Asked on database 0: a cluster node refuses to SELECT another, and that refusal would
     # hide what is wrong (the URL's database, said in one line by refuse_database).
     url = address.urls[0]
@@ -276,7 +277,7 @@ async def connect(address: Address) -> Client:
             return asking
         with anyio.CancelScope(shield=True):
             await close(asking)
-        return standalone_client(url)
+        return await _on_database(url, address)
     with anyio.CancelScope(shield=True):
         await close(asking)
     refuse_database(address)
@@ -290,6 +291,28 @@ async def _initialized(client: RedisCluster, address: Address) -> RedisCluster:
     except FAULTS as exc:
         with anyio.CancelScope(shield=True):
             await close(client)
+        raise store_error(exc, address.description) from exc
+    return client
+
+
+async def _on_database(url: str, address: Address) -> aioredis.Redis:
+    """The client on one server and the URL's database, asked to select it now: a
+    database past the server's ``databases`` setting is bad input (the URL names it), not
+    an outage to retry. Database 0 always exists, so its client asks nothing."""
+    client = standalone_client(url)
+    if address.database == 0:
+        return client
+    try:
+        await client.ping()  # the connection selects the database first
+    except FAULTS as exc:
+        with anyio.CancelScope(shield=True):
+            await close(client)
+        if isinstance(exc, ResponseError) and not isinstance(exc, NoPermissionError):
+            raise StoreLocationError(
+                f"Redis address {address.description} names database {address.database}, "
+                f"which the server refuses ({exc}): give a lower one (a server has 16, 0 to "
+                "15, unless its `databases` setting says otherwise)"
+            ) from exc
         raise store_error(exc, address.description) from exc
     return client
 

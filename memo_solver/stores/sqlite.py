@@ -127,8 +127,13 @@ def _holder_died(token: str) -> bool:
 class SQLiteStore:
     """Blocks and claims in one SQLite file (created with its folder if missing)."""
 
-    def __init__(self, path: Path, *, lock_timeout_s: float = _LOCK_TIMEOUT_S) -> None:
+    def __init__(
+        self, path: Path, *, lock_timeout_s: float = _LOCK_TIMEOUT_S, flag: str = "--store"
+    ) -> None:
         self.path = path
+        self.flag = flag
+        """The option that named the file, which the errors tell the user to change (an
+        ``import --from`` file is not the ``--store``)."""
         self.lock_timeout_s = lock_timeout_s
         """How long a write waits for another process's write lock before StoreBusyError."""
         self._lock = threading.Lock()
@@ -173,7 +178,7 @@ class SQLiteStore:
 
     def _unusable(self, exc: Exception) -> StoreLocationError:
         return StoreLocationError(
-            f"cannot open the store {self.path}: {exc} (choose another file with --store)"
+            f"cannot open the store {self.path}: {exc} (choose another file with {self.flag})"
         )
 
     def _fault(self, exc: sqlite3.Error) -> StoreUnavailableError:
@@ -184,12 +189,12 @@ class SQLiteStore:
         if code == sqlite3.SQLITE_FULL:
             return StoreFullError(
                 f"{where} is full ({exc}): free space on its disk, or choose another file "
-                "with --store"
+                f"with {self.flag}"
             )
         if code == sqlite3.SQLITE_READONLY:
             return StoreRefusedError(
                 f"{where} refused the write ({exc}): make the file and its folder writable, "
-                "or choose another file with --store"
+                f"or choose another file with {self.flag}"
             )
         if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
             return StoreBusyError(
@@ -198,7 +203,7 @@ class SQLiteStore:
             )
         return StoreUnavailableError(
             f"{where} failed: {exc} (check the file and its disk, or choose another file "
-            "with --store)"
+            f"with {self.flag})"
         )
 
     @property

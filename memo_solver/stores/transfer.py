@@ -3,7 +3,7 @@
 An operator seeds a new Redis from a file, or backs up an SQLite store, with the same
 command. Each block is decoded against the game (format version, fingerprint, key, shape,
 checksum) before it is written, so a damaged source never spreads: bad blocks are counted
-and skipped, and the engine recomputes them on demand.
+and skipped (each logged as not used), and the engine recomputes them on demand.
 """
 
 from __future__ import annotations
@@ -80,12 +80,24 @@ async def count_damaged(store: Store, game: Game) -> int:
     return damaged
 
 
+_CUT_SHORT: Final = ("incomplete input", "exceeds max_")
+"""What msgpack says of a file that ends early: it ran out of bytes, or (before reading
+on) a map or a string announces more entries or bytes than the whole file holds."""
+
+
 def read_file(path: Path, game: Game) -> dict[str, bytes]:
     try:
         content = msgpack.unpackb(path.read_bytes())
         ok = content["format"] == FILE_FORMAT and content["version"] == FILE_VERSION
         blocks = content["blocks"]
-    except (OSError, ValueError, TypeError, KeyError, msgpack.UnpackException) as exc:
+    except ValueError as exc:
+        if any(words in str(exc) for words in _CUT_SHORT):
+            raise TransferError(
+                f"{path} is truncated: it ends before the blocks it announces (copy it again, "
+                "or export the blocks again)"
+            ) from None
+        raise TransferError(f"{path} is not a memo-solver block file: {exc}") from None
+    except (OSError, TypeError, KeyError, msgpack.UnpackException) as exc:
         raise TransferError(f"{path} is not a memo-solver block file: {exc}") from None
     if not ok or not isinstance(blocks, dict):
         raise TransferError(f"{path} is not a memo-solver block file")

@@ -77,11 +77,12 @@ class Summary:
 
     @property
     def z(self) -> float | None:
-        """How many standard errors the mean lies from the exact one (None where that is not
-        known: the greedy baseline)."""
-        if self.exact_mean is None:
+        """How many standard errors the mean lies from the exact one; None where that is not
+        known (the greedy baseline) or the games measure no error (one game, or games all
+        scoring alike): then no distance is measured, not a distance of 0."""
+        if self.exact_mean is None or not self.se:
             return None
-        return (self.mean - self.exact_mean) / self.se if self.se else 0.0
+        return (self.mean - self.exact_mean) / self.se
 
     @property
     def std_se(self) -> float:
