@@ -29,6 +29,8 @@ from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import definition_of
 from memo_solver.games.yahtzee.rule_file import is_rule_set_name, parse_rule_text, rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.jobs.queue import JobQueue
+from memo_solver.jobs.settings import DEFAULT_JOB_TTL_S
 from memo_solver.service.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -148,9 +150,13 @@ class RuleBook:
             409, "name", f"{rules.name} is registered with other rules; choose another name"
         )
 
-    async def unregister(self, name: str) -> tuple[RuleSet, bool]:
+    async def unregister(self, name: str, queue: JobQueue | None) -> tuple[RuleSet, bool]:
         """Remove a registration (404 when there is none); the rule set, and whether its
-        blocks went too (when no built-in and no other registration shares them)."""
+        blocks went too (when no built-in and no other registration shares them).
+
+        Its queued and running jobs fail first, saying why, so that none is left to end as
+        done on blocks that are gone; a worker still solving it has its next commit refused
+        by the store (:class:`~memo_solver.core.store.NamespaceGoneError`)."""
         document = await self._store.registration(name)
         if document is None:
             raise ApiError(404, "name", f"no rule set is registered as {name!r}")
@@ -158,5 +164,11 @@ class RuleBook:
         sharing = await self._store.unregister(name)
         if sharing or is_built_in(rules):
             return rules, False
+        if queue is not None:
+            why = (
+                f"the rule set {name!r} was deleted (DELETE /v1/rules/{name}) while this job "
+                "was queued or running: its blocks went with it"
+            )
+            await queue.fail_jobs_of(rules.fingerprint, why, DEFAULT_JOB_TTL_S)
         await self._store.delete_namespace(namespace_of(rules.fingerprint))
         return rules, True

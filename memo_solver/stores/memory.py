@@ -135,6 +135,9 @@ class MemoryStore:
             if space.blocks or space.claims or space.definition is not None
         )
 
+    async def written(self) -> list[str]:
+        return sorted(name for name, space in self._spaces.items() if space.blocks)
+
     async def delete_namespace(self, namespace: str) -> int:
         """Waiters on its claims wake, as at a release: the claims are gone."""
         space = self._spaces.pop(namespace, None)
@@ -142,6 +145,13 @@ class MemoryStore:
             return 0
         self._wake(space, list(space.events))
         return len(space.blocks)
+
+    async def strays(self) -> dict[str, Coverage]:
+        """None: one process's memory has no layout, every block is found."""
+        return {}
+
+    async def delete_strays(self, namespace: str) -> int:
+        return 0
 
     async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
         held = self._registered.get(name)
