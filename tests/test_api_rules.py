@@ -16,6 +16,7 @@ from api_support import api_client, bearer, error_of
 
 from memo_solver.core.engine import namespace_of
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.need_entry import need_entry
 from memo_solver.games.yahtzee.rule_file import parse_rule_set, read_rule_file, rule_set_document
 from memo_solver.jobs.queue import Job, beat
 from memo_solver.service.app import ApiSettings
@@ -224,6 +225,38 @@ async def test_an_operator_deletes_a_registration_and_its_blocks(
         error_of(coverage, 422, "rules")  # no definition, no blocks: unknown
         error_of(await client.delete("/v1/rules/tiny", headers=bearer("s3cret")), 404, "name")
         error_of(await client.delete("/v1/rules/yahtzee", headers=bearer("s3cret")), 409, "name")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+async def test_deleting_a_rule_set_deletes_its_need_tables_and_fails_their_jobs(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A need table keeps a definition of its own, which would leave it known to ``prune``
+    for good: it goes with the rule set's mean values, and its queued jobs fail (Redis)."""
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret")
+    where = tmp_path / "s.sqlite" if kind == "sqlite" else request.getfixturevalue("redis_url")
+    rules = parse_rule_set(TINY)
+    need = need_entry(rules, 400).game.fingerprint
+    async with api_client(where) as client:
+        service = client.app.state.service  # type: ignore[attr-defined]
+        await client.post("/v1/rules", json=TINY)
+        assert await _value(client, "tiny") > 0
+        asked = {"rules": "tiny", "state": "start", "need": 20}
+        assert (await client.post("/v1/value", json=asked)).status_code == 200
+        assert await service.store.namespaces() == sorted(
+            [namespace_of(rules.fingerprint), namespace_of(need)]
+        )
+        job = Job.precompute(need)
+        if service.queue is not None:
+            await service.queue.enqueue(job)
+
+        gone = await client.delete("/v1/rules/tiny", headers=bearer("s3cret"))
+        assert gone.json()["blocks_deleted"] is True
+        assert await service.store.namespaces() == []
+        if service.queue is not None:
+            record = await service.queue.record(job.id)
+            assert record["status"] == "failed"
+            assert "the rule set 'tiny' was deleted" in record["error"]
 
 
 async def test_engines_for_rule_sets_are_capped(tmp_path: Path) -> None:

@@ -48,6 +48,8 @@ from memo_solver.stores.redis_keys import Layout
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
 LOWER_PIN = RULE_SETS["yahtzee-lower"].start_value
 NS = namespace(LOWER)
+ROOM = 100
+"""A registration quota that these tests never reach."""
 TAG = "{" + NS + "}"
 A, B = "token-a", "token-b"
 LONG_LEASE = 30.0
@@ -188,7 +190,7 @@ async def test_every_script_call_touches_one_slot(
         await store.renew(NS, ["x", "y"], A, LONG_LEASE)
         await store.release(NS, ["x"], A)
         await store.coverage(NS)
-        await store.register("house", "f" * 16, b"rules")
+        await store.register("house", "f" * 16, b"rules", ROOM)
         await store.registrations("", 10)
         await store.unregister("house")
         await store.delete_namespace(NS)
@@ -396,8 +398,8 @@ async def test_registrations_are_never_taken_for_a_namespace(redis_url: str) -> 
     """``prune`` walks every tagged key: a registered name, even one spelled like a
     namespace, is no namespace, and deleting a namespace leaves every registration."""
     async with opened(redis_url) as store:
-        await store.register(NS, "a1a1a1a1a1a1a1a1", b"rules named like a namespace")
-        await store.register("house", "a1a1a1a1a1a1a1a1", b"house rules")
+        await store.register(NS, "a1a1a1a1a1a1a1a1", b"rules named like a namespace", ROOM)
+        await store.register("house", "a1a1a1a1a1a1a1a1", b"house rules", ROOM)
         await store.commit(NS, {"a": b"x"}, None)
         assert await store.namespaces() == [NS]
         assert await store.delete_namespace(NS) == 1
@@ -413,9 +415,9 @@ async def test_the_registration_calls_run_on_a_one_node_cluster(
     with cluster_redis.client() as client:
         client.flushall()
     async with opened(cluster_redis.url) as store:
-        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one") is None
-        assert await store.register("house", "b2b2b2b2b2b2b2b2", b"two") == b"one"
-        await store.register("copy", "a1a1a1a1a1a1a1a1", b"one")
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one", ROOM) is None
+        assert await store.register("house", "b2b2b2b2b2b2b2b2", b"two", ROOM) == b"one"
+        await store.register("copy", "a1a1a1a1a1a1a1a1", b"one", ROOM)
         assert await store.registration("house") == b"one"
         assert await store.registrations("", 1) == [("copy", b"one")]
         assert await store.registrations("copy", 1) == [("house", b"one")]

@@ -35,6 +35,7 @@ from memo_solver.core.store import (
     Coverage,
     GoneNamespaces,
     NamespaceGoneError,
+    RegistrationQuotaError,
     Store,
     StoreBusyError,
     StoreFullError,
@@ -430,13 +431,15 @@ async def test_redis_finds_and_deletes_the_strays_no_layout_record_covers(store:
 # --- registrations: names given to rule sets, shared by every process on the store -------------
 
 YAHTZEE_PRINT, YATZY_PRINT = "a1a1a1a1a1a1a1a1", "b2b2b2b2b2b2b2b2"
+ROOM = 100
+"""A registration quota that the tests of other rules never reach."""
 
 
 async def test_a_name_is_registered_once_and_keeps_its_first_document(store: Store) -> None:
     assert await store.registration("house") is None
-    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') is None  # registered now
-    assert await store.register("house", YATZY_PRINT, b'{"v": 2}') == b'{"v": 1}'
-    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') == b'{"v": 1}'  # held
+    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}', ROOM) is None  # registered now
+    assert await store.register("house", YATZY_PRINT, b'{"v": 2}', ROOM) == b'{"v": 1}'
+    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}', ROOM) == b'{"v": 1}'  # held
     assert await store.registration("house") == b'{"v": 1}'
     assert await store.registrations("", 10) == [("house", b'{"v": 1}')]
     # A registration is no namespace: nothing for prune to find or delete.
@@ -448,7 +451,7 @@ async def test_registrations_are_paged_in_name_order_strictly_after_the_last_nam
 ) -> None:
     names = ["echo", "alpha", "delta", "bravo", "charlie"]
     for name in names:
-        await store.register(name, YAHTZEE_PRINT, f"rules of {name}".encode())
+        await store.register(name, YAHTZEE_PRINT, f"rules of {name}".encode(), ROOM)
     pages: list[list[tuple[str, bytes]]] = []
     after = ""
     while page := await store.registrations(after, 2):
@@ -472,7 +475,7 @@ async def test_registrations_are_paged_in_name_order_strictly_after_the_last_nam
 async def test_names_are_ordered_bytewise(store: Store) -> None:
     """Upper case before lower case, and a name before its extensions, as bytes compare."""
     for name in ["yatzy", "Yatzy", "yatzy-2", "yätzy", "yatzy2"]:
-        await store.register(name, YATZY_PRINT, name.encode())
+        await store.register(name, YATZY_PRINT, name.encode(), ROOM)
     assert [name for name, _ in await store.registrations("", 10)] == sorted(
         ["yatzy", "Yatzy", "yatzy-2", "yätzy", "yatzy2"], key=str.encode
     )
@@ -482,10 +485,10 @@ async def test_unregistering_counts_the_other_names_that_share_the_fingerprint(
     store: Store,
 ) -> None:
     """What the caller needs to know whether the blocks of those rules are still named."""
-    await store.register("copy-1", YAHTZEE_PRINT, b"yahtzee as copy-1")
-    await store.register("copy-2", YAHTZEE_PRINT, b"yahtzee as copy-2")
-    await store.register("copy-3", YAHTZEE_PRINT, b"yahtzee as copy-3")
-    await store.register("scandinavian", YATZY_PRINT, b"yatzy")
+    await store.register("copy-1", YAHTZEE_PRINT, b"yahtzee as copy-1", ROOM)
+    await store.register("copy-2", YAHTZEE_PRINT, b"yahtzee as copy-2", ROOM)
+    await store.register("copy-3", YAHTZEE_PRINT, b"yahtzee as copy-3", ROOM)
+    await store.register("scandinavian", YATZY_PRINT, b"yatzy", ROOM)
 
     assert await store.unregister("copy-1") == 2
     assert await store.registration("copy-1") is None
@@ -495,14 +498,14 @@ async def test_unregistering_counts_the_other_names_that_share_the_fingerprint(
     assert await store.registrations("", 10) == []
     assert await store.unregister("copy-1") is None  # gone already
     # A freed name takes new rules, and is counted afresh.
-    assert await store.register("copy-1", YATZY_PRINT, b"yatzy now") is None
+    assert await store.register("copy-1", YATZY_PRINT, b"yatzy now", ROOM) is None
     assert await store.registrations("", 10) == [("copy-1", b"yatzy now")]
     assert await store.unregister("copy-1") == 0
 
 
 async def test_unregistering_a_name_never_registered_is_none(store: Store) -> None:
     assert await store.unregister("nobody") is None
-    await store.register("somebody", YAHTZEE_PRINT, b"rules")
+    await store.register("somebody", YAHTZEE_PRINT, b"rules", ROOM)
     assert await store.unregister("nobody") is None
     assert await store.registration("somebody") == b"rules"
 
@@ -535,7 +538,7 @@ async def _race_for_a_name(stores: list[Store], *, same_document: bool = False) 
     async def register(i: int) -> None:
         store = stores[i % len(stores)]
         fingerprint = "a1" * 8 if same_document else f"{i:016x}"
-        answers[i] = await store.register("contested", fingerprint, document(i))
+        answers[i] = await store.register("contested", fingerprint, document(i), ROOM)
 
     async with anyio.create_task_group() as tg:
         for i in range(20):
@@ -546,6 +549,39 @@ async def _race_for_a_name(stores: list[Store], *, same_document: bool = False) 
     assert {answer for answer in answers.values() if answer is not None} == {winner}
     for store in stores:
         assert await store.registration("contested") == winner
+
+
+async def test_of_concurrent_registrations_of_new_names_exactly_the_quota_succeed(
+    store: Store,
+) -> None:
+    """Forty new names at once against a quota of five with two taken: exactly three are
+    registered, the others refused with the quota named, and a name held is still answered
+    with its document past the quota (no new registration)."""
+    quota = 5
+    for name, fingerprint in (("held-1", YAHTZEE_PRINT), ("held-2", YATZY_PRINT)):
+        assert await store.register(name, fingerprint, name.encode(), quota) is None
+    registered: list[str] = []
+    refused: list[int] = []
+
+    async def register(i: int) -> None:
+        try:
+            held = await store.register(f"new-{i:02}", f"{i:016x}", b"rules %d" % i, quota)
+        except RegistrationQuotaError as exc:
+            refused.append(exc.quota)
+        else:
+            assert held is None
+            registered.append(f"new-{i:02}")
+
+    async with anyio.create_task_group() as tg:
+        for i in range(40):
+            tg.start_soon(register, i)
+    assert len(registered) == quota - 2
+    assert refused == [quota] * (40 - len(registered))
+    listed = [name for name, _ in await store.registrations("", 100)]
+    assert listed == sorted(["held-1", "held-2", *registered])
+    assert await store.register("held-1", YAHTZEE_PRINT, b"held-1", quota) == b"held-1"
+    assert await store.unregister("held-1") == 0
+    assert await store.register("new-xx", YAHTZEE_PRINT, b"in the freed place", quota) is None
 
 
 # --- SQLite only: one file shared by several store objects (as by several processes) --------
@@ -812,13 +848,13 @@ async def test_sqlite_a_file_from_before_definitions_is_read_and_gets_them_once_
             with pytest.raises(StoreRefusedError, match="refused the write"):
                 await store.put_definition(NS, b"rules")
             with pytest.raises(StoreRefusedError, match="refused the write"):
-                await store.register("house", "a1a1a1a1a1a1a1a1", b"rules")
+                await store.register("house", "a1a1a1a1a1a1a1a1", b"rules", ROOM)
     async with SQLiteStore(path) as store:
         await store.put_definition(NS, b"rules")
         assert await store.definition(NS) == b"rules"
         assert await store.delete_namespace(NS) == 1
         assert await store.namespaces() == []
-        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"rules") is None
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"rules", ROOM) is None
         assert await store.registrations("", 10) == [("house", b"rules")]
 
 
@@ -928,10 +964,10 @@ async def test_redis_at_maxmemory_refuses_a_registration_and_still_unregisters(
     """Removing a registration frees memory, and the registered are still read: a full Redis
     refuses only new names."""
     async with RedisStore(fresh_redis.url) as store:
-        await store.register("house", YAHTZEE_PRINT, b"house rules")
+        await store.register("house", YAHTZEE_PRINT, b"house rules", ROOM)
         with fresh_redis.client() as client, redis_at_maxmemory(client):
             with pytest.raises(StoreFullError):
-                await store.register("other", YATZY_PRINT, b"other rules")
+                await store.register("other", YATZY_PRINT, b"other rules", ROOM)
             assert await store.registration("other") is None
             assert await store.registration("house") == b"house rules"
             assert await store.registrations("", 10) == [("house", b"house rules")]

@@ -95,6 +95,16 @@ class NamespaceGoneError(UserError):
         )
 
 
+class RegistrationQuotaError(Exception):
+    """A registration of a free name refused because ``quota`` names are registered already:
+    checked by the store atomically with the write, so that registrations racing past the
+    last free place cannot all take it. The caller says what the quota is and who sets it."""
+
+    def __init__(self, quota: int) -> None:
+        super().__init__(f"the registration quota of {quota:,} names is reached")
+        self.quota = quota
+
+
 GONE_HOLD_S = 60.0
 """How long a process keeps refusing its own writes into a namespace it was refused in:
 longer than any write of a solve in flight takes to come (a chunk's solve, under a second;
@@ -246,11 +256,16 @@ class Store(Protocol):
         """Delete what :meth:`strays` finds of the namespace; the number of blocks deleted."""
         ...
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
         """Register ``document`` (whose rules have ``fingerprint``) as ``name`` if the name is
-        free, atomically: None when this call registered it, else the document that held the
-        name, left unchanged (``document`` itself, when another caller registered the same).
-        The first of concurrent callers wins, and every other one is told its document."""
+        free and fewer than ``quota`` names are registered, atomically: None when this call
+        registered it, else the document that held the name, left unchanged (``document``
+        itself, when another caller registered the same). The first of concurrent callers
+        wins, and every other one is told its document. A free name past the quota raises
+        :class:`RegistrationQuotaError`, registering nothing: of concurrent registrations of
+        new names, exactly as many as there are places left succeed."""
         ...
 
     async def registration(self, name: str) -> bytes | None:
@@ -267,10 +282,6 @@ class Store(Protocol):
         """Remove the registration of ``name``: None when there was none, else how many
         other names are still registered with its fingerprint (0: no other name shares its
         blocks)."""
-        ...
-
-    async def registration_count(self) -> int:
-        """How many names are registered (what a registration quota counts)."""
         ...
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:

@@ -10,7 +10,7 @@ from typing import Self
 
 import anyio
 
-from memo_solver.core.store import Claim, Coverage, Write, mixed
+from memo_solver.core.store import Claim, Coverage, RegistrationQuotaError, Write, mixed
 
 
 @dataclass
@@ -153,10 +153,15 @@ class MemoryStore:
     async def delete_strays(self, namespace: str) -> int:
         return 0
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
+        """Atomic as it awaits nothing: no other task runs between the check and the write."""
         held = self._registered.get(name)
         if held is not None:
             return held[1]
+        if len(self._registered) >= quota:
+            raise RegistrationQuotaError(quota)
         self._registered[name] = (fingerprint, document)
         return None
 
@@ -174,9 +179,6 @@ class MemoryStore:
         if found is None:
             return None
         return sum(1 for fingerprint, _ in self._registered.values() if fingerprint == found[0])
-
-    async def registration_count(self) -> int:
-        return len(self._registered)
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:
         self._used.update((name, at) for name in names if name in self._registered)

@@ -33,6 +33,7 @@ from memo_solver.core.store import (
     Claim,
     Coverage,
     GoneNamespaces,
+    RegistrationQuotaError,
     StoreFullError,
     StoreUnavailableError,
     Write,
@@ -222,14 +223,18 @@ return tonumber(groups)
 )
 _SCAN_COUNT: Final = 1000
 
-# KEYS: the registrations' (redis_keys.REGISTRATIONS). ARGV: name, fingerprint, document.
-# Registers the name if it is free (nil), else answers the document that holds it.
+# KEYS: the registrations' (redis_keys.REGISTRATIONS). ARGV: name, fingerprint, document,
+# quota. Registers the name if it is free and fewer than quota names are (nil), else answers
+# the document that holds it, or 0 when the quota is reached.
 _REGISTER = (
     LUA_WRITES
     + """
 local held = redis.call('HGET', KEYS[2], ARGV[1])
 if held then
   return held
+end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
@@ -746,10 +751,16 @@ class RedisStore:
                 strays[ns] = keys
         return strays
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
+        """One script in the ``{rules}`` slot (one slot on a cluster too): the count and the
+        write are one step."""
         [held] = await self._run(
-            _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document])]
+            _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document, quota])]
         )
+        if held == 0:
+            raise RegistrationQuotaError(quota)
         return None if held is None else bytes(held)
 
     async def registration(self, name: str) -> bytes | None:
@@ -767,10 +778,6 @@ class RedisStore:
     async def unregister(self, name: str) -> int | None:
         [others] = await self._run(_UNREGISTER, [(list(redis_keys.REGISTRATIONS), [name])])
         return None if others is None else int(others)
-
-    async def registration_count(self) -> int:
-        async with self._reachable() as client:
-            return int(await client.zcard(redis_keys.REGISTERED_NAMES))
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:
         keys = [redis_keys.REGISTERED_DOCUMENTS, redis_keys.REGISTERED_USED]

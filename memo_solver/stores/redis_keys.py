@@ -52,7 +52,8 @@ The registrations of named rule sets are the tag ``{rules}`` (one slot for all, 
 each step is one script):
 
 - ``ms:{rules}:names``: a sorted set of the registered names, every score 0, so that
-  ``ZRANGEBYLEX`` pages through them in bytewise order;
+  ``ZRANGEBYLEX`` pages through them in bytewise order; its ``ZCARD`` is what the
+  registration quota counts, in the script that registers (so the quota is exact);
 - ``ms:{rules}:documents``: a hash, name -> the registered document;
 - ``ms:{rules}:fingerprints``: a hash, name -> its document's fingerprint;
 - ``ms:{rules}:sharing``: a hash, fingerprint -> how many names are registered with it

@@ -39,6 +39,7 @@ from memo_solver.core.store import (
     Coverage,
     GoneNamespaces,
     NamespaceGoneError,
+    RegistrationQuotaError,
     StoreBusyError,
     StoreFullError,
     StoreLocationError,
@@ -492,21 +493,27 @@ class SQLiteStore:
     async def delete_strays(self, namespace: str) -> int:
         return 0
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
         def register(db: sqlite3.Connection) -> bytes | None:
+            # BEGIN IMMEDIATE holds the write lock from the count to the insert: no other
+            # process registers in between.
             with _transaction(db):
                 for statement in _REGISTRATIONS:
                     db.execute(statement)
-                inserted = db.execute(
-                    "INSERT OR IGNORE INTO registrations VALUES (?, ?, ?)",
-                    (name, fingerprint, document),
-                )
-                if inserted.rowcount:
-                    return None
-                (held,) = db.execute(
+                held = db.execute(
                     "SELECT document FROM registrations WHERE name = ?", (name,)
                 ).fetchone()
-            return bytes(held)
+                if held is not None:
+                    return bytes(held[0])
+                (count,) = db.execute("SELECT COUNT(*) FROM registrations").fetchone()
+                if count >= quota:
+                    raise RegistrationQuotaError(quota)
+                db.execute(
+                    "INSERT INTO registrations VALUES (?, ?, ?)", (name, fingerprint, document)
+                )
+            return None
 
         return await self._run(register, writes=len(document))
 
@@ -550,15 +557,6 @@ class SQLiteStore:
             return int(others)
 
         return await self._run(unregister, writes=0)
-
-    async def registration_count(self) -> int:
-        def count(db: sqlite3.Connection) -> int:
-            if not _has_table(db, "registrations"):
-                return 0
-            (n,) = db.execute("SELECT COUNT(*) FROM registrations").fetchone()
-            return int(n)
-
-        return await self._run(count)
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:
         def mark(db: sqlite3.Connection) -> None:
