@@ -18,10 +18,16 @@ import anyio
 
 from memo_solver.cli.common import EXIT_UNAVAILABLE, Output, UsageError
 from memo_solver.cli.progress import block_bar
-from memo_solver.core.engine import fingerprint_in, namespace, of_this_format, open_engine
+from memo_solver.core.engine import (
+    fingerprint_in,
+    namespace,
+    namespace_of,
+    of_this_format,
+    open_engine,
+)
 from memo_solver.core.store import Store
 from memo_solver.games.entry import GameEntry
-from memo_solver.games.registry import registry, value_table
+from memo_solver.games.registry import UnknownGameError, get_game, registry, value_table
 from memo_solver.games.yahtzee.need import NeedGame
 from memo_solver.games.yahtzee.need_entry import need_entry_of
 from memo_solver.games.yahtzee.need_table import table_bytes
@@ -227,6 +233,11 @@ async def status(
     if queue is not None:
         workers = await queue.live_workers()
         jobs_kept, jobs = await queue.recent_jobs()
+        for job in jobs:
+            if job.get("blocks_total") and job.get("status") in ("queued", "running"):
+                stored = await _blocks_stored(store, str(job.get("rules", "")))
+                if stored is not None:
+                    job["blocks_stored"] = stored
     if isinstance(location, Path):
         files = location.parent.glob(location.name + "*")
         size = sum(p.stat().st_size for p in files if p.is_file())
@@ -290,11 +301,26 @@ async def status(
             f"  {j.get('id')}: {j.get('kind')} {j.get('rules')} {j.get('state', '')} "
             f"-> {j.get('status')}"
             + (f" ({j['blocks_done']}/{j['blocks_total']} blocks)" if j.get("blocks_total") else "")
+            + (f", {j['blocks_stored']} in the store" if "blocks_stored" in j else "")
             + (f" error: {j['error']}" if j.get("error") else "")
             for j in jobs
         ]
     out.emit(payload, "\n".join(lines))
     return 0
+
+
+async def _blocks_stored(store: Store, rules: str) -> int | None:
+    """The store's coverage of the game a job's ``rules`` names (a registry name, or a
+    fingerprint its family owns; None for neither): beside a live job's own count, which
+    stops where its worker was killed, while the other workers' blocks keep landing."""
+    if value_table(rules) is not None:
+        name = namespace_of(rules)
+    else:
+        try:
+            name = namespace(get_game(rules).game)
+        except UnknownGameError:
+            return None
+    return (await store.coverage(name)).blocks
 
 
 async def value_tables(
