@@ -29,6 +29,8 @@ from memo_solver.core.compiled import CompileCacheWarning
 from memo_solver.core.engine_pool import PoolBusyError
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import (
+    NamespaceGoneError,
+    RegistrationQuotaError,
     StoreBusyError,
     StoreFullError,
     StoreLocationError,
@@ -84,6 +86,10 @@ BEYOND = (
     "still reach it: ask for at most 400, or raise the cap to at least 500 (--need-cap; "
     "need_cap in the API)"
 )
+GONE = (
+    "the blocks of 1:abc were deleted while they were being solved (the rule set was "
+    "deleted): nothing more is written there"
+)
 BEAT = "beating this opponent from this state needs 9 values solved, past the limit of 1"
 
 DOCUMENTED = [
@@ -118,6 +124,7 @@ DOCUMENTED = [
     Documented(ApiError(404, "job_id", NO_JOB), 404, "job_id", NO_JOB),
     Documented(ApiError(409, "store", NO_QUEUE), 409, "store", NO_QUEUE),
     Documented(ApiError(503, "state", BUSY), 503, "state", BUSY),
+    Documented(NamespaceGoneError("1:abc"), 409, "rules", GONE),
 ]
 IDS = [f"{type(d.error).__name__}-{d.status}" for d in DOCUMENTED]
 
@@ -126,6 +133,7 @@ NOT_USER_ERRORS: dict[type[BaseException], str] = {
     StoreRefusedError: "a store fault",
     StoreFullError: "a store fault (HTTP 507)",
     StoreBusyError: "a store fault",
+    RegistrationQuotaError: "the store's refusal, which the rule book answers as a 429",
     PoolBusyError: "every pooled engine is in use: a store fault's 503, retry",
     MissingBlockError: "a bug in what was solved beforehand",
     StoppedError: "a caller gave up on a computation: control flow",

@@ -498,30 +498,51 @@ def test_paging_the_rule_list_leaves_warm_advice_fast(tmp_path: Path) -> None:
         )
         assert pagers.stdin is not None
         assert pagers.stdout is not None
-        idle: list[float] = []
-        busy: list[float] = []
-        trivial: list[float] = []
+        tries: list[str] = []
         try:
-            for _ in range(10):
-                pagers.stdin.write("pause\n")
-                pagers.stdin.flush()
-                assert pagers.stdout.readline() == "paused\n"
-                idle += _latencies(advice, ADVICE, 60)
-                trivial += _latencies(f"{served.url}/healthz", None, 10)
-                pagers.stdin.write("go\n")
-                pagers.stdin.flush()
-                busy += _latencies(advice, ADVICE, 60)
+            # A loop that serializes pages stalls every advice request behind them in every
+            # try (before: 132 ms against 6 ms idle, each time); a busy machine's scheduler
+            # stalls one try now and then. So the bound must hold in one of three tries.
+            for _ in range(3):
+                idle, busy, trivial = _turns(pagers, advice, f"{served.url}/healthz")
+                tries.append(
+                    f"warm advice p99 idle {1000 * _p99(idle):.1f} ms, median "
+                    f"{1000 * statistics.median(idle):.1f} ms; while 4 clients page: p99 "
+                    f"{1000 * _p99(busy):.1f} ms, median {1000 * statistics.median(busy):.1f} "
+                    f"ms; /healthz median {1000 * statistics.median(trivial):.1f} ms"
+                )
+                # An advice request may find a request of each pager on the loop before it,
+                # however cheap: on a quiet machine, idle's p99 is below what four trivial
+                # requests take.
+                if _p99(busy) <= 3 * max(_p99(idle), 4 * statistics.median(trivial)):
+                    break
+            else:
+                pytest.fail("warm advice slowed by paging in three tries: " + "; ".join(tries))
         finally:
             fewest, _ = pagers.communicate(timeout=120)
     assert pagers.returncode == 0, "the pagers failed"
-    print(
-        f"{fewest.strip()} pages at least per client; warm advice p99 idle "
-        f"{1000 * _p99(idle):.1f} ms, median {1000 * statistics.median(idle):.1f} ms; while 4 "
-        f"clients page: p99 {1000 * _p99(busy):.1f} ms, median "
-        f"{1000 * statistics.median(busy):.1f} ms; /healthz median "
-        f"{1000 * statistics.median(trivial):.1f} ms"
-    )
+    print(f"{fewest.strip()} pages at least per client; " + "; ".join(tries))
     assert int(fewest) >= 2, "each client paged through the whole list (two pages) at least"
-    # An advice request may find a request of each pager on the loop before it, however
-    # cheap: on a quiet machine, idle's p99 is below what four trivial requests take.
-    assert _p99(busy) <= 3 * max(_p99(idle), 4 * statistics.median(trivial))
+
+
+def _turns(
+    pagers: subprocess.Popen[str], advice: str, trivial_url: str
+) -> tuple[list[float], list[float], list[float]]:
+    """Warm advice's latencies idle and while the pagers page, and a trivial request's, in
+    ten turns: the pagers paused and let go again, so that both see the same load from the
+    rest of the machine."""
+    assert pagers.stdin is not None
+    assert pagers.stdout is not None
+    idle: list[float] = []
+    busy: list[float] = []
+    trivial: list[float] = []
+    for _ in range(10):
+        pagers.stdin.write("pause\n")
+        pagers.stdin.flush()
+        assert pagers.stdout.readline() == "paused\n"
+        idle += _latencies(advice, ADVICE, 60)
+        trivial += _latencies(trivial_url, None, 10)
+        pagers.stdin.write("go\n")
+        pagers.stdin.flush()
+        busy += _latencies(advice, ADVICE, 60)
+    return idle, busy, trivial
