@@ -56,23 +56,23 @@ async def solved(client: httpx.AsyncClient) -> bool:
     return (await coverage(client, RULES))["solving"] is False
 
 
-async def started_storing(client: httpx.AsyncClient) -> bool:
-    done: int = (await coverage(client, RULES))["blocks_done"]
-    return done > 0
-
-
 async def answers(client: httpx.AsyncClient) -> bool:
     return (await client.post("/v1/advice", json=ask())).status_code == 200
 
 
-@asynccontextmanager
-async def compute_held(client: httpx.AsyncClient) -> AsyncIterator[None]:
-    """The service's one compute slot taken by the test: a solve started meanwhile waits
-    at its first chunk (the blocks are solved only under it), so what the test sees while
-    it holds the slot is a solve under way, whatever the machine's speed."""
+def compute_limiter(client: httpx.AsyncClient) -> anyio.CapacityLimiter:
+    """The service's one compute slot: a solve's blocks are solved only under it."""
     service = client.app.state.service  # type: ignore[attr-defined]
     limiter: anyio.CapacityLimiter = service.engines[RULES]._limiter
-    async with limiter:
+    return limiter
+
+
+@asynccontextmanager
+async def compute_held(client: httpx.AsyncClient) -> AsyncIterator[None]:
+    """The compute slot taken by the test: a solve started meanwhile waits at its first
+    chunk, so what the test sees while it holds the slot is a solve under way, whatever the
+    machine's speed."""
+    async with compute_limiter(client):
         yield
 
 
@@ -116,21 +116,49 @@ async def test_a_question_past_the_budget_offers_a_background_solve_that_answers
     assert len(started_logs) == 1, "the second POST joined the first solve"
 
 
-async def test_a_restarted_server_solves_on_from_the_store(tmp_path: Path) -> None:
-    """A solve cut short by a shutdown (cancelled with the service's task group) leaves its
-    committed layers in the store; the next one starts from them."""
+async def test_a_shutdown_cancels_the_solve_and_the_next_goes_on_from_the_store(
+    tmp_path: Path,
+) -> None:
+    """The solve runs in the service's task group: a shutdown while it waits for the
+    compute slot ends it (the lifespan closes). What the store holds of the game (here a
+    later position's cone, answered within the budget) is taken back by the next solve,
+    which computes only the rest."""
     store = tmp_path / "s.sqlite"
+    with anyio.fail_after(SOLVED_S):  # the shutdown does not wait for the solve
+        async with api_client(store, SMALL_BUDGET) as client:
+            limiter = compute_limiter(client)
+            await limiter.acquire()
+            assert (await client.post("/v1/solve", json={"rules": RULES})).status_code == 202
+    limiter.release()
     async with api_client(store, SMALL_BUDGET) as client:
-        async with compute_held(client):
-            started = await client.post("/v1/solve", json={"rules": RULES})
-            assert started.status_code == 202, started.text
-        await until(lambda: started_storing(client))
-    async with api_client(store, SMALL_BUDGET) as client:
+        assert (await coverage(client, RULES))["blocks_done"] == 0
+        filled = ["three_of_a_kind", "four_of_a_kind", "full_house", "small_straight"]
+        late = {"rules": RULES, "state": {"filled": filled}}  # a cone of 8 turn starts
+        assert (await client.post("/v1/value", json=late)).status_code == 200
         kept = (await coverage(client, RULES))["blocks_done"]
-        assert kept > 0
+        assert 0 < kept < BLOCKS
+        service = client.app.state.service  # type: ignore[attr-defined]
+        before = service.engines[RULES].counters.computed
         resumed = await client.post("/v1/solve", json={"rules": RULES})
         assert resumed.json()["blocks_done"] == kept
         await until(lambda: answers(client))
+        assert service.engines[RULES].counters.computed - before == BLOCKS - kept
+
+
+async def test_two_server_processes_on_one_store_share_one_solve(tmp_path: Path) -> None:
+    """As ``serve --workers 2``: each process asked starts its own, and the store's block
+    claims give every block to one of them, so the two together solve the game once."""
+    store = tmp_path / "s.sqlite"
+    async with api_client(store, SMALL_BUDGET) as one, api_client(store, SMALL_BUDGET) as two:
+        async with compute_held(one), compute_held(two):
+            for client in (one, two):
+                started = await client.post("/v1/solve", json={"rules": RULES})
+                assert started.status_code == 202, started.text
+        await until(lambda: solved(one))
+        await until(lambda: solved(two))
+        engines = [c.app.state.service.engines[RULES] for c in (one, two)]  # type: ignore[attr-defined]
+        assert sum(engine.counters.computed for engine in engines) == BLOCKS
+        assert (await one.post("/v1/advice", json=ask())).status_code == 200
 
 
 @pytest.mark.parametrize(
