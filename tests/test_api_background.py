@@ -20,6 +20,7 @@ from api_support import api_client, build_app, error_of
 
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import entry_for
+from memo_solver.jobs.queue import beat
 from memo_solver.service.app import ApiSettings
 
 RULES = "yahtzee-lower"
@@ -189,3 +190,17 @@ async def test_background_solves_count_against_the_whole_game_queue(tmp_path: Pa
         assert (await client.post("/v1/solve", json={"rules": RULES})).status_code == 202
         other = await client.post("/v1/solve", json={"rules": "yahtzee-upper"})
         assert "--whole-game-queue 1" in error_of(other, 429, "state")
+
+
+async def test_with_live_workers_a_solve_asked_for_goes_to_them(redis_url: str) -> None:
+    """On Redis with a worker alive, the workers' queueing stands: POST /v1/solve queues
+    the start's warm job for them and starts nothing in the server's process."""
+    async with api_client(redis_url, SMALL_BUDGET) as client:
+        service = client.app.state.service  # type: ignore[attr-defined]
+        await beat(await service.store.client(), "w1", {"worker": "w1"}, ttl_s=60)
+        queued = await client.post("/v1/solve", json={"rules": RULES})
+        assert queued.status_code == 202, queued.text
+        assert (await coverage(client, RULES))["solving"] is False
+        _, records = await service.queue.recent_jobs()
+        (job,) = [record for record in records if record.get("kind") == "warm"]
+        assert job["rules"] == RULES

@@ -171,7 +171,12 @@ async def value(body: StateRequest, request: Request) -> ValueOut:
     )
 
 
-@routes.post("/v1/solve", response_model=SolveOut, status_code=202)
+@routes.post(
+    "/v1/solve",
+    response_model=SolveOut,
+    status_code=202,
+    responses={200: {"model": SolveOut, "description": "the store holds the whole game"}},
+)
 async def solve(body: SolveRequest, request: Request, response: Response) -> SolveOut:
     """Start solving a rule set's whole game in the background, where a question past the
     cold budget was refused for want of it (its 422 carries the offer): needs no token,
