@@ -78,7 +78,7 @@ async def compute_held(client: httpx.AsyncClient) -> AsyncIterator[None]:
 
 
 async def test_a_question_past_the_budget_offers_a_background_solve_that_answers_it(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, "memo_solver.service.service")
     async with api_client(tmp_path / "s.sqlite", SMALL_BUDGET) as client:
@@ -95,10 +95,30 @@ async def test_a_question_past_the_budget_offers_a_background_solve_that_answers
             "blocks_done": 0,
         }
         async with compute_held(client):
-            started = await client.post("/v1/solve", json={"rules": RULES})
-            assert started.status_code == 202, started.text
-            again = await client.post("/v1/solve", json={"rules": RULES})
-            assert again.status_code == 202, again.text
+            statuses: list[int] = []
+
+            async def start() -> None:
+                statuses.append((await client.post("/v1/solve", json={"rules": RULES})).status_code)
+
+            # The two at once both get past the store's answers before either starts it.
+            service = client.app.state.service  # type: ignore[attr-defined]
+            keep = service.rulebook.keep_definition
+            both = anyio.Event()
+            arrived: list[object] = []
+
+            async def keep_once_both_asked(rules: object) -> None:
+                arrived.append(rules)
+                if len(arrived) == 2:
+                    both.set()
+                await both.wait()
+                await keep(rules)
+
+            monkeypatch.setattr(service.rulebook, "keep_definition", keep_once_both_asked)
+            async with anyio.create_task_group() as tg:  # two at once, then a third
+                tg.start_soon(start)
+                tg.start_soon(start)
+            await start()
+            assert statuses == [202, 202, 202]
             progress = await coverage(client, fingerprint)  # no token: the page reads it
             assert progress["solving"] is True
             assert progress["blocks_total"] == BLOCKS
@@ -114,7 +134,7 @@ async def test_a_question_past_the_budget_offers_a_background_solve_that_answers
         direct = await unbudgeted.post("/v1/advice", json=ask())
     assert answered.json() == direct.json()
     started_logs = [r for r in caplog.records if r.getMessage().startswith("solving ")]
-    assert len(started_logs) == 1, "the second POST joined the first solve"
+    assert len(started_logs) == 1, "the later POSTs joined the first solve"
 
 
 async def test_a_shutdown_cancels_the_solve_and_the_next_goes_on_from_the_store(

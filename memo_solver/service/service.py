@@ -360,12 +360,15 @@ class Service:
         solves of several processes share the blocks through the store's claims. Counted
         against ``--whole-game-queue`` (429 past it)."""
         offer = await self.solve_offer(rules)
-        if offer.blocks_done >= offer.blocks_total or rules.fingerprint in self._solves:
+        if offer.blocks_done >= offer.blocks_total:
             return offer
         self.may_solve(client, offer.turn_starts, rules.name)
         await self.rulebook.keep_definition(rules)  # its progress is read by fingerprint
         if self.queue is not None and await self.queue.live_worker_count():
             await self._hand_large_to_workers(warm)
+            return offer
+        # Looked at after the last await: two requests at once cannot both start one.
+        if rules.fingerprint in self._solves:
             return offer
         if len(self._solves) >= self.settings.whole_game_queue:
             raise self._solves_capped()

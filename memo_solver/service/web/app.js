@@ -977,10 +977,11 @@
   }
 
   /** The service has not solved this game and may solve it for this player: say what the
-   * first answer costs and let the player start it; one the player started already (before
-   * a restart of the server, say) is started again at once. */
+   * first answer costs and let the player start it. One the player started already is
+   * started again at once (the server restarted, or another of its processes answered),
+   * unless it was started moments ago: then it stopped, and the player decides again. */
   function offerSolve(offer) {
-    if (solving && solving.fingerprint === offer.fingerprint) {
+    if (solving && solving.fingerprint === offer.fingerprint && Date.now() - solving.since > 10000) {
       startSolve(offer);
       return;
     }
