@@ -378,8 +378,8 @@ class Service:
         return offer
 
     async def _solve_whole(self, rules: RuleSet) -> None:
-        """Runs in the service's task group, cancelled with it (the chunks being solved in
-        threads end first, their blocks committed or their claims left to lapse)."""
+        """Runs in the service's task group and is cancelled with it when the service stops:
+        what it committed stays in the store, for the next solve to take back."""
         try:
             async with self.engine(rules) as engine:
                 log.info("solving %s in the background", rules.name)
