@@ -684,6 +684,10 @@ def test_a_game_the_server_has_not_solved_is_solved_in_the_background(
         assert "This server has not solved yahtzee-lower yet" in words
         assert "128 blocks" in words
         assert page.inner_text("#error") == ""
+        assert (
+            page.inner_text("#quick") == "This server has not solved yahtzee-lower yet: see below."
+        )
+        shot(page, "background-solve-offer-375x667.png")
         assert_accessible(page, "the offer of a background solve")
         page.click("#solve-start")
         status = page.locator("#status")

@@ -987,6 +987,7 @@
     }
     panel().clear();
     setPanelState("offer");
+    el.quick.textContent = `This server has not solved ${offer.rules} yet: see below.`;
     offered = offer;
     const done = offer.blocks_done > 0 ? `, ${offer.blocks_done.toLocaleString("en")} of them solved already` : "";
     el.solveOfferText.textContent =
