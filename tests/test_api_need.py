@@ -201,6 +201,30 @@ async def test_a_cold_need_past_the_budget_goes_to_live_workers(redis_url: str) 
         assert service.peek_need(lower, 400) is not None  # its own engine, in the pool
 
 
+async def test_coverage_counts_a_rule_sets_need_table_by_its_cap(tmp_path: Path) -> None:
+    """An operator sees a need table's coverage as a rule set's: what a cold need question
+    solved is counted under its cap, and nothing under another cap."""
+    async with api_client(tmp_path / "s.sqlite", QUICK) as client:
+        body = {"rules": TINY, "state": ONE_REROLL, "need": 20, "need_cap": 30}
+        assert (await client.post("/v1/value", json=body)).status_code == 200
+        fingerprint = entry_for(parse_rule_set(TINY)).game.fingerprint
+
+        async def coverage(query: str) -> dict[str, Any]:
+            response = await client.get(f"/v1/rules/{fingerprint}/coverage{query}")
+            assert response.status_code == 200, response.text
+            answer: dict[str, Any] = response.json()
+            return answer
+
+        table = await coverage("?need_cap=30")
+        assert table["rules"] == "tiny (need up to 30)"
+        assert 0 < table["blocks_done"] <= table["blocks_total"]
+        assert (await coverage("?need_cap=40"))["blocks_done"] == 0
+        bad = await client.get(f"/v1/rules/{fingerprint}/coverage?need_cap=0")
+        error_of(bad, 422, "need_cap")
+        doom = await client.get("/v1/rules/dice-of-doom-2x2/coverage?need_cap=30")
+        error_of(doom, 422, "rules")
+
+
 def test_the_openapi_document_describes_the_need_fields() -> None:
     schemas = json.loads(OPENAPI_PATH.read_text())["components"]["schemas"]
     for request in ("StateRequest", "BatchRequest"):

@@ -16,8 +16,9 @@ from api_support import api_client, bearer, error_of
 
 from memo_solver.core.engine import namespace_of
 from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.need_entry import need_entry
 from memo_solver.games.yahtzee.rule_file import parse_rule_set, read_rule_file, rule_set_document
-from memo_solver.jobs.queue import beat
+from memo_solver.jobs.queue import Job, beat
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.settings import ADMIN_TOKEN_ENV
 from memo_solver.stores.sqlite import SQLiteStore
@@ -226,6 +227,38 @@ async def test_an_operator_deletes_a_registration_and_its_blocks(
         error_of(await client.delete("/v1/rules/yahtzee", headers=bearer("s3cret")), 409, "name")
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+async def test_deleting_a_rule_set_deletes_its_need_tables_and_fails_their_jobs(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A need table keeps a definition of its own, which would leave it known to ``prune``
+    for good: it goes with the rule set's mean values, and its queued jobs fail (Redis)."""
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret")
+    where = tmp_path / "s.sqlite" if kind == "sqlite" else request.getfixturevalue("redis_url")
+    rules = parse_rule_set(TINY)
+    need = need_entry(rules, 400).game.fingerprint
+    async with api_client(where) as client:
+        service = client.app.state.service  # type: ignore[attr-defined]
+        await client.post("/v1/rules", json=TINY)
+        assert await _value(client, "tiny") > 0
+        asked = {"rules": "tiny", "state": "start", "need": 20}
+        assert (await client.post("/v1/value", json=asked)).status_code == 200
+        assert await service.store.namespaces() == sorted(
+            [namespace_of(rules.fingerprint), namespace_of(need)]
+        )
+        job = Job.precompute(need)
+        if service.queue is not None:
+            await service.queue.enqueue(job)
+
+        gone = await client.delete("/v1/rules/tiny", headers=bearer("s3cret"))
+        assert gone.json()["blocks_deleted"] is True
+        assert await service.store.namespaces() == []
+        if service.queue is not None:
+            record = await service.queue.record(job.id)
+            assert record["status"] == "failed"
+            assert "the rule set 'tiny' was deleted" in record["error"]
+
+
 async def test_engines_for_rule_sets_are_capped(tmp_path: Path) -> None:
     settings = ApiSettings(rule_engines=2)
     async with api_client(tmp_path / "s.sqlite", settings) as client:
@@ -268,3 +301,36 @@ async def test_a_cold_question_past_the_budget_goes_to_live_workers(redis_url: s
         stored = await service.store.definition(namespace_of(rules.fingerprint))
         assert stored is not None
         assert json.loads(stored)["name"] == "my-maxi"
+
+
+async def test_deleting_a_rule_set_fails_its_queued_and_running_jobs_and_only_those(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its precompute, running, and the block jobs it fanned out, queued, fail saying the
+    rule set was deleted: a worker finishing one afterwards keeps that end (never "done" on
+    blocks that are gone), and a worker taking one still queued drops it. Another rule
+    set's job, and a done one, keep theirs."""
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret")
+    async with api_client(redis_url) as client:
+        queue = client.app.state.service.queue  # type: ignore[attr-defined]
+        fingerprint = (await client.post("/v1/rules", json=TINY)).json()["fingerprint"]
+        precompute, block = Job.precompute(fingerprint), Job.block(fingerprint, "0")
+        done, other = Job.block(fingerprint, "1"), Job.precompute("yahtzee-lower")
+        for job in (precompute, block, done, other):
+            await queue.enqueue(job)
+        assert await queue.start(precompute.id, status="running", worker="w1")
+        assert await queue.start(done.id, status="running", worker="w1")
+        await queue.finish(done.id, 60, status="done")
+
+        gone = await client.delete("/v1/rules/tiny", headers=bearer("s3cret"))
+        assert gone.json()["blocks_deleted"] is True
+
+        records = {job: await queue.record(job.id) for job in (precompute, block, done, other)}
+        for job in (precompute, block):
+            assert records[job]["status"] == "failed"
+            assert "the rule set 'tiny' was deleted" in records[job]["error"]
+        assert (records[done]["status"], records[other]["status"]) == ("done", "queued")
+        await queue.finish(precompute.id, 60, status="done")  # its worker ends it
+        assert (await queue.record(precompute.id))["status"] == "failed"
+        assert not await queue.start(block.id, status="running", worker="w2")
+        assert (await queue.record(block.id))["status"] == "failed"

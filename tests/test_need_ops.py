@@ -88,6 +88,38 @@ def test_precompute_need_solves_the_whole_table_on_sqlite(tmp_path: Path) -> Non
     assert anyio.run(held) == (2, True)  # with the rule file: prune keeps it
 
 
+def _cli_json(store: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run(
+        cli("--store", str(store), *args, "--json"),
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_export_and_import_take_a_rule_sets_need_table(tmp_path: Path) -> None:
+    """An operator copies a need table as a rule set's mean values: ``--need`` (and its
+    cap) picks the table, every block verified on the way, its rule file kept beside it."""
+    rules_file = tmp_path / "tiny.json"
+    rules_file.write_text(json.dumps(TINY_RULES))
+    table = ("--rules-file", str(rules_file), "--need", "--need-cap", "5")
+    store, copy, dump = tmp_path / "s.sqlite", tmp_path / "copy.sqlite", tmp_path / "t.msgpack"
+    assert _cli_json(store, "precompute", *table)["blocks_computed"] == 2
+    assert _cli_json(store, "export", *table, "--to", str(dump))["blocks"] == 2
+    assert _cli_json(copy, "import", *table, "--from", str(dump))["blocks"] == 2
+    again = _cli_json(copy, "precompute", *table)
+    assert (again["blocks_computed"], again["blocks_already_stored"]) == (0, 2)
+    assert again["probability"] == pytest.approx(5 / 9, abs=TOL)
+    assert (
+        _cli_json(copy, "export", *table[:2], "--to", str(tmp_path / "m.msgpack"))["blocks"] == 0
+    )  # the mean values: another namespace, none copied
+
+
 def test_precompute_need_refuses_a_table_past_the_limit_saying_its_size(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     line = one_error_line(_precompute(store, "--rules", "maxi-yatzy", "--need"))

@@ -19,10 +19,11 @@ import anyio
 import pytest
 
 from memo_solver.core.codec import FORMAT_VERSION
-from memo_solver.core.engine import namespace
-from memo_solver.core.store import Store
+from memo_solver.core.engine import namespace, namespace_of
+from memo_solver.core.store import Coverage, Store
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore
 
@@ -115,6 +116,100 @@ def test_prune_lists_then_deletes_the_unknown_namespaces_and_keeps_the_known(
     again = prune(options, "--dry-run")
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip().endswith("2 known namespaces kept; nothing to prune")
+
+
+def test_a_need_table_the_command_line_built_for_a_built_in_is_listed_and_kept(
+    store_of: tuple[list[str], Callable[[], Store]],
+) -> None:
+    """A built-in's need table keeps no definition (every process knows the built-in): its
+    family reads the table's fingerprint as one of a built-in, so ``status`` lists it by
+    rule set and cap and ``prune`` knows it; a need table of rules nobody can name is
+    unknown all the same."""
+    options, open_store = store_of
+    rules = RULE_SETS["yahtzee"]
+    state = "open=chance,yahtzee upper=50"
+    built = subprocess.run(
+        [
+            str(CLI),
+            *options,
+            "value",
+            "--rules",
+            "yahtzee",
+            state,
+            "--need",
+            "30",
+            "--need-cap",
+            "40",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    table = namespace_of(f"{rules.fingerprint}-need40")
+    status = subprocess.run(
+        [str(CLI), *options, "status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+    assert status.returncode == 0, status.stderr
+    listed = json.loads(status.stdout)["tables"]
+    assert list(listed) == [table]
+    assert listed[table]["rules"] == "yahtzee"
+    assert listed[table]["value_type"] == "need table up to 40 points"
+    assert listed[table]["blocks_done"] > 0
+    assert listed[table]["bytes"] > 0
+    orphan_table = f"{ORPHAN}-need40"
+    anyio.run(commit_blocks, open_store(), orphan_table)
+
+    deleted = prune(options, "--json")
+    assert deleted.returncode == 0, deleted.stderr
+    assert [row["namespace"] for row in json.loads(deleted.stdout)["namespaces"]] == [orphan_table]
+    assert table in anyio.run(namespaces_of, open_store())
+
+
+async def commit_blocks(store: Store, name: str) -> None:
+    async with store:
+        await store.commit(name, {"a": b"1"}, None)
+
+
+async def leave_strays(store: RedisStore, name: str) -> None:
+    """What a delete left before commits were checked: the layout record and the definition
+    gone, the blocks its workers wrote back spread over the groups."""
+    async with store:
+        await store.put_definition(name, b'{"name": "deleted"}')
+        await store.commit(name, {f"k{i}": b"1" for i in range(40)}, None)
+        client = await store.client()
+        await client.delete(redis_keys.layout(name), redis_keys.definition(name))
+
+
+@pytest.mark.parametrize("where", ["redis_url", "cluster_url"])
+def test_prune_finds_and_deletes_blocks_that_no_layout_record_covers(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    url: str = request.getfixturevalue(where)
+    anyio.run(leave_strays, RedisStore(url), ORPHAN)
+
+    listed = prune(["--redis", url], "--dry-run", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["namespace"]: row["blocks"] for row in json.loads(listed.stdout)["namespaces"]}
+    assert rows == {ORPHAN: 40}
+
+    deleted = prune(["--redis", url], "--json")
+    assert deleted.returncode == 0, deleted.stderr
+    assert json.loads(deleted.stdout)["blocks"] == 40
+    assert anyio.run(namespaces_of, RedisStore(url)) == []
+    assert anyio.run(strays_of, RedisStore(url)) == {}  # the groups' record copies too
+
+
+async def strays_of(store: Store) -> dict[str, Coverage]:
+    async with store:
+        return await store.strays()
 
 
 def test_prune_help_shows_examples() -> None:

@@ -159,6 +159,34 @@ async def test_a_commit_through_one_node_wakes_a_waiter_on_another(
         assert woke_at[0] - committed_at < NOTIFIED_WITHIN_S
 
 
+async def test_a_store_closed_from_a_cancelled_scope_closes_its_connections_to_every_node(
+    redis_cluster: RedisCluster, cluster_url: str
+) -> None:
+    """A worker that gives up waiting for a lost cluster drops its store from inside a
+    timeout: the close runs all the same, so no node's connection is left open for the
+    collector to find ("Unclosed ClusterNode object" on every reconnection)."""
+
+    def connections() -> list[int]:
+        counts = []
+        for node in redis_cluster.masters:
+            with redis.Redis.from_url(node.url) as observer:
+                counts.append(len(observer.client_list()))
+        return counts
+
+    before = connections()
+    store = RedisStore(cluster_url)
+    await store.ping()
+    assert connections() != before
+    with anyio.CancelScope() as timeout:
+        timeout.cancel()
+        await store.aclose()
+    with anyio.fail_after(5):
+        while True:  # until every server has seen its connection go
+            if connections() == before:
+                break
+            await anyio.sleep(0.01)
+
+
 async def test_readiness_writes_on_every_master_and_the_api_answers_through_any_node(
     redis_cluster: RedisCluster, cluster_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

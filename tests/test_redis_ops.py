@@ -8,7 +8,7 @@ grows, and what a paused worker, a lost Redis or a deleted rule set do.
   Cluster, which refuses keys of two slots in one call;
 - a finished or failed job's record expires (configurable), a queued one never; the
   stream is trimmed of what every worker acknowledged, never of a queued job; ``status``
-  lists the recent jobs from their index;
+  lists the recent jobs from their index, a live one's count beside the store's blocks;
 - a cold API request past its deadline hands its state to the workers, once;
 - a precompute whose blocks were deleted runs again, and ``--wait`` with no live worker
   says so at once;
@@ -52,10 +52,11 @@ from worker_support import (
     with_store,
 )
 
-from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.engine import namespace, namespace_of, open_engine
 from memo_solver.core.store import Claim, Store
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.need_entry import need_entry
 from memo_solver.jobs import queue as jobs
 from memo_solver.service.app import ApiSettings
 from memo_solver.stores import redis_keys
@@ -167,6 +168,43 @@ def test_status_reports_the_namespaces_own_size_not_the_servers(
     assert node["blocks"] == {"yahtzee-lower": LOWER.block_count}
     assert any(line.startswith("nodes: 1, Redis used_memory") for line in words)
     assert f"  {redis_url}: " in "\n".join(words)
+
+
+def test_status_shows_the_stores_blocks_beside_a_live_jobs_count(redis_url: str) -> None:
+    """A precompute's count is its worker's: it stops where that worker was killed, while
+    the other workers' blocks go on landing until the job is taken over. ``status`` shows
+    the store's blocks of the job's game beside it, for a game named by the registry and
+    one named by a fingerprint (a need table), and leaves a finished job's count alone."""
+    need = need_entry(RULE_SETS["yahtzee-lower"], 400).game.fingerprint
+
+    async def queue_killed_jobs(store: RedisStore) -> list[str]:
+        client = await store.client()
+        ids = []
+        for rules, held in (("yahtzee-lower", 3), (need, 2)):
+            job_id, _ = await jobs.enqueue(client, jobs.Job.precompute(rules))
+            assert await jobs.start(client, job_id, status="running", worker="w-killed")
+            await jobs.update(client, job_id, blocks_done=1, blocks_total=held + 10)
+            ns = LOWER_NS if rules == "yahtzee-lower" else namespace_of(need)
+            await store.commit(ns, {f"k{i}": b"1" for i in range(held)}, None)
+            ids.append(job_id)
+        return ids
+
+    lower_id, need_id = with_store(redis_url, queue_killed_jobs)
+    listed = {job["id"]: job for job in cli_json(redis_url, "status")["jobs"]}
+    assert (listed[lower_id]["blocks_done"], listed[lower_id]["blocks_stored"]) == (1, 3)
+    assert (listed[need_id]["blocks_done"], listed[need_id]["blocks_stored"]) == (1, 2)
+    words = cli(redis_url, "status").stdout
+    assert (
+        f"{lower_id}: precompute yahtzee-lower  -> running (1/13 blocks), 3 in the store" in words
+    )
+    assert f"{need_id}: precompute {need}  -> running (1/12 blocks), 2 in the store" in words
+
+    async def finish(store: RedisStore) -> None:
+        await jobs.finish(await store.client(), lower_id, 60, status="done", blocks_done=13)
+
+    with_store(redis_url, finish)
+    listed = {job["id"]: job for job in cli_json(redis_url, "status")["jobs"]}
+    assert "blocks_stored" not in listed[lower_id]
 
 
 # --- one slot per call: everything on a one-node cluster -----------------------------------

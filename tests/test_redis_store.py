@@ -38,7 +38,7 @@ from worker_support import stored_blocks
 from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.compiled import CACHE_ENV, cache_dir
 from memo_solver.core.engine import namespace, open_engine
-from memo_solver.core.store import Claim, StoreUnavailableError
+from memo_solver.core.store import Claim, NamespaceGoneError, StoreUnavailableError
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.stores import redis_keys
@@ -48,6 +48,8 @@ from memo_solver.stores.redis_keys import Layout
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
 LOWER_PIN = RULE_SETS["yahtzee-lower"].start_value
 NS = namespace(LOWER)
+ROOM = 100
+"""A registration quota that these tests never reach."""
 TAG = "{" + NS + "}"
 A, B = "token-a", "token-b"
 LONG_LEASE = 30.0
@@ -188,13 +190,23 @@ async def test_every_script_call_touches_one_slot(
         await store.renew(NS, ["x", "y"], A, LONG_LEASE)
         await store.release(NS, ["x"], A)
         await store.coverage(NS)
-        await store.register("house", "f" * 16, b"rules")
+        await store.register("house", "f" * 16, b"rules", ROOM)
         await store.registrations("", 10)
         await store.unregister("house")
         await store.delete_namespace(NS)
     assert len(calls) > LOWER.block_count // 64
     for keys in calls:
         assert len({key_slot(key.encode()) for key in keys}) == 1, keys
+
+
+async def namespace_keys(store: RedisStore, written: list[str]) -> list[str]:
+    """Every key the store holds but the one index of the namespaces written, which must
+    list ``written`` (what ``status`` reads instead of a SCAN)."""
+    client = await store.client()
+    assert await store.written() == sorted(written)
+    return [
+        n.decode() async for n in client.scan_iter(match="*") if n != redis_keys.WRITTEN.encode()
+    ]
 
 
 async def test_every_key_written_by_a_solve_carries_its_groups_tag(redis_url: str) -> None:
@@ -204,7 +216,7 @@ async def test_every_key_written_by_a_solve_carries_its_groups_tag(redis_url: st
         assert root[0, 0] == pytest.approx(LOWER_PIN, abs=1e-9)
         # A claim still held, so that its key is among those scanned.
         assert await store.try_claim(NS, ["held"], A, LONG_LEASE) == {"held": Claim.CLAIMED}
-        names = [name.decode() async for name in (await store.client()).scan_iter(match="*")]
+        names = await namespace_keys(store, [NS])
     assert names, "the solve wrote nothing"
     assert redis_keys.layout(NS) in names
     held = GROUPED.group_of("held")
@@ -225,7 +237,7 @@ async def test_keys_carry_the_format_version_and_the_rules_fingerprint(redis_url
     async with opened(redis_url) as store:
         async with open_engine(upper, store) as engine:
             await engine.block(upper.root())
-        names = [name.decode() async for name in (await store.client()).scan_iter(match="*")]
+        names = await namespace_keys(store, [namespace(upper)])
     tag = f"{{{FORMAT_VERSION}:{RULE_SETS['yahtzee-upper'].fingerprint}"
     assert names
     assert all(name.startswith(f"ms:{tag}") for name in names)
@@ -250,7 +262,8 @@ async def test_a_namespace_written_before_groups_is_read_and_written_in_place(
     redis_url: str, r: redis.Redis
 ) -> None:
     """Blocks under the namespace's own tag (the old layout, with no layout record) stay
-    where they are, and every process reads and writes there."""
+    where they are, and every process reads and writes there; the first write records the
+    layout of one group, which its commits check (a delete removes it)."""
     r.hset(OLD.blocks(0), "a", b"old")
     async with opened(redis_url) as store:
         assert await store.get_many(NS, ["a", "b"]) == {"a": b"old"}
@@ -262,7 +275,27 @@ async def test_a_namespace_written_before_groups_is_read_and_written_in_place(
         assert (await store.coverage(NS)).blocks == 2
         assert await store.keys(NS) == ["a", "b"]
     assert r.hgetall(OLD.blocks(0)) == {b"a": b"old", b"b": b"new"}
-    assert {n.decode() for n in r.scan_iter(match="*")} == {OLD.blocks(0)}
+    assert r.smembers(redis_keys.WRITTEN) == {NS.encode()}
+    assert {n.decode() for n in r.scan_iter(match="*")} == {
+        OLD.blocks(0),
+        OLD.marker(0),
+        redis_keys.WRITTEN,
+    }
+    assert r.get(redis_keys.layout(NS)) == b"1"
+
+
+async def test_a_claim_in_a_namespace_deleted_since_is_refused_and_leaves_nothing(
+    redis_url: str, r: redis.Redis
+) -> None:
+    """A worker whose rule set was deleted is refused its next claim as its next commit:
+    nothing it does leaves a key behind (a claims set without a layout record would be
+    debris for ``prune``)."""
+    async with opened(redis_url) as worker, opened(redis_url) as operator:
+        assert await worker.try_claim(NS, ["a"], A, LONG_LEASE) == {"a": Claim.CLAIMED}
+        await operator.delete_namespace(NS)
+        with pytest.raises(NamespaceGoneError):
+            await worker.try_claim(NS, ["b", "c"], A, LONG_LEASE)
+    assert list(r.scan_iter(match="*")) == []
 
 
 async def test_a_new_namespace_gets_groups_and_readers_write_nothing(
@@ -365,8 +398,8 @@ async def test_registrations_are_never_taken_for_a_namespace(redis_url: str) -> 
     """``prune`` walks every tagged key: a registered name, even one spelled like a
     namespace, is no namespace, and deleting a namespace leaves every registration."""
     async with opened(redis_url) as store:
-        await store.register(NS, "a1a1a1a1a1a1a1a1", b"rules named like a namespace")
-        await store.register("house", "a1a1a1a1a1a1a1a1", b"house rules")
+        await store.register(NS, "a1a1a1a1a1a1a1a1", b"rules named like a namespace", ROOM)
+        await store.register("house", "a1a1a1a1a1a1a1a1", b"house rules", ROOM)
         await store.commit(NS, {"a": b"x"}, None)
         assert await store.namespaces() == [NS]
         assert await store.delete_namespace(NS) == 1
@@ -382,9 +415,9 @@ async def test_the_registration_calls_run_on_a_one_node_cluster(
     with cluster_redis.client() as client:
         client.flushall()
     async with opened(cluster_redis.url) as store:
-        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one") is None
-        assert await store.register("house", "b2b2b2b2b2b2b2b2", b"two") == b"one"
-        await store.register("copy", "a1a1a1a1a1a1a1a1", b"one")
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"one", ROOM) is None
+        assert await store.register("house", "b2b2b2b2b2b2b2b2", b"two", ROOM) == b"one"
+        await store.register("copy", "a1a1a1a1a1a1a1a1", b"one", ROOM)
         assert await store.registration("house") == b"one"
         assert await store.registrations("", 1) == [("copy", b"one")]
         assert await store.registrations("copy", 1) == [("house", b"one")]

@@ -193,3 +193,29 @@ def test_a_familys_own_endpoints_come_with_its_registration(
     monkeypatch.setattr(family_routes, "FAMILIES", (YAHTZEE,))
     assert "/v1/games/dice-of-doom/advice" not in paths()
     assert "/v1/advice" in paths()
+
+
+def test_a_family_reads_every_fingerprint_it_owns_into_its_game() -> None:
+    """The generic layers name a value table only through its family: a built-in's need
+    table is known with no definition stored, a file's from the one stored beside it, and a
+    fingerprint no family owns, or a definition of other rules, is refused."""
+    from memo_solver.core.errors import UserError
+    from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
+
+    yahtzee = RULE_SETS["yahtzee"]
+    need = f"{yahtzee.fingerprint}-need40"
+    owned = registry.value_table(need)
+    assert owned is not None
+    assert (owned[0].name, owned[1].game) == ("yahtzee", yahtzee.fingerprint)
+    assert registry.game_by_fingerprint(need, None).game.fingerprint == need
+
+    yatzy = RULE_SETS["yatzy"]
+    document = format_rule_document(rule_set_document(yatzy)).encode()
+    assert registry.game_by_fingerprint(yatzy.fingerprint, document).name == "yatzy"
+    with pytest.raises(UserError, match="of another game"):
+        registry.game_by_fingerprint("0123456789abcdef-need40", document)
+    with pytest.raises(UserError, match="no definition"):
+        registry.game_by_fingerprint("0123456789abcdef", None)
+    assert registry.value_table("0123456789abcdef-needle") is None
+    with pytest.raises(registry.UnknownGameError):
+        registry.game_by_fingerprint("dice-of-doom-3x3", None)

@@ -55,6 +55,8 @@ TINY: dict[str, Any] = {
         {"name": "chance", "kind": "chance"},
     ],
 }
+ROOM = 100
+"""A registration quota that the tests of other rules never reach."""
 PAST_BUDGET = ApiSettings(cold_budget=5_000)
 """A cold budget that every ``maxi-yatzy`` question of the tests is past."""
 
@@ -86,6 +88,32 @@ async def test_a_registration_past_the_quota_is_a_429_naming_it(tmp_path: Path) 
         assert (again.status_code, again.json()["created"]) == (200, False)
         inline = await client.post("/v1/value", json={"rules": tiny("tiny-c"), "state": "start"})
         assert inline.status_code == 200, inline.text
+
+
+async def test_of_concurrent_registrations_past_the_quota_exactly_the_quota_are_created(
+    store_of: tuple[list[str], Callable[[], Store]],
+) -> None:
+    """Twenty new rule sets POSTed at once against a quota of three: three are created,
+    every other one is a 429 naming the quota, and the store holds three registrations."""
+    _, open_store = store_of
+    answers: list[httpx.Response] = []
+    async with api_client(open_store, ApiSettings(registration_quota=3)) as client:
+
+        async def post(i: int) -> None:
+            answers.append(await client.post("/v1/rules", json=tiny(f"tiny-{i:02}", 21 + i)))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(20):
+                tg.start_soon(post, i)
+        store: Store = client.app.state.service.store  # type: ignore[attr-defined]
+        registered = [name for name, _ in await store.registrations("", ROOM)]
+    created = sorted(r.json()["name"] for r in answers if r.status_code == 201)
+    assert created == registered
+    assert len(created) == 3
+    refused = [r for r in answers if r.status_code != 201]
+    assert len(refused) == 17
+    for answer in refused:
+        assert "registration quota of 3" in error_of(answer, 429, "rules")
 
 
 async def test_registering_may_need_the_operator_token(
@@ -141,22 +169,19 @@ async def test_a_registration_asked_about_is_stamped_in_the_background_at_most_h
         assert USED_EVERY_S == 3600.0
 
 
-async def test_every_store_counts_and_stamps_its_registrations(store: Store) -> None:
+async def test_every_store_stamps_its_registrations(store: Store) -> None:
     """A stamp is kept for a registered name only; one never stamped is stamped when the
     stamps are first read; an unregistered name's stamp goes with it."""
-    assert await store.registration_count() == 0
     assert await store.last_used(1.0) == []
     for points, name in enumerate(("a", "b", "c"), start=21):
         rules = parse_rule_set(tiny(name, points))
         document = definition_of(rules)
         assert document is not None
-        await store.register(name, rules.fingerprint, document)
-    assert await store.registration_count() == 3
+        await store.register(name, rules.fingerprint, document, ROOM)
     await store.mark_used(["a", "nobody"], 10.0)
     assert await store.last_used(20.0) == [("a", 10.0), ("b", 20.0), ("c", 20.0)]
     assert await store.last_used(30.0) == [("a", 10.0), ("b", 20.0), ("c", 20.0)]
     await store.unregister("a")
-    assert await store.registration_count() == 2
     assert await store.last_used(40.0) == [("b", 20.0), ("c", 20.0)]
 
 
@@ -182,7 +207,7 @@ async def _register(store: Store, stamps: dict[str, float | None]) -> None:
             assert document is not None
             await store.put_definition(namespace_of(rules.fingerprint), document)
             await store.commit(namespace_of(rules.fingerprint), {"a": b"1"}, None)
-            await store.register(name, rules.fingerprint, document)
+            await store.register(name, rules.fingerprint, document, ROOM)
             if stamp is not None:
                 await store.mark_used([name], stamp)
 

@@ -29,9 +29,13 @@ from store_faults import (
     store_file,
 )
 
+from memo_solver.core import store as store_module
 from memo_solver.core.store import (
     Claim,
     Coverage,
+    GoneNamespaces,
+    NamespaceGoneError,
+    RegistrationQuotaError,
     Store,
     StoreBusyError,
     StoreFullError,
@@ -337,16 +341,105 @@ async def test_deleting_a_namespace_deletes_all_it_holds_and_counts_its_blocks(
     assert await store.delete_namespace("1:never-used") == 0
 
 
+async def test_the_namespaces_written_are_listed_without_a_walk_and_leave_with_a_delete(
+    store: Store,
+) -> None:
+    await store.commit(NS, {"a": b"1"}, None)
+    await store.commit(OTHER_NS, {"a": b"1"}, None)
+    await store.put_definition("1:defined-only", b"rules")
+    assert await store.written() == sorted([NS, OTHER_NS])
+    await store.delete_namespace(OTHER_NS)
+    assert await store.written() == [NS]
+
+
+def another_process(store: Store) -> Store:
+    """A second handle on the same store, as another process opens it (None in memory)."""
+    if isinstance(store, SQLiteStore):
+        return SQLiteStore(store.path)
+    if isinstance(store, RedisStore):
+        return RedisStore(store.url)
+    pytest.skip("one process's memory: no other process writes to it")
+
+
+async def test_a_commit_into_a_namespace_deleted_since_the_writer_began_is_refused(
+    store: Store,
+) -> None:
+    """A worker still solving a rule set that was deleted (its layout record gone) has its
+    commits refused, writing nothing, so no block lands where no record says whose it is,
+    and its solve's other writes too (:data:`GONE_HOLD_S`); a writer that starts afresh
+    makes the namespace again."""
+    async with another_process(store) as worker:
+        assert await worker.try_claim(NS, ["a", "b"], A, LONG_LEASE) == {
+            "a": Claim.CLAIMED,
+            "b": Claim.CLAIMED,
+        }
+        await worker.commit(NS, {"a": b"1"}, A)
+        assert await store.delete_namespace(NS) == 1
+        with pytest.raises(NamespaceGoneError) as refused:
+            await worker.commit(NS, {"b": b"2", "c": b"3", "d": b"4"}, A)
+        assert refused.value.field == "rules"
+        assert await store.namespaces() == []
+        assert await store.strays() == {}
+        assert await store.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+        await store.commit(NS, {"c": b"3"}, None)
+        assert await worker.get_many(NS, ["c"]) == {"c": b"3"}
+        with pytest.raises(NamespaceGoneError):
+            await worker.try_claim(NS, ["d"], A, LONG_LEASE)
+        with pytest.raises(NamespaceGoneError):
+            await worker.commit(NS, {"d": b"4"}, None)
+        assert await store.get_many(NS, ["c", "d"]) == {"c": b"3"}
+
+
+def test_a_namespace_held_gone_is_refused_for_the_hold_then_may_start_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gone = GoneNamespaces()
+    assert isinstance(gone.hold(NS), NamespaceGoneError)
+    with pytest.raises(NamespaceGoneError):
+        gone.check(NS)
+    gone.check(OTHER_NS)  # another namespace is written as ever
+    gone.release(NS)  # this process deleted it itself
+    gone.check(NS)
+    monkeypatch.setattr(store_module, "GONE_HOLD_S", 0.0)
+    gone.hold(NS)
+    gone.check(NS)  # the hold is over: a rule set registered again is solved here again
+
+
+async def test_redis_finds_and_deletes_the_strays_no_layout_record_covers(store: Store) -> None:
+    """Blocks a writer left in a namespace's groups after its layout record went (what a
+    version without the commit's check wrote after a delete) are found by no reader: the
+    store counts them as strays, and deletes them and nothing else."""
+    if not isinstance(store, RedisStore):
+        pytest.skip("SQLite and memory keep no layout: every block is read")
+    await store.commit(NS, {k: k.encode() for k in KEYS}, None)
+    await store.try_claim(NS, ["d"], A, LONG_LEASE)
+    await store.commit(OTHER_NS, {"a": b"kept"}, None)
+    assert await store.strays() == {}
+    client = await store.client()
+    await client.delete(redis_keys.layout(NS))  # the record alone, as a delete leaves it
+    strays = await store.strays()
+    assert list(strays) == [NS]
+    assert (strays[NS].blocks, strays[NS].claims) == (3, 1)
+    async with another_process(store) as reader:  # one that never saw the record
+        assert await reader.coverage(NS) == Coverage(blocks=0, claims=0, bytes=0)
+    assert await store.delete_strays(NS) == 3
+    assert await store.strays() == {}
+    assert await store.namespaces() == [OTHER_NS]
+    assert await store.get_many(OTHER_NS, ["a"]) == {"a": b"kept"}
+
+
 # --- registrations: names given to rule sets, shared by every process on the store -------------
 
 YAHTZEE_PRINT, YATZY_PRINT = "a1a1a1a1a1a1a1a1", "b2b2b2b2b2b2b2b2"
+ROOM = 100
+"""A registration quota that the tests of other rules never reach."""
 
 
 async def test_a_name_is_registered_once_and_keeps_its_first_document(store: Store) -> None:
     assert await store.registration("house") is None
-    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') is None  # registered now
-    assert await store.register("house", YATZY_PRINT, b'{"v": 2}') == b'{"v": 1}'
-    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}') == b'{"v": 1}'  # held
+    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}', ROOM) is None  # registered now
+    assert await store.register("house", YATZY_PRINT, b'{"v": 2}', ROOM) == b'{"v": 1}'
+    assert await store.register("house", YAHTZEE_PRINT, b'{"v": 1}', ROOM) == b'{"v": 1}'  # held
     assert await store.registration("house") == b'{"v": 1}'
     assert await store.registrations("", 10) == [("house", b'{"v": 1}')]
     # A registration is no namespace: nothing for prune to find or delete.
@@ -358,7 +451,7 @@ async def test_registrations_are_paged_in_name_order_strictly_after_the_last_nam
 ) -> None:
     names = ["echo", "alpha", "delta", "bravo", "charlie"]
     for name in names:
-        await store.register(name, YAHTZEE_PRINT, f"rules of {name}".encode())
+        await store.register(name, YAHTZEE_PRINT, f"rules of {name}".encode(), ROOM)
     pages: list[list[tuple[str, bytes]]] = []
     after = ""
     while page := await store.registrations(after, 2):
@@ -382,7 +475,7 @@ async def test_registrations_are_paged_in_name_order_strictly_after_the_last_nam
 async def test_names_are_ordered_bytewise(store: Store) -> None:
     """Upper case before lower case, and a name before its extensions, as bytes compare."""
     for name in ["yatzy", "Yatzy", "yatzy-2", "yätzy", "yatzy2"]:
-        await store.register(name, YATZY_PRINT, name.encode())
+        await store.register(name, YATZY_PRINT, name.encode(), ROOM)
     assert [name for name, _ in await store.registrations("", 10)] == sorted(
         ["yatzy", "Yatzy", "yatzy-2", "yätzy", "yatzy2"], key=str.encode
     )
@@ -392,10 +485,10 @@ async def test_unregistering_counts_the_other_names_that_share_the_fingerprint(
     store: Store,
 ) -> None:
     """What the caller needs to know whether the blocks of those rules are still named."""
-    await store.register("copy-1", YAHTZEE_PRINT, b"yahtzee as copy-1")
-    await store.register("copy-2", YAHTZEE_PRINT, b"yahtzee as copy-2")
-    await store.register("copy-3", YAHTZEE_PRINT, b"yahtzee as copy-3")
-    await store.register("scandinavian", YATZY_PRINT, b"yatzy")
+    await store.register("copy-1", YAHTZEE_PRINT, b"yahtzee as copy-1", ROOM)
+    await store.register("copy-2", YAHTZEE_PRINT, b"yahtzee as copy-2", ROOM)
+    await store.register("copy-3", YAHTZEE_PRINT, b"yahtzee as copy-3", ROOM)
+    await store.register("scandinavian", YATZY_PRINT, b"yatzy", ROOM)
 
     assert await store.unregister("copy-1") == 2
     assert await store.registration("copy-1") is None
@@ -405,14 +498,14 @@ async def test_unregistering_counts_the_other_names_that_share_the_fingerprint(
     assert await store.registrations("", 10) == []
     assert await store.unregister("copy-1") is None  # gone already
     # A freed name takes new rules, and is counted afresh.
-    assert await store.register("copy-1", YATZY_PRINT, b"yatzy now") is None
+    assert await store.register("copy-1", YATZY_PRINT, b"yatzy now", ROOM) is None
     assert await store.registrations("", 10) == [("copy-1", b"yatzy now")]
     assert await store.unregister("copy-1") == 0
 
 
 async def test_unregistering_a_name_never_registered_is_none(store: Store) -> None:
     assert await store.unregister("nobody") is None
-    await store.register("somebody", YAHTZEE_PRINT, b"rules")
+    await store.register("somebody", YAHTZEE_PRINT, b"rules", ROOM)
     assert await store.unregister("nobody") is None
     assert await store.registration("somebody") == b"rules"
 
@@ -445,7 +538,7 @@ async def _race_for_a_name(stores: list[Store], *, same_document: bool = False) 
     async def register(i: int) -> None:
         store = stores[i % len(stores)]
         fingerprint = "a1" * 8 if same_document else f"{i:016x}"
-        answers[i] = await store.register("contested", fingerprint, document(i))
+        answers[i] = await store.register("contested", fingerprint, document(i), ROOM)
 
     async with anyio.create_task_group() as tg:
         for i in range(20):
@@ -456,6 +549,39 @@ async def _race_for_a_name(stores: list[Store], *, same_document: bool = False) 
     assert {answer for answer in answers.values() if answer is not None} == {winner}
     for store in stores:
         assert await store.registration("contested") == winner
+
+
+async def test_of_concurrent_registrations_of_new_names_exactly_the_quota_succeed(
+    store: Store,
+) -> None:
+    """Forty new names at once against a quota of five with two taken: exactly three are
+    registered, the others refused with the quota named, and a name held is still answered
+    with its document past the quota (no new registration)."""
+    quota = 5
+    for name, fingerprint in (("held-1", YAHTZEE_PRINT), ("held-2", YATZY_PRINT)):
+        assert await store.register(name, fingerprint, name.encode(), quota) is None
+    registered: list[str] = []
+    refused: list[int] = []
+
+    async def register(i: int) -> None:
+        try:
+            held = await store.register(f"new-{i:02}", f"{i:016x}", b"rules %d" % i, quota)
+        except RegistrationQuotaError as exc:
+            refused.append(exc.quota)
+        else:
+            assert held is None
+            registered.append(f"new-{i:02}")
+
+    async with anyio.create_task_group() as tg:
+        for i in range(40):
+            tg.start_soon(register, i)
+    assert len(registered) == quota - 2
+    assert refused == [quota] * (40 - len(registered))
+    listed = [name for name, _ in await store.registrations("", 100)]
+    assert listed == sorted(["held-1", "held-2", *registered])
+    assert await store.register("held-1", YAHTZEE_PRINT, b"held-1", quota) == b"held-1"
+    assert await store.unregister("held-1") == 0
+    assert await store.register("new-xx", YAHTZEE_PRINT, b"in the freed place", quota) is None
 
 
 # --- SQLite only: one file shared by several store objects (as by several processes) --------
@@ -621,7 +747,8 @@ async def test_sqlite_a_commit_writes_its_blocks_in_one_statement(
     async with SQLiteStore(tmp_path / "memo.sqlite") as store:
         await store.commit(NS, blocks, A)
         assert await store.get_many(NS, list(blocks)) == blocks
-    assert sum(statement.startswith("INSERT") for statement in statements) == 1
+    # One for the blocks; the namespace's record (the first write's) is a row of its own.
+    assert sum(" INTO blocks " in statement for statement in statements) == 1
 
 
 async def test_sqlite_commits_never_checkpoint_and_a_checkpoint_of_its_own_follows_them(
@@ -721,13 +848,13 @@ async def test_sqlite_a_file_from_before_definitions_is_read_and_gets_them_once_
             with pytest.raises(StoreRefusedError, match="refused the write"):
                 await store.put_definition(NS, b"rules")
             with pytest.raises(StoreRefusedError, match="refused the write"):
-                await store.register("house", "a1a1a1a1a1a1a1a1", b"rules")
+                await store.register("house", "a1a1a1a1a1a1a1a1", b"rules", ROOM)
     async with SQLiteStore(path) as store:
         await store.put_definition(NS, b"rules")
         assert await store.definition(NS) == b"rules"
         assert await store.delete_namespace(NS) == 1
         assert await store.namespaces() == []
-        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"rules") is None
+        assert await store.register("house", "a1a1a1a1a1a1a1a1", b"rules", ROOM) is None
         assert await store.registrations("", 10) == [("house", b"rules")]
 
 
@@ -837,10 +964,10 @@ async def test_redis_at_maxmemory_refuses_a_registration_and_still_unregisters(
     """Removing a registration frees memory, and the registered are still read: a full Redis
     refuses only new names."""
     async with RedisStore(fresh_redis.url) as store:
-        await store.register("house", YAHTZEE_PRINT, b"house rules")
+        await store.register("house", YAHTZEE_PRINT, b"house rules", ROOM)
         with fresh_redis.client() as client, redis_at_maxmemory(client):
             with pytest.raises(StoreFullError):
-                await store.register("other", YATZY_PRINT, b"other rules")
+                await store.register("other", YATZY_PRINT, b"other rules", ROOM)
             assert await store.registration("other") is None
             assert await store.registration("house") == b"house rules"
             assert await store.registrations("", 10) == [("house", b"house rules")]

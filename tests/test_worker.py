@@ -687,3 +687,52 @@ def test_memo_solver_worker_starts_beats_and_stops_on_sigterm(
     assert worker.finish(timeout=10) == 0, worker.text()
     assert r.exists(redis_keys.worker("w1")) == 0
     assert check(redis_url, "--id", "w1").returncode == 1
+
+
+# --- a rule set deleted while its workers solve it -------------------------------------------
+
+
+@pytest.mark.slow
+async def test_a_rule_set_deleted_during_its_precompute_fails_the_job_and_its_workers_stop(
+    redis_url: str, r: redis.Redis, children: Children, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers precompute a registered rule set and an operator deletes it: the job
+    fails saying so (never done), each worker's next claim or commit is refused, so that no
+    block is written back into the deleted namespace, and both go idle."""
+    from api_support import api_client, bearer
+
+    from memo_solver.core.engine import namespace_of
+    from memo_solver.games.yahtzee.rule_file import rule_set_document
+    from memo_solver.service.settings import ADMIN_TOKEN_ENV
+
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret")
+    operator = bearer("s3cret")
+    start_workers(children, r, redis_url, ["w1", "w2"])
+    # Maxi Yatzy with another bonus: a million blocks, minutes of work for two workers, so
+    # the delete lands mid-way whenever the first blocks are stored.
+    rules = rule_set_document(RULE_SETS["maxi-yatzy"]) | {"name": "maxi-99", "upper_bonus": 99}
+    async with api_client(redis_url) as client:
+        fingerprint = (await client.post("/v1/rules", json=rules)).json()["fingerprint"]
+        ns = namespace_of(fingerprint)
+        asked = await client.post(
+            "/v1/jobs/precompute", json={"rules": "maxi-99"}, headers=operator
+        )
+        job = asked.json()["job"]
+        wait_for("the first blocks", lambda: stored_blocks(r, ns) or None, 120)
+        gone = await client.delete("/v1/rules/maxi-99", headers=operator)
+        assert gone.json()["blocks_deleted"] is True
+
+    record = job_record(r, job)
+    assert record["status"] == "failed", record
+    assert "the rule set 'maxi-99' was deleted" in record["error"]
+    # Each worker's next claim or commit comes within a chunk's solve (a fraction of a
+    # second) and is refused; its next heartbeat (every HEARTBEAT_S) then runs nothing.
+
+    def idle(name: str) -> bool:
+        return (heartbeat(r, name) or {}).get("running") == ""
+
+    for name in ("w1", "w2"):
+        wait_for(f"{name} idle", partial(idle, name), 60)
+    blocks = [k for k in r.scan_iter(match=f"ms:{{{ns}*") if k.endswith(b":blocks")]
+    assert blocks == []
+    assert job_record(r, job)["status"] == "failed"

@@ -412,17 +412,17 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
             from memo_solver.cli.prune import prune, prune_unused
 
             if args.unused_for is not None:
-                return await prune_unused(args.unused_for, args.dry_run, store, out)
+                return await prune_unused(args.unused_for, args.dry_run, store, queue, out)
             return await prune(args.dry_run, store, out)
         entry = _game(args)
+        if args.need:  # precompute, export and import: the rule set's need table
+            entry = ops.need_table(entry, args.need_cap, getattr(args, "max_table_mb", None))
         if args.command == "precompute":
             if args.threads < 1:
                 raise UsageError(f"--threads must be 1 or more, got {args.threads}")
             options = ops.PrecomputeOptions(
                 args.wait, args.wait_for_workers, args.here, args.threads, memo_bytes(args.cache_mb)
             )
-            if args.need:
-                entry = ops.need_table(entry, args.need_cap, args.max_table_mb)
             return await ops.precompute(entry, options, store, queue, out)
         if args.command == "export":
             return await ops.transfer("export", entry, args.to, store, out)

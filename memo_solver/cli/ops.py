@@ -12,16 +12,22 @@ import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
 from memo_solver.cli.common import EXIT_UNAVAILABLE, Output, UsageError
 from memo_solver.cli.progress import block_bar
-from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.engine import (
+    fingerprint_in,
+    namespace,
+    namespace_of,
+    of_this_format,
+    open_engine,
+)
 from memo_solver.core.store import Store
 from memo_solver.games.entry import GameEntry
-from memo_solver.games.registry import registry
+from memo_solver.games.registry import UnknownGameError, get_game, registry, value_table
 from memo_solver.games.yahtzee.need import NeedGame
 from memo_solver.games.yahtzee.need_entry import need_entry_of
 from memo_solver.games.yahtzee.need_table import table_bytes
@@ -57,11 +63,13 @@ async def precompute(
     return await precompute_here(entry, store, out, options)
 
 
-def need_table(entry: GameEntry, cap: int, max_table_mb: int) -> GameEntry:
-    """The need table of ``entry``'s rule set up to ``cap``, to precompute like any game,
-    unless the whole table is larger than ``max_table_mb`` MiB: refused before it fills a
-    disk (the figure in the error)."""
+def need_table(entry: GameEntry, cap: int, max_table_mb: int | None) -> GameEntry:
+    """The need table of ``entry``'s rule set up to ``cap``, to precompute, export or
+    import like any game; with ``max_table_mb`` (a precompute), unless the whole table is
+    larger than that many MiB: refused before it fills a disk (the figure in the error)."""
     need = need_entry_of(entry, cap)
+    if max_table_mb is None:
+        return need
     game = need.game
     assert isinstance(game, NeedGame)
     size_mb = table_bytes(game.rules, cap) / (1 << 20)
@@ -217,6 +225,7 @@ async def status(
         if verify:
             rule_sets[name]["blocks_damaged"] = await count_damaged(store, game)
     names = {namespace(entry.game): name for name, entry in games}
+    tables = await value_tables(store, games)
     nodes = await store.nodes(list(names)) if isinstance(store, RedisStore) else []
     workers: list[Record] = []
     jobs: list[Record] = []
@@ -224,13 +233,18 @@ async def status(
     if queue is not None:
         workers = await queue.live_workers()
         jobs_kept, jobs = await queue.recent_jobs()
+        for job in jobs:
+            if job.get("blocks_total") and job.get("status") in ("queued", "running"):
+                stored = await _blocks_stored(store, str(job.get("rules", "")))
+                if stored is not None:
+                    job["blocks_stored"] = stored
     if isinstance(location, Path):
         files = location.parent.glob(location.name + "*")
         size = sum(p.stat().st_size for p in files if p.is_file())
         size_basis = "files"
         size_words = "on disk"
     else:
-        size = sum(row["bytes"] for row in rule_sets.values())
+        size = sum(row["bytes"] for row in [*rule_sets.values(), *tables.values()])
         size_basis = "redis-memory-usage"
         size_words = "Redis memory of its block hashes, sampled by MEMORY USAGE"
     payload = {
@@ -238,6 +252,7 @@ async def status(
         "size_bytes": size,
         "size_basis": size_basis,
         "rule_sets": rule_sets,
+        "tables": tables,
         "nodes": [
             {
                 "address": node.address,
@@ -257,6 +272,13 @@ async def status(
             f"({share:6.1%}), {row['claims_held']} claims held"
             + (f", {row['blocks_damaged']} damaged" if verify else "")
         )
+    if tables:
+        lines.append(f"other value tables: {len(tables)}")
+        lines += [
+            f"  {row['rules']:<26} {row['value_type']}: {row['blocks_done']} blocks, "
+            f"{row['bytes'] / 1e6:.1f} MB, {row['claims_held']} claims held"
+            for row in tables.values()
+        ]
     if nodes:
         stored = sum(row["blocks_done"] for row in rule_sets.values())
         used = sum(node.used_memory for node in nodes)
@@ -279,11 +301,51 @@ async def status(
             f"  {j.get('id')}: {j.get('kind')} {j.get('rules')} {j.get('state', '')} "
             f"-> {j.get('status')}"
             + (f" ({j['blocks_done']}/{j['blocks_total']} blocks)" if j.get("blocks_total") else "")
+            + (f", {j['blocks_stored']} in the store" if "blocks_stored" in j else "")
             + (f" error: {j['error']}" if j.get("error") else "")
             for j in jobs
         ]
     out.emit(payload, "\n".join(lines))
     return 0
+
+
+async def _blocks_stored(store: Store, rules: str) -> int | None:
+    """The store's coverage of the game a job's ``rules`` names (a registry name, or a
+    fingerprint its family owns; None for neither): beside a live job's own count, which
+    stops where its worker was killed, while the other workers' blocks keep landing."""
+    if value_table(rules) is not None:
+        name = namespace_of(rules)
+    else:
+        try:
+            name = namespace(get_game(rules).game)
+        except UnknownGameError:
+            return None
+    return (await store.coverage(name)).blocks
+
+
+async def value_tables(
+    store: Store, games: list[tuple[str, GameEntry]]
+) -> dict[str, dict[str, Any]]:
+    """By namespace, every other one the store lists as written (:meth:`Store.written`)
+    and holds blocks in: a need table by its rule set and cap, a rule-set file's values,
+    as their families read them (a fingerprint no family reads: "unknown", for prune)."""
+    listed = {namespace(entry.game) for _, entry in games}
+    names = {entry.game.fingerprint: name for name, entry in games}
+    tables: dict[str, dict[str, Any]] = {}
+    for ns in await store.written():
+        covered = await store.coverage(ns)
+        if ns in listed or not of_this_format(ns) or not covered.blocks:
+            continue
+        owned = value_table(fingerprint_in(ns))
+        game, label = (owned[1].game, owned[1].label) if owned else (fingerprint_in(ns), "unknown")
+        tables[ns] = {
+            "rules": names.get(game, game),
+            "value_type": label,
+            "blocks_done": covered.blocks,
+            "claims_held": covered.claims,
+            "bytes": covered.bytes,
+        }
+    return tables
 
 
 def open_spec(spec: str, flag: str) -> Store | Path:

@@ -205,15 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help=f"memo bound solving here, MiB (default: ${CACHE_MB_ENV}, else {DEFAULT_CACHE_MB})",
     )
-    precompute.add_argument(
-        "--need",
-        action="store_true",
-        help="solve the rule set's need table (the best chance of every need up to "
-        "--need-cap points to come) instead of its mean values",
-    )
-    precompute.add_argument(
-        "--need-cap", type=int, default=400, help="with --need: the table's cap, in points"
-    )
+    _need_table_options(precompute, "solve")
     precompute.add_argument(
         "--max-table-mb",
         type=int,
@@ -276,11 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.epilog = COMPILE_EXAMPLES
     export = command("export", "copy a rule set's verified blocks from the store elsewhere")
     _game_options(export)
+    _need_table_options(export, "copy")
     export.add_argument(
         "--to", required=True, help="a .msgpack file, an SQLite file or a redis:// URL"
     )
     import_ = command("import", "copy a rule set's verified blocks into the store")
     _game_options(import_)
+    _need_table_options(import_, "copy")
     import_.add_argument(
         "--from",
         dest="source",
@@ -741,6 +735,20 @@ def _doom_options(sub: argparse.ArgumentParser) -> None:
         type=int,
         default=2_000_000,
         help="most positions one solve may hold (default: 2,000,000)",
+    )
+
+
+def _need_table_options(sub: argparse.ArgumentParser, verb: str) -> None:
+    """``--need`` and ``--need-cap``: the commands that handle a rule set's stored values
+    (precompute, export, import) take its need table the one way."""
+    sub.add_argument(
+        "--need",
+        action="store_true",
+        help=f"{verb} the rule set's need table (the best chance of every need up to "
+        "--need-cap points to come) instead of its mean values",
+    )
+    sub.add_argument(
+        "--need-cap", type=int, default=400, help="with --need: the table's cap, in points"
     )
 
 

@@ -667,6 +667,11 @@ def namespace_of(fingerprint: str) -> str:
     return f"{FORMAT_VERSION}:{fingerprint}"
 
 
+def fingerprint_in(name: str) -> str:
+    """The fingerprint a namespace is named by (:func:`namespace_of` read back)."""
+    return name.partition(":")[2]
+
+
 def of_this_format(name: str) -> bool:
     """Whether a namespace holds blocks of this format version: another's are unreadable."""
     return name.partition(":")[0] == str(FORMAT_VERSION)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self
@@ -77,6 +78,68 @@ class StoreLocationError(UserError, StoreUnavailableError):
     field = "store"
 
 
+class NamespaceGoneError(UserError):
+    """A commit into a namespace deleted since this process began writing to it (a rule set
+    deleted during its precompute): refused by the store, atomically with the write, so
+    that no block lands where no layout record and no definition say whose it is. The
+    caller's own error, not the store's: retrying cannot help, the work is void."""
+
+    field = "rules"
+    status = 409
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"the blocks of {namespace} were deleted while they were being solved (the rule "
+            "set was deleted): nothing more is written there",
+            "rules",
+        )
+
+
+class RegistrationQuotaError(Exception):
+    """A registration of a free name refused because ``quota`` names are registered already:
+    checked by the store atomically with the write, so that registrations racing past the
+    last free place cannot all take it. The caller says what the quota is and who sets it."""
+
+    def __init__(self, quota: int) -> None:
+        super().__init__(f"the registration quota of {quota:,} names is reached")
+        self.quota = quota
+
+
+GONE_HOLD_S = 60.0
+"""How long a process keeps refusing its own writes into a namespace it was refused in:
+longer than any write of a solve in flight takes to come (a chunk's solve, under a second;
+a waiter's lease, 10 s by default, before it claims), so that none of them starts the
+deleted namespace afresh; short enough that a rule set registered again is solved by the
+same process a minute later."""
+
+
+class GoneNamespaces:
+    """The namespaces a store of this process was refused a write in (deleted by another),
+    refused here at once for :data:`GONE_HOLD_S`: one refusal ends the whole solve, where
+    the solve's other writes would otherwise write the namespace again from scratch."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def hold(self, namespace: str) -> NamespaceGoneError:
+        """Refuse the namespace from now on; the error to raise."""
+        self._until[namespace] = time.monotonic() + GONE_HOLD_S
+        return NamespaceGoneError(namespace)
+
+    def check(self, namespace: str) -> None:
+        """Raise :class:`NamespaceGoneError` for a namespace still held."""
+        until = self._until.get(namespace)
+        if until is None:
+            return
+        if time.monotonic() < until:
+            raise NamespaceGoneError(namespace)
+        del self._until[namespace]
+
+    def release(self, namespace: str) -> None:
+        """This process deleted the namespace itself: its next write starts it afresh."""
+        self._until.pop(namespace, None)
+
+
 def mixed(keys: Sequence[str], shuffle: random.Random | None) -> list[str]:
     """What :meth:`Store.arrange` is in a store that keeps every key alike."""
     order = list(keys)
@@ -126,7 +189,9 @@ class Store(Protocol):
         self, namespace: str, keys: Sequence[str], token: str, lease_s: float
     ) -> dict[str, Claim]:
         """Per key, atomically: DONE if the block exists, else take the claim unless
-        another token's claim is still live (BUSY). The token may re-claim its own."""
+        another token's claim is still live (BUSY). The token may re-claim its own. A
+        store that refuses commits into a namespace deleted meanwhile may refuse its claims
+        too (Redis: :class:`NamespaceGoneError`, claiming nothing)."""
         ...
 
     async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
@@ -138,7 +203,10 @@ class Store(Protocol):
         ...
 
     async def commit(self, namespace: str, blocks: Mapping[str, bytes], token: str | None) -> None:
-        """Store the blocks, drop the token's claims on them and wake waiters, all at once."""
+        """Store the blocks, drop the token's claims on them and wake waiters, all at once.
+        A store shared between processes keeps a record per namespace written (Redis: its
+        layout) and raises :class:`NamespaceGoneError`, writing nothing, when the record
+        this process wrote under is gone (:meth:`delete_namespace` since)."""
         ...
 
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
@@ -171,11 +239,33 @@ class Store(Protocol):
         """Delete everything the namespace holds, at once; the number of blocks deleted."""
         ...
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def written(self) -> list[str]:
+        """The namespaces written to, sorted, without walking all the store holds (SQLite:
+        a step of the blocks' index per namespace; Redis: an index the writers keep, of
+        every namespace written since it was kept): what ``status`` lists beyond the games
+        it knows by name (need tables, a rule-set file's values)."""
+        ...
+
+    async def strays(self) -> dict[str, Coverage]:
+        """What each namespace holds that no reader finds: blocks and claims that no layout
+        record covers (Redis: written into a namespace after it was deleted, by a version
+        that did not check). A walk of everything, for ``prune`` only."""
+        ...
+
+    async def delete_strays(self, namespace: str) -> int:
+        """Delete what :meth:`strays` finds of the namespace; the number of blocks deleted."""
+        ...
+
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
         """Register ``document`` (whose rules have ``fingerprint``) as ``name`` if the name is
-        free, atomically: None when this call registered it, else the document that held the
-        name, left unchanged (``document`` itself, when another caller registered the same).
-        The first of concurrent callers wins, and every other one is told its document."""
+        free and fewer than ``quota`` names are registered, atomically: None when this call
+        registered it, else the document that held the name, left unchanged (``document``
+        itself, when another caller registered the same). The first of concurrent callers
+        wins, and every other one is told its document. A free name past the quota raises
+        :class:`RegistrationQuotaError`, registering nothing: of concurrent registrations of
+        new names, exactly as many as there are places left succeed."""
         ...
 
     async def registration(self, name: str) -> bytes | None:
@@ -192,10 +282,6 @@ class Store(Protocol):
         """Remove the registration of ``name``: None when there was none, else how many
         other names are still registered with its fingerprint (0: no other name shares its
         blocks)."""
-        ...
-
-    async def registration_count(self) -> int:
-        """How many names are registered (what a registration quota counts)."""
         ...
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:

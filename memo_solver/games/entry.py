@@ -74,6 +74,20 @@ class Parameter:
 
 
 @dataclass(frozen=True)
+class ValueTable:
+    """What a family reads in a fingerprint it owns: the game the table holds values of,
+    under which objective (a rule set's own mean values, or its need table up to a cap)."""
+
+    game: str
+    """The fingerprint of the game (the table's own for the game's mean values)."""
+    label: str
+    """The value type in words, for operators (``status``, ``prune``)."""
+    entry: Callable[[GameEntry], GameEntry]
+    """The table's entry from the game's (raises the family's error when the game has no
+    such table)."""
+
+
+@dataclass(frozen=True)
 class GameFamily:
     """One game family, as registered: its name (``--game``), its parameter, its games."""
 
@@ -84,3 +98,7 @@ class GameFamily:
     from_definition: Callable[[bytes], GameEntry] | None = None
     """A game outside the registry from the definition its store keeps beside its blocks
     (a rule-set file), for families whose games can be defined so."""
+    value_table: Callable[[str], ValueTable | None] = lambda fingerprint: None
+    """The value table a fingerprint names, for the fingerprints this family owns (None for
+    any other): how jobs, workers and ``prune`` know a namespace beyond the registry's own
+    names without spelling the family's formats."""

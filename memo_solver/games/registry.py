@@ -17,7 +17,7 @@ from typing import Final
 
 from memo_solver.core.errors import UserError
 from memo_solver.games.dice_of_doom import family as dice_of_doom
-from memo_solver.games.entry import GameEntry, GameFamily
+from memo_solver.games.entry import GameEntry, GameFamily, ValueTable
 from memo_solver.games.yahtzee import family as yahtzee
 
 FAMILIES: Final = (yahtzee.FAMILY, dice_of_doom.FAMILY)
@@ -55,12 +55,39 @@ def get_game(name: str) -> GameEntry:
         raise UnknownGameError(name) from None
 
 
-def game_from_definition(document: bytes) -> GameEntry:
-    """The game a stored definition defines (raises the family's error when it is bad)."""
+@cache
+def built_in_prints() -> dict[str, GameEntry]:
+    """The registry's games by fingerprint."""
+    return {entry.game.fingerprint: entry for entry in registry().values()}
+
+
+def value_table(fingerprint: str) -> tuple[GameFamily, ValueTable] | None:
+    """The family that owns a fingerprint and the value table it names there (None when no
+    family owns it): the generic layers' one way to read a fingerprint."""
     for f in FAMILIES:
-        if f.from_definition is not None:
-            return f.from_definition(document)
-    raise UnknownGameError("(a stored definition)")
+        table = f.value_table(fingerprint)
+        if table is not None:
+            return f, table
+    return None
+
+
+def game_by_fingerprint(fingerprint: str, definition: bytes | None) -> GameEntry:
+    """The game a fingerprint names, any value type: a built-in's table, or one of the game
+    that ``definition`` (what the store keeps in the fingerprint's namespace) defines.
+    Raises :class:`UnknownGameError`, or the family's error for a bad definition."""
+    owned = value_table(fingerprint)
+    if owned is None:
+        raise UnknownGameError(fingerprint)
+    f, table = owned
+    game = built_in_prints().get(table.game)
+    if game is None and definition is not None and f.from_definition is not None:
+        game = f.from_definition(definition)
+    if game is None:
+        raise UserError(f"the store keeps no definition of the game {fingerprint}", "rules")
+    entry = table.entry(game)
+    if entry.game.fingerprint != fingerprint:
+        raise UserError(f"the definition stored for {fingerprint} is of another game", "rules")
+    return entry
 
 
 def game_of(family_name: str, value: object) -> GameEntry:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from redis.typing import EncodableT, FieldT
 from memo_solver.core.engine import namespace
 from memo_solver.core.errors import UserError
 from memo_solver.games.entry import GameEntry
-from memo_solver.games.registry import get_game
+from memo_solver.games.registry import get_game, value_table
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import (
     LUA_FREES,
@@ -58,12 +57,6 @@ class JobError(UserError):
     """A job message that cannot be run (malformed, unknown rule set, bad state)."""
 
     field = "job"
-
-
-FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}(-need[1-9][0-9]{0,3})?")
-"""A job's game named by fingerprint: one outside the registry (a rule-set file), or any
-rule set's need table (``<fingerprint>-need<cap>``, see
-:mod:`memo_solver.games.yahtzee.need_entry`)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +99,10 @@ class Job:
         if kind not in KINDS:
             raise JobError(f"unknown job kind {kind!r} (kinds: {', '.join(KINDS)})")
         name = fields.get("rules", "")
-        if FINGERPRINT.fullmatch(name):
-            # A game outside the registry: the worker reads its definition from the store
-            # and checks the state there (producers send it written the game's one way).
+        if value_table(name) is not None:
+            # A game named by a fingerprint its family owns (one outside the registry, or
+            # any value table but a built-in's mean): the worker reads its definition from
+            # the store and checks the state there (producers send it written one way).
             state = fields.get("state", "")
             return cls(cast(JobKind, kind), name, "" if kind == "precompute" else state)
         try:
@@ -257,12 +251,72 @@ async def update(redis: Client, job_id: str, **fields: str | int | float) -> Non
     await redis.hset(redis_keys.job(job_id), mapping=mapping)
 
 
+async def start(redis: Client, job_id: str, **fields: str | int | float) -> bool:
+    """Mark a job running, unless its record says it failed already (its rule set deleted
+    while it was queued: see :func:`fail_jobs_of`); whether it may run."""
+    flat = [str(item) for pair in fields.items() for item in pair]
+    return bool(await redis.register_script(_START)(keys=[redis_keys.job(job_id)], args=flat))
+
+
+# KEYS: the job's record. ARGV: field items. 0, writing nothing, for a failed job.
+_START: Final = (
+    LUA_WRITES
+    + """
+if redis.call('HGET', KEYS[1], 'status') == 'failed' then
+  return 0
+end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+)
+
+
 async def finish(redis: Client, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
     """Write a job's last fields (its status: done or failed) and let the record expire
-    ``ttl_s`` later, in one step; the recent-jobs index learns when it goes."""
+    ``ttl_s`` later, in one step; the recent-jobs index learns when it goes. A record that
+    says failed already keeps its fields: what failed the job (its rule set deleted) is
+    what its worker's end would otherwise overwrite."""
     flat = [str(item) for pair in fields.items() for item in pair]
     keys = [redis_keys.job(job_id), redis_keys.RECENT_JOBS]
     await redis.register_script(_FINISH)(keys=keys, args=[milliseconds(ttl_s), job_id, *flat])
+
+
+async def fail_jobs_of(redis: Client, rules: str, error: str, ttl_s: float) -> int:
+    """Fail every queued or running job of the game ``rules`` names (a job's ``rules``),
+    saying ``error`` in its record: their game is gone. How many were failed.
+
+    Finds them among the live entries of the recent-jobs index (scored ``+inf`` until they
+    finish), then fails each in one step only if it is still live and of that game: a job
+    finished meanwhile keeps its end. A round trip per live job: a delete is rare, and the
+    live jobs are the queue's width."""
+    ids = [text(i) for i in await redis.zrangebyscore(redis_keys.RECENT_JOBS, "+inf", "+inf")]
+    fail = redis.register_script(_FAIL_OF)
+    now = f"{time.time():.3f}"
+    failed = 0
+    for job_id in ids:
+        keys = [redis_keys.job(job_id), redis_keys.RECENT_JOBS]
+        args: list[str | int] = [milliseconds(ttl_s), job_id, rules, error, now]
+        failed += int(await fail(keys=keys, args=args))
+    return failed
+
+
+# KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, the game, the
+# error, the time. 1 when the job was live and of that game, and is failed now. It only
+# overwrites a small record, so it runs at maxmemory: deleting a rule set frees memory.
+_FAIL_OF: Final = (
+    LUA_FREES
+    + LUA_NOW_MS
+    + """
+local job = redis.call('HMGET', KEYS[1], 'status', 'rules')
+if (job[1] ~= 'queued' and job[1] ~= 'running') or job[2] ~= ARGV[3] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[4], 'finished_at', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[2])
+return 1
+"""
+)
 
 
 # KEYS: the job's record, the recent-jobs index. ARGV: TTL ms, the job id, field items.
@@ -270,6 +324,9 @@ _FINISH: Final = (
     LUA_WRITES
     + LUA_NOW_MS
     + """
+if redis.call('HGET', KEYS[1], 'status') == 'failed' then
+  return 0
+end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[2])
@@ -512,6 +569,12 @@ class JobQueue:
 
     async def finish(self, job_id: str, ttl_s: float, **fields: str | int | float) -> None:
         await finish(await self.store.client(), job_id, ttl_s, **fields)
+
+    async def start(self, job_id: str, **fields: str | int | float) -> bool:
+        return await start(await self.store.client(), job_id, **fields)
+
+    async def fail_jobs_of(self, rules: str, error: str, ttl_s: float) -> int:
+        return await fail_jobs_of(await self.store.client(), rules, error, ttl_s)
 
     async def recent_jobs(self, limit: int = RECENT_SHOWN) -> tuple[int, list[Record]]:
         return await recent_jobs(await self.store.client(), limit)

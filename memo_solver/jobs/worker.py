@@ -30,10 +30,10 @@ import anyio
 
 from memo_solver.core.engine import Engine, first_failure, namespace_of, open_engine
 from memo_solver.core.engine_pool import EnginePool
+from memo_solver.core.errors import UserError
 from memo_solver.core.store import StoreUnavailableError
 from memo_solver.games.entry import GameEntry
-from memo_solver.games.registry import game_from_definition, get_game, registry
-from memo_solver.games.yahtzee.need_entry import NEED_FINGERPRINT, need_entry_from_definition
+from memo_solver.games.registry import game_by_fingerprint, get_game, registry
 from memo_solver.jobs.queue import Entry, Fields, Job, JobError, JobQueue
 from memo_solver.jobs.settings import WorkerSettings
 from memo_solver.stores.redis_client import FAULTS
@@ -207,14 +207,18 @@ class Worker:
                 await self._finish(fields["id"], status="failed", error=str(exc))
             await self.queue.ack(entry_id)
             return
-        self.running[entry_id] = job.id
-        log.info("job %s: %s %s %s", job.id, job.kind, job.rules, job.state)
-        await self.queue.update(
+        started = await self.queue.start(
             job.id,
             status="running",
             worker=self.settings.worker_id,
             started_at=f"{time.time():.3f}",
         )
+        if not started:  # failed while queued: its rule set was deleted
+            log.info("job %s failed before it ran: acknowledged and dropped", job.id)
+            await self.queue.ack(entry_id)
+            return
+        self.running[entry_id] = job.id
+        log.info("job %s: %s %s %s", job.id, job.kind, job.rules, job.state)
         try:
             await self._run(job)
         except anyio.get_cancelled_exc_class():
@@ -251,14 +255,10 @@ class Worker:
                 yield engine, get_game(name)
                 return
         definition = await self.store.definition(namespace_of(job.rules))
-        if definition is None:
-            raise JobError(f"the store keeps no definition of the game {job.rules}")
-        if NEED_FINGERPRINT.fullmatch(job.rules):
-            entry = need_entry_from_definition(job.rules, definition)
-        else:
-            entry = game_from_definition(definition)
-        if entry.game.fingerprint != job.rules:
-            raise JobError(f"the definition stored for {job.rules} is of another game")
+        try:
+            entry = game_by_fingerprint(job.rules, definition)
+        except UserError as exc:
+            raise JobError(str(exc)) from None
         assert self.pool is not None, "the worker is not running"
         async with self.pool.use(entry.game, None) as engine:
             try:

@@ -8,10 +8,11 @@ and every rule set that reaches the store has its definition kept beside its blo
 fingerprint needs nothing else. Parsed rule sets are kept in a small LRU so a busy name is
 not parsed on every request.
 
-The store counts registrations against a quota, and keeps when each name was last asked
-about, for ``prune --unused-for``: a name asked about is noted here, in memory, and the
-service writes the notes in the background (:meth:`RuleBook.write_used`), each name at most
-once an hour per process, so the warm path never waits on a write.
+The store counts registrations against a quota, in the same atomic step as each
+registration, and keeps when each name was last asked about, for ``prune --unused-for``: a
+name asked about is noted here, in memory, and the service writes the notes in the
+background (:meth:`RuleBook.write_used`), each name at most once an hour per process, so the
+warm path never waits on a write.
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ import time
 from collections import OrderedDict
 from typing import Final
 
-from memo_solver.core.engine import namespace_of
+from memo_solver.core.engine import fingerprint_in, namespace_of, of_this_format
 from memo_solver.core.errors import UserError
-from memo_solver.core.store import Store, StoreUnavailableError
+from memo_solver.core.store import RegistrationQuotaError, Store, StoreUnavailableError
+from memo_solver.games.registry import value_table
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import definition_of
 from memo_solver.games.yahtzee.rule_file import is_rule_set_name, parse_rule_text, rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.jobs.queue import JobQueue
+from memo_solver.jobs.settings import DEFAULT_JOB_TTL_S
 from memo_solver.service.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -127,19 +131,21 @@ class RuleBook:
             raise ApiError(409, "name", f"{rules.name} is a built-in rule set; choose another name")
         held = await self._store.registration(rules.name)
         if held is None:
-            if await self._store.registration_count() >= quota:
+            document = definition_of(rules)
+            assert document is not None, "not a built-in's name, so not a built-in"
+            try:
+                held = await self._store.register(rules.name, rules.fingerprint, document, quota)
+            except RegistrationQuotaError:
                 raise ApiError(
                     429,
                     "rules",
                     f"this service's registration quota of {quota:,} rule sets is reached "
                     "(--registration-quota); send the rule set inline instead, or ask the "
                     "operator",
-                )
-            document = definition_of(rules)
-            assert document is not None, "not a built-in's name, so not a built-in"
-            await self.keep_definition(rules)
-            held = await self._store.register(rules.name, rules.fingerprint, document)
+                ) from None
             if held is None:  # this request's registration, of all that raced for the name
+                # Kept once registered, so that a refused registration leaves nothing behind.
+                await self.keep_definition(rules)
                 await self._store.mark_used([rules.name], time.time())
                 return True
         if self._parse(held).fingerprint == rules.fingerprint:
@@ -148,9 +154,15 @@ class RuleBook:
             409, "name", f"{rules.name} is registered with other rules; choose another name"
         )
 
-    async def unregister(self, name: str) -> tuple[RuleSet, bool]:
+    async def unregister(self, name: str, queue: JobQueue | None) -> tuple[RuleSet, bool]:
         """Remove a registration (404 when there is none); the rule set, and whether its
-        blocks went too (when no built-in and no other registration shares them)."""
+        blocks went too (when no built-in and no other registration shares them): its mean
+        values and every other value table of it (:meth:`_tables_of`), each of which keeps
+        its own definition, and would otherwise stay known to ``prune`` for good.
+
+        Their queued and running jobs fail first, saying why, so that none is left to end
+        as done on blocks that are gone; a worker still solving one has its next commit
+        refused by the store (:class:`~memo_solver.core.store.NamespaceGoneError`)."""
         document = await self._store.registration(name)
         if document is None:
             raise ApiError(404, "name", f"no rule set is registered as {name!r}")
@@ -158,5 +170,33 @@ class RuleBook:
         sharing = await self._store.unregister(name)
         if sharing or is_built_in(rules):
             return rules, False
-        await self._store.delete_namespace(namespace_of(rules.fingerprint))
+        tables = await self._tables_of(rules.fingerprint)
+        if queue is not None:
+            why = (
+                f"the rule set {name!r} was deleted (DELETE /v1/rules/{name}) while this job "
+                "was queued or running: its blocks went with it"
+            )
+            for table in tables:
+                await queue.fail_jobs_of(fingerprint_in(table), why, DEFAULT_JOB_TTL_S)
+        for table in tables:
+            await self._store.delete_namespace(table)
         return rules, True
+
+    async def _tables_of(self, fingerprint: str) -> list[str]:
+        """The namespaces of the rule set's value tables: its mean values, and every other
+        the store lists as written whose family reads it as one of the rule set's (a need
+        table), without walking all the store holds."""
+        own = namespace_of(fingerprint)
+        others = [
+            ns
+            for ns in await self._store.written()
+            if ns != own and of_this_format(ns) and _table_of(ns) == fingerprint
+        ]
+        return [own, *others]
+
+
+def _table_of(ns: str) -> str | None:
+    """The fingerprint of the game whose value table the namespace holds, as its family
+    reads it (None when no family does)."""
+    owned = value_table(fingerprint_in(ns))
+    return None if owned is None else owned[1].game

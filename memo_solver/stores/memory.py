@@ -10,7 +10,7 @@ from typing import Self
 
 import anyio
 
-from memo_solver.core.store import Claim, Coverage, Write, mixed
+from memo_solver.core.store import Claim, Coverage, RegistrationQuotaError, Write, mixed
 
 
 @dataclass
@@ -135,6 +135,9 @@ class MemoryStore:
             if space.blocks or space.claims or space.definition is not None
         )
 
+    async def written(self) -> list[str]:
+        return sorted(name for name, space in self._spaces.items() if space.blocks)
+
     async def delete_namespace(self, namespace: str) -> int:
         """Waiters on its claims wake, as at a release: the claims are gone."""
         space = self._spaces.pop(namespace, None)
@@ -143,10 +146,22 @@ class MemoryStore:
         self._wake(space, list(space.events))
         return len(space.blocks)
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def strays(self) -> dict[str, Coverage]:
+        """None: one process's memory has no layout, every block is found."""
+        return {}
+
+    async def delete_strays(self, namespace: str) -> int:
+        return 0
+
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
+        """Atomic as it awaits nothing: no other task runs between the check and the write."""
         held = self._registered.get(name)
         if held is not None:
             return held[1]
+        if len(self._registered) >= quota:
+            raise RegistrationQuotaError(quota)
         self._registered[name] = (fingerprint, document)
         return None
 
@@ -164,9 +179,6 @@ class MemoryStore:
         if found is None:
             return None
         return sum(1 for fingerprint, _ in self._registered.values() if fingerprint == found[0])
-
-    async def registration_count(self) -> int:
-        return len(self._registered)
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:
         self._used.update((name, at) for name in names if name in self._registered)

@@ -29,7 +29,15 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 
-from memo_solver.core.store import Claim, Coverage, StoreFullError, StoreUnavailableError, Write
+from memo_solver.core.store import (
+    Claim,
+    Coverage,
+    GoneNamespaces,
+    RegistrationQuotaError,
+    StoreFullError,
+    StoreUnavailableError,
+    Write,
+)
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis_client import (
     FAULTS,
@@ -75,16 +83,20 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 """Sets ``now``, Redis's own clock in ms, for a script: expiry scores then agree with the
 TTLs Redis keeps, whichever host's script wrote them."""
 
-# KEYS: the group's blocks hash, claims set, then one claim key per block. ARGV: token,
-# lease ms, then block keys.
+# KEYS: the group's blocks hash, claims set, copy of the layout record, then one claim key
+# per block. ARGV: token, lease ms, '' (so that ARGV[i] is KEYS[i]'s block), then block keys.
+# 'gone', claiming nothing, when the copy is (see _COMMIT).
 _CLAIM: Final = (
     LUA_WRITES
     + LUA_NOW_MS
     + """
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return 'gone'
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local expiry = now + tonumber(ARGV[2])
 local out = {}
-for i = 3, #KEYS do
+for i = 4, #KEYS do
   local field = ARGV[i]
   if redis.call('HEXISTS', KEYS[1], field) == 1 then
     out[#out + 1] = 'done'
@@ -138,15 +150,19 @@ return 0
 """
 )
 
-# KEYS: the group's blocks hash, claims set, channel, then one claim key per block. ARGV:
-# token ('' for none), the key separator, then (block key, data) pairs. Publishes every
-# committed key in one message.
+# KEYS: the group's blocks hash, claims set, channel, copy of the layout record, then one
+# claim key per block. ARGV: token ('' for none), the key separator, then (block key, data)
+# pairs. Publishes every committed key in one message; writes nothing and answers -1 when
+# the layout record's copy is gone (the namespace deleted since this process wrote to it).
 _COMMIT: Final = (
     LUA_WRITES
     + """
+if redis.call('EXISTS', KEYS[4]) == 0 then
+  return -1
+end
 local keys = {}
-for i = 4, #KEYS do
-  local at = 3 + (i - 4) * 2
+for i = 5, #KEYS do
+  local at = 3 + (i - 5) * 2
   redis.call('HSET', KEYS[1], ARGV[at], ARGV[at + 1])
   if ARGV[1] ~= '' and redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
@@ -171,7 +187,8 @@ return {redis.call('HLEN', KEYS[2]), redis.call('ZCOUNT', KEYS[1], '(' .. now, '
 )
 _MEMORY_SAMPLES: Final = 5
 
-# KEYS: the group's blocks hash, claims set, then its claim keys. Counts the blocks and
+# KEYS: the group's blocks hash, claims set, copy of the layout record, then its claim
+# keys (or any keys of the group: its strays). Counts the blocks and
 # deletes every key at once; UNLINK frees a large hash in the background instead of blocking
 # Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is when an
 # operator prunes.
@@ -187,8 +204,8 @@ return blocks
 )
 
 # KEYS: the layout record, the blocks hash and claims set of the one-group layout (a
-# namespace written before groups existed, which keeps no record). ARGV: the groups of a new
-# namespace. The namespace's number of groups, fixed by the first writer.
+# namespace written before groups existed, which keeps no record until now). ARGV: the
+# groups of a new namespace. The namespace's number of groups, fixed by the first writer.
 _LAYOUT: Final = (
     LUA_WRITES
     + """
@@ -196,23 +213,28 @@ local groups = redis.call('GET', KEYS[1])
 if groups then
   return tonumber(groups)
 end
+groups = ARGV[1]
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
-  return 1
+  groups = '1'
 end
-redis.call('SET', KEYS[1], ARGV[1])
-return tonumber(ARGV[1])
+redis.call('SET', KEYS[1], groups)
+return tonumber(groups)
 """
 )
 _SCAN_COUNT: Final = 1000
 
-# KEYS: the registrations' (redis_keys.REGISTRATIONS). ARGV: name, fingerprint, document.
-# Registers the name if it is free (nil), else answers the document that holds it.
+# KEYS: the registrations' (redis_keys.REGISTRATIONS). ARGV: name, fingerprint, document,
+# quota. Registers the name if it is free and fewer than quota names are (nil), else answers
+# the document that holds it, or 0 when the quota is reached.
 _REGISTER = (
     LUA_WRITES
     + """
 local held = redis.call('HGET', KEYS[2], ARGV[1])
 if held then
   return held
+end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
@@ -321,6 +343,10 @@ class RedisStore:
         self._connecting = anyio.Lock()
         self._sha: dict[str, str] = {}
         self._layouts: dict[str, Layout] = {}
+        self._marked: set[str] = set()
+        """Namespaces this process wrote the group copies of the layout record for: the
+        record it writes under, which a commit checks (see :mod:`redis_keys`)."""
+        self._gone = GoneNamespaces()
         self._probe_tags: dict[str, int] = {}
         self._notifications = Notifications(self.description)
         self._limit = anyio.CapacityLimiter(MAX_CONNECTIONS)
@@ -385,13 +411,15 @@ class RedisStore:
         """The namespace's layout, fixed by its first writer (``create``); None when a
         reader finds nothing written (no layout and no block of the old layout)."""
         known = self._layouts.get(namespace)
-        if known is not None:
+        if known is not None and (not create or namespace in self._marked):
             return known
         one = Layout(namespace, 1)
         keys = [redis_keys.layout(namespace), one.blocks(0), one.claims(0)]
         if create:
+            self._gone.check(namespace)
             wanted = self.groups or self._expected.get(namespace, redis_keys.DEFAULT_GROUPS)
             [groups] = await self._run(_LAYOUT, [(keys, [wanted])])
+            await self._mark(Layout(namespace, int(groups)))
         else:
             async with self._reachable() as client:
                 found, old = await client.get(keys[0]), await client.exists(keys[1], keys[2])
@@ -400,6 +428,20 @@ class RedisStore:
             groups = 1 if found is None else int(found)
         layout = self._layouts[namespace] = Layout(namespace, int(groups))
         return layout
+
+    async def _mark(self, layout: Layout) -> None:
+        """Copy the layout record into every group, before this process's first write (and
+        list the namespace as written): a copy is the record's only trace in the group's
+        slot, which a commit's script can read. A delete between the record's script and
+        these copies (one round trip, once per namespace and process) leaves copies without
+        a record: the commits they let through are strays, which ``prune`` finds."""
+        async with self._reachable() as client:
+            pipe: Any = client.pipeline(transaction=False)
+            for group in range(layout.groups) if layout.groups > 1 else ():
+                pipe.set(layout.marker(group), layout.groups)
+            pipe.sadd(redis_keys.WRITTEN, layout.namespace)
+            await _execute(pipe)
+        self._marked.add(layout.namespace)
 
     def expect(self, namespace: str, size_bytes: int) -> None:
         self._expected[namespace] = redis_keys.groups_for(size_bytes)
@@ -451,12 +493,20 @@ class RedisStore:
         lease = milliseconds(lease_s)
         calls = [
             (
-                [layout.blocks(g), layout.claims(g), *(layout.claim(g, k) for k in group_keys)],
-                [token, lease, *group_keys],
+                [
+                    layout.blocks(g),
+                    layout.claims(g),
+                    layout.marker(g),
+                    *(layout.claim(g, k) for k in group_keys),
+                ],
+                [token, lease, "", *group_keys],
             )
             for g, group_keys in split.items()
         ]
         answers = await self._run(_CLAIM, calls)
+        if not all(isinstance(found, list) for found in answers):
+            self._forget(namespace)
+            raise self._gone.hold(namespace)
         claims: dict[str, Claim] = {}
         for group_keys, found in zip(split.values(), answers, strict=True):
             for key, answer in zip(group_keys, found, strict=True):
@@ -507,9 +557,22 @@ class RedisStore:
             args: list[Any] = [token or "", KEY_SEPARATOR]
             for key in group_keys:
                 args += [key, blocks[key]]
-            script_keys = [layout.blocks(g), layout.claims(g), layout.done_channel(g)]
+            script_keys = [
+                layout.blocks(g),
+                layout.claims(g),
+                layout.done_channel(g),
+                layout.marker(g),
+            ]
             calls.append(([*script_keys, *(layout.claim(g, k) for k in group_keys)], args))
-        await self._run(_COMMIT, calls)
+        if -1 in await self._run(_COMMIT, calls):
+            self._forget(namespace)
+            raise self._gone.hold(namespace)
+
+    def _forget(self, namespace: str) -> None:
+        """Drop what this process knows of the namespace's layout: deleted, it is read
+        afresh, and written again (once no longer held gone) under a record of its own."""
+        self._layouts.pop(namespace, None)
+        self._marked.discard(namespace)
 
     async def __aenter__(self) -> RedisStore:
         """Start the readers that wake this process's waiters."""
@@ -520,8 +583,10 @@ class RedisStore:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._stack.aclose()
-        await self.aclose()
+        try:
+            await self._stack.aclose()
+        finally:
+            await self.aclose()
 
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -598,7 +663,8 @@ class RedisStore:
         taken between the two round trips keeps its key until its lease lapses, which does
         no harm); then the layout and the definition."""
         layout = await self._layout(namespace, create=False)
-        self._layouts.pop(namespace, None)
+        self._forget(namespace)
+        self._gone.release(namespace)
         blocks = 0
         if layout is not None:
             async with self._reachable() as client:
@@ -611,6 +677,7 @@ class RedisStore:
                     [
                         layout.blocks(g),
                         layout.claims(g),
+                        layout.marker(g),
                         *(layout.claim(g, _text(k)) for k in claimed[g]),
                     ],
                     [],
@@ -620,12 +687,80 @@ class RedisStore:
             blocks = sum(int(n) for n in await self._run(_DELETE_GROUP, calls))
         async with self._reachable() as client:
             await client.unlink(redis_keys.layout(namespace), redis_keys.definition(namespace))
+            await client.srem(redis_keys.WRITTEN, namespace)
         return blocks
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def written(self) -> list[str]:
+        async with self._reachable() as client:
+            return sorted(_text(name) for name in await client.smembers(redis_keys.WRITTEN))
+
+    async def strays(self) -> dict[str, Coverage]:
+        """A SCAN of the whole database, then each stray group's blocks counted (HLEN)
+        and measured (MEMORY USAGE); its live claim keys are its claims."""
+        found = await self._stray_keys(redis_keys.TAGGED_PATTERN)
+        async with self._reachable() as client:
+            pipe: Any = client.pipeline(transaction=False)
+            blocks = [
+                (ns, k) for ns, keys in found.items() for k in keys if redis_keys.is_blocks(k)
+            ]
+            for _, key in blocks:
+                pipe.hlen(key)
+                pipe.memory_usage(key, samples=_MEMORY_SAMPLES)
+            replies = await _execute(pipe)
+        covered = {
+            ns: Coverage(blocks=0, claims=sum(map(redis_keys.is_claim, keys)), bytes=0)
+            for ns, keys in found.items()
+        }
+        for (ns, _), count, size in zip(blocks, replies[::2], replies[1::2], strict=True):
+            was = covered[ns]
+            covered[ns] = Coverage(was.blocks + int(count), was.claims, was.bytes + int(size or 0))
+        return covered
+
+    async def delete_strays(self, namespace: str) -> int:
+        """A SCAN for the namespace's group keys (``ms:{ns/*``), then the strays deleted a
+        group per script, as :meth:`delete_namespace` deletes a group."""
+        match = f"{redis_keys.PREFIX}:{{{namespace}/*"
+        by_group: dict[int, list[str]] = {}
+        for key in (await self._stray_keys(match)).get(namespace, []):
+            found = redis_keys.group_key(key)
+            assert found is not None
+            by_group.setdefault(found[1], []).append(key)
+        calls: list[tuple[list[str], list[Any]]] = []
+        for number, keys in by_group.items():
+            hashed = redis_keys.group_blocks(namespace, number)  # the script counts it first
+            calls.append(([hashed, *(key for key in keys if key != hashed)], []))
+        return sum(int(n) for n in await self._run(_DELETE_GROUP, calls))
+
+    async def _stray_keys(self, match: str) -> dict[str, list[str]]:
+        """The group keys among those ``match`` finds that no layout record names, by
+        namespace."""
+        grouped: dict[str, list[tuple[int, str]]] = {}
+        async with self._reachable() as client:
+            async for raw in client.scan_iter(match=match, count=_SCAN_COUNT):
+                key = _text(raw)
+                found = redis_keys.group_key(key)
+                if found is not None:
+                    grouped.setdefault(found[0], []).append((found[1], key))
+            names = list(grouped)
+            records = [await client.get(redis_keys.layout(ns)) for ns in names]
+        strays: dict[str, list[str]] = {}
+        for ns, record in zip(names, records, strict=True):
+            named = Layout(ns, int(record)).tags() if record is not None else frozenset()
+            keys = [key for number, key in grouped[ns] if number not in named]
+            if keys:
+                strays[ns] = keys
+        return strays
+
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
+        """One script in the ``{rules}`` slot (one slot on a cluster too): the count and the
+        write are one step."""
         [held] = await self._run(
-            _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document])]
+            _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document, quota])]
         )
+        if held == 0:
+            raise RegistrationQuotaError(quota)
         return None if held is None else bytes(held)
 
     async def registration(self, name: str) -> bytes | None:
@@ -643,10 +778,6 @@ class RedisStore:
     async def unregister(self, name: str) -> int | None:
         [others] = await self._run(_UNREGISTER, [(list(redis_keys.REGISTRATIONS), [name])])
         return None if others is None else int(others)
-
-    async def registration_count(self) -> int:
-        async with self._reachable() as client:
-            return int(await client.zcard(redis_keys.REGISTERED_NAMES))
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:
         keys = [redis_keys.REGISTERED_DOCUMENTS, redis_keys.REGISTERED_USED]
@@ -743,10 +874,14 @@ class RedisStore:
         return reports
 
     async def aclose(self) -> None:
-        await self._notifications.aclose()
+        """Close the client even from a cancelled scope (a worker giving up on a lost Redis
+        drops the store from inside a timeout): a cluster client left open logs "Unclosed
+        ClusterNode object" for each node when it is collected."""
         client, self._client = self._client, None
-        if client is not None:
-            await close(client)
+        with anyio.CancelScope(shield=True):
+            await self._notifications.aclose()
+            if client is not None:
+                await close(client)
 
 
 _PROBE_TAG_SEARCH: Final = 10_000

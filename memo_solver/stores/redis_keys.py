@@ -19,10 +19,16 @@ group:
   node hears it) on which a commit or a release names its block keys.
 
 The number of groups is fixed per namespace, when it is first written, in its layout record
-``ms:{ns}:layout``; a namespace written before groups existed has none and holds its blocks
-under ``{ns}`` itself, which is the layout of one group (:class:`Layout`), so it stays
-readable. Beside it, ``ms:{ns}:definition``: the game's definition (a rule-set file), set
-once (``SET NX``).
+``ms:{ns}:layout``; a namespace written before groups existed has none until its next write
+and holds its blocks under ``{ns}`` itself, which is the layout of one group
+(:class:`Layout`), so it stays readable. Each group keeps a copy of the record,
+``ms:{ns/g}:layout`` (the record itself for one group), set by every process before its
+first write to the namespace and deleted with the group's blocks: a commit's script checks
+it in the group's own slot, so a process still writing into a namespace deleted meanwhile
+(a worker whose rule set was deleted) is refused, never leaving blocks that no record
+covers. Keys of a group that the record does not name are strays (:func:`group_key`).
+Beside it, ``ms:{ns}:definition``: the game's definition (a rule-set file), set once
+(``SET NX``).
 
 :func:`namespace_of` tells a namespace by its keys in a SCAN (a new key of a namespace
 joins it), but for the layout record: a namespace whose only claims were let go holds
@@ -46,7 +52,8 @@ The registrations of named rule sets are the tag ``{rules}`` (one slot for all, 
 each step is one script):
 
 - ``ms:{rules}:names``: a sorted set of the registered names, every score 0, so that
-  ``ZRANGEBYLEX`` pages through them in bytewise order;
+  ``ZRANGEBYLEX`` pages through them in bytewise order; its ``ZCARD`` is what the
+  registration quota counts, in the script that registers (so the quota is exact);
 - ``ms:{rules}:documents``: a hash, name -> the registered document;
 - ``ms:{rules}:fingerprints``: a hash, name -> its document's fingerprint;
 - ``ms:{rules}:sharing``: a hash, fingerprint -> how many names are registered with it
@@ -57,6 +64,8 @@ each step is one script):
   ``prune`` first reads it.
 
 No kind of a namespace's key ends these, so :func:`namespace_of` never takes them for one.
+
+``ms:{written}:namespaces``: the set of namespaces written (:data:`WRITTEN`).
 
 And ``ms:{probe:<n>}:<random>``: a readiness probe's claim, set and deleted in one round
 trip; on a cluster one per master, each ``n`` chosen so that its slot is that master's.
@@ -78,6 +87,9 @@ JOB_GROUP: Final = f"{PREFIX}:{JOBS_TAG}:workers"
 RECENT_JOBS: Final = f"{PREFIX}:{JOBS_TAG}:recent"
 LIVE_WORKERS: Final = f"{PREFIX}:{JOBS_TAG}:alive"
 LARGE_SOLVES: Final = f"{PREFIX}:{JOBS_TAG}:large"
+WRITTEN: Final = f"{PREFIX}:{{written}}:namespaces"
+"""A set of every namespace written since it was kept (added by each process before its
+first write, removed by a delete): what ``status`` lists without a SCAN."""
 RULES_TAG: Final = "{rules}"
 REGISTERED_NAMES: Final = f"{PREFIX}:{RULES_TAG}:names"
 REGISTERED_DOCUMENTS: Final = f"{PREFIX}:{RULES_TAG}:documents"
@@ -151,13 +163,23 @@ class Layout:
         return split
 
     def blocks(self, group: int) -> str:
-        return f"{PREFIX}:{{{self.tag(group)}}}:{_BLOCKS}"
+        return blocks(self.tag(group))
 
     def claims(self, group: int) -> str:
         return f"{PREFIX}:{{{self.tag(group)}}}:{_CLAIMS}"
 
     def claim(self, group: int, key: str) -> str:
         return f"{PREFIX}:{{{self.tag(group)}}}:{_CLAIM}{key}"
+
+    def marker(self, group: int) -> str:
+        """The group's copy of the layout record (:func:`layout` of its tag)."""
+        return layout(self.tag(group))
+
+    def tags(self) -> frozenset[int]:
+        """The numbers of the group tags (``ns/n``) this layout names; none for one group."""
+        if self.groups == 1:
+            return frozenset()
+        return frozenset(_spaced_tags(self.namespace, self.groups))
 
     def done_channel(self, group: int) -> str:
         return f"{PREFIX}:{{{self.tag(group)}}}:done"
@@ -177,6 +199,16 @@ def _spaced_tags(namespace: str, groups: int) -> tuple[int, ...]:
         found.setdefault(slot * groups // _SLOTS, number)
         number += 1
     return tuple(found[g] for g in range(groups))
+
+
+def blocks(tag: str) -> str:
+    """The blocks hash of a group's tag (``ns/n``, or the namespace for one group)."""
+    return f"{PREFIX}:{{{tag}}}:{_BLOCKS}"
+
+
+def group_blocks(namespace: str, number: int) -> str:
+    """The blocks hash of the group tag ``ns/number`` (a stray's, whose layout is gone)."""
+    return blocks(f"{namespace}{_GROUP}{number}")
 
 
 def definition(namespace: str) -> str:
@@ -202,6 +234,27 @@ def namespace_of(key: str) -> str | None:
     if claim_or_blocks or kind == _DEFINITION:
         return namespace
     return None  # the layout record alone holds nothing (a namespace claimed, then let go)
+
+
+def group_key(key: str) -> tuple[str, int] | None:
+    """The namespace and tag number of a key in one of a namespace's groups
+    (``ms:{ns/n}:...``, whatever its kind), or None for any other key."""
+    head, brace, rest = key.partition("{")
+    tag, closing, _ = rest.partition("}:")
+    namespace, slash, group = tag.partition(_GROUP)
+    if head != f"{PREFIX}:" or not brace or not closing or not slash or not namespace:
+        return None
+    return (namespace, int(group)) if group.isdigit() else None
+
+
+def is_blocks(key: str) -> bool:
+    """Whether the key is a group's blocks hash (of a namespace's key, as SCAN finds it)."""
+    return key.endswith(f"}}:{_BLOCKS}")
+
+
+def is_claim(key: str) -> bool:
+    """Whether the key is a block's claim (of a namespace's key, as SCAN finds it)."""
+    return f"}}:{_CLAIM}" in key
 
 
 def worker(worker_id: str) -> str:

@@ -37,6 +37,9 @@ import anyio.to_thread
 from memo_solver.core.store import (
     Claim,
     Coverage,
+    GoneNamespaces,
+    NamespaceGoneError,
+    RegistrationQuotaError,
     StoreBusyError,
     StoreFullError,
     StoreLocationError,
@@ -63,6 +66,14 @@ CREATE TABLE IF NOT EXISTS definitions (
 """
 """Made by the first definition stored, not at open: a file from before definitions were
 kept opens as it did (read-only too), and reads as holding none."""
+_RECORDS = """
+CREATE TABLE IF NOT EXISTS records (namespace TEXT NOT NULL PRIMARY KEY) WITHOUT ROWID
+"""
+"""A record per namespace written, as Redis keeps a layout record: what a process writes
+under, checked by its commits, so that one into a namespace deleted since (a rule set
+deleted during its precompute) is refused. SQLite keeps no layout, so every block is read
+whatever the records say: a namespace written by a version without them has none, and its
+next writer records it. Made by the first write, as the definitions table."""
 _REGISTRATIONS = (
     """
 CREATE TABLE IF NOT EXISTS registrations (
@@ -135,6 +146,10 @@ class SQLiteStore:
         self._checkpointer: threading.Thread | None = None
         self._counting = threading.Lock()
         """Guards the two above: the probe writes on its own connection, without ``_lock``."""
+        self._recorded: set[str] = set()
+        """Namespaces this process recorded (:data:`_RECORDS`): its commits there check the
+        record is still there."""
+        self._gone = GoneNamespaces()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._connect(lock_timeout_s)
@@ -272,12 +287,17 @@ class SQLiteStore:
     async def try_claim(
         self, namespace: str, keys: Sequence[str], token: str, lease_s: float
     ) -> dict[str, Claim]:
+        self._gone.check(namespace)
+        recorded = namespace in self._recorded
+
         def claim(db: sqlite3.Connection) -> dict[str, Claim]:
             # Set-based: three statements for the whole batch, not three per key (the
             # per-key form held the GIL 12 us a key, a fifth of a compiled solve's time).
             now = time.time()
             wanted = json.dumps(list(keys))
             with _transaction(db):
+                if not recorded:
+                    _record(db, namespace)
                 done = {
                     key
                     for (key,) in db.execute(
@@ -308,7 +328,9 @@ class SQLiteStore:
                 )
             return result
 
-        return await self._run(claim, writes=_ROW_BYTES * len(keys))
+        result = await self._run(claim, writes=_ROW_BYTES * len(keys))
+        self._recorded.add(namespace)
+        return result
 
     async def renew(self, namespace: str, keys: Sequence[str], token: str, lease_s: float) -> None:
         def renew(db: sqlite3.Connection) -> None:
@@ -338,9 +360,17 @@ class SQLiteStore:
             rows.append([key, start, len(data)])
             start += len(data)
         joined = b"".join(blocks.values())
+        self._gone.check(namespace)
+        recorded = namespace in self._recorded
 
         def commit(db: sqlite3.Connection) -> None:
             with _transaction(db):
+                if not recorded:
+                    _record(db, namespace)
+                elif not db.execute(  # the table is there: this process made a record
+                    "SELECT 1 FROM records WHERE namespace = ?", (namespace,)
+                ).fetchone():
+                    raise NamespaceGoneError(namespace)
                 db.execute(
                     "INSERT OR REPLACE INTO blocks SELECT ?, value ->> 0, "
                     "substr(?, value ->> 1, value ->> 2) FROM json_each(?)",
@@ -352,7 +382,12 @@ class SQLiteStore:
                     (namespace, token, json.dumps(list(blocks))),
                 )
 
-        await self._run(commit, writes=len(joined) + _ROW_BYTES * len(blocks))
+        try:
+            await self._run(commit, writes=len(joined) + _ROW_BYTES * len(blocks))
+        except NamespaceGoneError:
+            self._recorded.discard(namespace)  # written again later, it is recorded afresh
+            raise self._gone.hold(namespace) from None
+        self._recorded.add(namespace)
 
     async def wait(self, namespace: str, key: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -423,32 +458,62 @@ class SQLiteStore:
 
         return await self._run(walk)
 
+    async def written(self) -> list[str]:
+        """A skip over the blocks' primary key: one index step per namespace, however
+        many blocks each holds."""
+        return await self._run(
+            lambda db: [
+                name
+                for (name,) in db.execute(
+                    "WITH RECURSIVE held(name) AS (SELECT MIN(namespace) FROM blocks "
+                    "UNION ALL SELECT (SELECT MIN(namespace) FROM blocks WHERE namespace > name) "
+                    "FROM held WHERE name IS NOT NULL) SELECT name FROM held WHERE name IS NOT NULL"
+                )
+            ]
+        )
+
     async def delete_namespace(self, namespace: str) -> int:
         def delete(db: sqlite3.Connection) -> int:
             with _transaction(db):
                 deleted = db.execute("DELETE FROM blocks WHERE namespace = ?", (namespace,))
                 db.execute("DELETE FROM claims WHERE namespace = ?", (namespace,))
-                if _has_table(db, "definitions"):
-                    db.execute("DELETE FROM definitions WHERE namespace = ?", (namespace,))
+                for table in ("definitions", "records"):
+                    if _has_table(db, table):
+                        db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             return deleted.rowcount
 
+        self._recorded.discard(namespace)
+        self._gone.release(namespace)
         return await self._run(delete, writes=0)
 
-    async def register(self, name: str, fingerprint: str, document: bytes) -> bytes | None:
+    async def strays(self) -> dict[str, Coverage]:
+        """None: SQLite keeps no layout, every block is read (see :data:`_RECORDS`)."""
+        return {}
+
+    async def delete_strays(self, namespace: str) -> int:
+        return 0
+
+    async def register(
+        self, name: str, fingerprint: str, document: bytes, quota: int
+    ) -> bytes | None:
         def register(db: sqlite3.Connection) -> bytes | None:
+            # BEGIN IMMEDIATE holds the write lock from the count to the insert: no other
+            # process registers in between.
             with _transaction(db):
                 for statement in _REGISTRATIONS:
                     db.execute(statement)
-                inserted = db.execute(
-                    "INSERT OR IGNORE INTO registrations VALUES (?, ?, ?)",
-                    (name, fingerprint, document),
-                )
-                if inserted.rowcount:
-                    return None
-                (held,) = db.execute(
+                held = db.execute(
                     "SELECT document FROM registrations WHERE name = ?", (name,)
                 ).fetchone()
-            return bytes(held)
+                if held is not None:
+                    return bytes(held[0])
+                (count,) = db.execute("SELECT COUNT(*) FROM registrations").fetchone()
+                if count >= quota:
+                    raise RegistrationQuotaError(quota)
+                db.execute(
+                    "INSERT INTO registrations VALUES (?, ?, ?)", (name, fingerprint, document)
+                )
+            return None
 
         return await self._run(register, writes=len(document))
 
@@ -492,15 +557,6 @@ class SQLiteStore:
             return int(others)
 
         return await self._run(unregister, writes=0)
-
-    async def registration_count(self) -> int:
-        def count(db: sqlite3.Connection) -> int:
-            if not _has_table(db, "registrations"):
-                return 0
-            (n,) = db.execute("SELECT COUNT(*) FROM registrations").fetchone()
-            return int(n)
-
-        return await self._run(count)
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:
         def mark(db: sqlite3.Connection) -> None:
@@ -577,6 +633,12 @@ class SQLiteStore:
         await self._run(lambda db: db.close())
         if self._prober is not None:
             await anyio.to_thread.run_sync(self._prober.close, limiter=self._probe_limiter)
+
+
+def _record(db: sqlite3.Connection, namespace: str) -> None:
+    """Record the namespace (:data:`_RECORDS`), inside the caller's transaction."""
+    db.execute(_RECORDS)
+    db.execute("INSERT OR IGNORE INTO records VALUES (?)", (namespace,))
 
 
 def _has_table(db: sqlite3.Connection, table: str) -> bool:

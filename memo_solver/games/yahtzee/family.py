@@ -8,10 +8,11 @@ message never loads the statistics stack.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from memo_solver.games.entry import GameEntry, GameFamily, Parameter
+from memo_solver.games.entry import GameEntry, GameFamily, Parameter, ValueTable
 
 if TYPE_CHECKING:
     import anyio
@@ -19,6 +20,29 @@ if TYPE_CHECKING:
     from memo_solver.core.engine import Engine
     from memo_solver.core.game import Block
     from memo_solver.games.yahtzee.rules import RuleSet
+
+
+FINGERPRINT: Final = re.compile(r"(?P<rules>[0-9a-f]{16})(?:-need(?P<cap>[1-9][0-9]{0,3}))?")
+"""What the family's namespaces are named by: a rule set's fingerprint, alone for its mean
+values, or with ``-need<cap>`` for its need table (:attr:`NeedGame.fingerprint`)."""
+
+
+def value_table(fingerprint: str) -> ValueTable | None:
+    """The family's hook (:attr:`GameFamily.value_table`): every fingerprint the family
+    names, its value type included, so that nothing outside the family spells one."""
+    named = FINGERPRINT.fullmatch(fingerprint)
+    if named is None:
+        return None
+    if named["cap"] is None:
+        return ValueTable(fingerprint, "mean values", lambda entry: entry)
+    cap = int(named["cap"])
+
+    def need_table(entry: GameEntry) -> GameEntry:
+        from memo_solver.games.yahtzee.need_entry import need_entry_of
+
+        return need_entry_of(entry, cap)
+
+    return ValueTable(named["rules"], f"need table up to {cap} points", need_table)
 
 
 def entries() -> list[GameEntry]:
@@ -94,6 +118,7 @@ FAMILY = GameFamily(
     ),
     entries=entries,
     from_definition=lambda document: entry_for(_parse(document)),
+    value_table=value_table,
 )
 """``--rules`` names any game of the registry, not only a rule set: an operator copies
 what ``status`` lists."""

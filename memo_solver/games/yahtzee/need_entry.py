@@ -2,36 +2,26 @@
 precompute, the job queue and the workers handle like any other.
 
 Jobs name a need table by its fingerprint, ``<rule set fingerprint>-need<cap>``, built-ins
-included, and its entry always carries the rule set's file as its definition: the store
-keeps it beside the table's blocks, so a worker rebuilds the table from the fingerprint
-alone and ``prune`` knows the namespace as a game's (a built-in's need table is in no
-registry).
+included, which the family reads (:func:`memo_solver.games.yahtzee.family.value_table`): a
+built-in's table is known by its rule set's fingerprint, and any other's entry carries the
+rule set's file as its definition, which the store keeps beside the table's blocks, so a
+worker rebuilds the table from the fingerprint alone and ``prune`` knows the namespace.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
-from typing import Final
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.yahtzee.advice import blocks_needed
-from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.need import NeedError, NeedGame, check_cap
-from memo_solver.games.yahtzee.rule_file import (
-    format_rule_document,
-    parse_rule_text,
-    rule_set_document,
-)
+from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.games.yahtzee.state import parse_state, state_to_json
-
-NEED_FINGERPRINT: Final = re.compile(r"(?P<rules>[0-9a-f]{16})-need(?P<cap>[1-9][0-9]{0,3})")
-"""How jobs and the store name a need table: its :attr:`NeedGame.fingerprint`."""
 
 
 @lru_cache(maxsize=64)
@@ -70,19 +60,3 @@ def need_entry_of(base: GameEntry, cap: int) -> GameEntry:
     if not isinstance(base.game, YahtzeeGame) or isinstance(base.game, NeedGame):
         raise NeedError(f"{base.name} has no need table: needs are for the Yahtzee family", "rules")
     return need_entry(base.game.rules, check_cap(cap))
-
-
-def need_entry_from_definition(fingerprint: str, document: bytes) -> GameEntry:
-    """The need table a job names by ``fingerprint``, from the rule set the store keeps
-    beside its blocks (a built-in's own object where it is one)."""
-    named = NEED_FINGERPRINT.fullmatch(fingerprint)
-    if named is None:
-        raise NeedError(f"{fingerprint!r} names no need table", "rules")
-    rules = parse_rule_text(document)
-    built_in = RULE_SETS.get(rules.name)
-    if built_in is not None and built_in.fingerprint == rules.fingerprint:
-        rules = built_in
-    entry = need_entry(rules, check_cap(int(named["cap"])))
-    if entry.game.fingerprint != fingerprint:
-        raise NeedError(f"the definition stored for {fingerprint} is of another game", "rules")
-    return entry

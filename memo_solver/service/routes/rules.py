@@ -8,7 +8,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 import anyio
 from fastapi import Query, Request, Response
@@ -18,6 +18,7 @@ from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import definition_of, entry_for
+from memo_solver.games.yahtzee.need_entry import need_entry_of
 from memo_solver.games.yahtzee.rule_file import MAX_RULE_BYTES, parse_rule_text
 from memo_solver.games.yahtzee.rules import RuleSet
 from memo_solver.service.errors import ApiError
@@ -177,17 +178,27 @@ async def unregister(name: str, request: Request) -> UnregisteredOut:
     authorize(request)
     if name in RULE_SETS:
         raise ApiError(409, "name", f"{name} is built in and cannot be deleted")
-    rules, deleted = await service_of(request).rulebook.unregister(name)
+    service = service_of(request)
+    rules, deleted = await service.rulebook.unregister(name, service.queue)
     return UnregisteredOut(name=rules.name, fingerprint=rules.fingerprint, blocks_deleted=deleted)
 
 
 @routes.get("/v1/rules/{name}/coverage", response_model=CoverageOut)
-async def coverage(name: str, request: Request) -> CoverageOut:
+async def coverage(
+    name: str,
+    request: Request,
+    need_cap: Annotated[
+        int | None,
+        Query(description="count the rule set's need table up to this cap (1 to 2000) instead"),
+    ] = None,
+) -> CoverageOut:
     """Blocks solved of total, claims held, and workers alive: for a rule set (built in,
     registered or by fingerprint) or any other game the service knows
-    (``dice-of-doom-3x3``)."""
+    (``dice-of-doom-3x3``); with ``need_cap``, for the rule set's need table."""
     service = service_of(request)
     entry = await game_or_rules(service, name)
+    if need_cap is not None:
+        entry = need_entry_of(entry, need_cap)
     game = entry.game
     covered = await service.store.coverage(namespace(game))
     queue = service.queue
