@@ -353,7 +353,7 @@ async def test_coverage_counts_the_blocks_solved(tmp_path: Path) -> None:
         after = await client.get("/v1/rules/yahtzee-lower/coverage")
         other = await client.get("/v1/rules/yatzy/coverage")
         unknown = await client.get("/v1/rules/nope/coverage")
-    empty = {"blocks_done": 0, "claims_held": 0, "workers_alive": 0}
+    empty = {"blocks_done": 0, "claims_held": 0, "workers_alive": 0, "solving": False}
     assert before.json() == {"rules": "yahtzee-lower", "blocks_total": 128, **empty}
     assert after.json() == {
         "rules": "yahtzee-lower",
@@ -361,6 +361,7 @@ async def test_coverage_counts_the_blocks_solved(tmp_path: Path) -> None:
         "blocks_done": 128,
         "claims_held": 0,
         "workers_alive": 0,
+        "solving": False,
     }
     assert other.json() == {"rules": "yatzy", "blocks_total": 32768, **empty}
     assert "unknown rule set 'nope'" in error_of(unknown, 422, "rules")

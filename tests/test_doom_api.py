@@ -359,7 +359,7 @@ async def test_coverage_counts_the_dice_of_doom_blocks(tmp_path: Path) -> None:
         big = await client.get("/v1/rules/dice-of-doom-3x3/coverage")
         unknown = await client.get("/v1/rules/dice-of-doom-4x4/coverage")
 
-    empty = {"claims_held": 0, "workers_alive": 0}
+    empty = {"claims_held": 0, "workers_alive": 0, "solving": False}
     assert before.json() == {
         "rules": "dice-of-doom-2x2",
         "blocks_total": 307,

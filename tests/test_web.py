@@ -655,6 +655,53 @@ def test_refused_positions_show_the_message(page: Any, service: Service) -> None
     assert_accessible(page, "the error message")
 
 
+def test_a_game_the_server_has_not_solved_is_solved_in_the_background(
+    page: Any, tmp_path: Path
+) -> None:
+    """Past a lowered cold budget, on a server without workers and on loopback: the page
+    says what the first answer costs; the player starts the solve, sees its progress (the
+    first question after the start is answered 503 here, as while a longer solve runs) and
+    then the best move."""
+    with Service(tmp_path / "background", options=["--cold-budget", "10"]) as small:
+        solves: list[Any] = []
+        page.on("request", lambda r: solves.append(r) if r.url.endswith("/v1/solve") else None)
+        held: list[float] = []
+
+        def hold_the_first_after_the_start(route: Any) -> None:
+            if solves and not held:
+                _cold_then_through(held)(route)
+            else:
+                route.continue_()
+
+        page.route("**/v1/advice", hold_the_first_after_the_start)
+        open_page(page, small)
+        page.select_option("#rules", "yahtzee-lower")
+        for face in (2, 3, 4, 5, 6):
+            tap_die(page, face)
+        offer = page.locator("#solve-offer")
+        offer.wait_for(state="visible")
+        words = page.inner_text("#solve-offer-text")
+        assert "This server has not solved yahtzee-lower yet" in words
+        assert "128 blocks" in words
+        assert page.inner_text("#error") == ""
+        assert (
+            page.inner_text("#quick") == "This server has not solved yahtzee-lower yet: see below."
+        )
+        shot(page, "background-solve-offer-375x667.png")
+        assert_accessible(page, "the offer of a background solve")
+        page.click("#solve-start")
+        status = page.locator("#status")
+        sync_api.expect(status).to_contain_text("solving yahtzee-lower in the background")
+        sync_api.expect(status).to_contain_text("of 128 blocks")
+        assert offer.is_hidden()
+        wait_advice(page)
+        assert len(solves) == 1
+        coverage = json.loads(
+            urllib.request.urlopen(f"{small.url}/v1/rules/yahtzee-lower/coverage").read()
+        )
+        assert coverage["blocks_done"] == 128
+
+
 # Points no game can put in these boxes under the yahtzee rules, each with the page's words
 # beside the box (from the possible points of GET /v1/rules), then points a game can.
 IMPOSSIBLE_POINTS = [

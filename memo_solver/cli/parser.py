@@ -444,7 +444,8 @@ def _serve_limits(serve: argparse.ArgumentParser) -> None:
         "--whole-game-solves",
         choices=WHOLE_GAME_SOLVES,
         default=from_env(WHOLE_GAME_SOLVES_ENV, defaults.whole_game_solves),
-        help="who may start a solve past --cold-budget (queued for the workers): nobody, "
+        help="who may start a solve past --cold-budget (queued for the workers, else run "
+        "in the server's background: POST /v1/solve): nobody, "
         "clients on this machine (127.0.0.1, ::1), or anyone; others get 422 (default: "
         f"${WHOLE_GAME_SOLVES_ENV}, else {defaults.whole_game_solves})",
     )

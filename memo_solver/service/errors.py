@@ -32,9 +32,14 @@ class ApiError(UserError):
     for an unknown job, 409 for a job on a store without a queue; 503 with Retry-After when
     the client should ask again), the field at fault and a message in the CLI's words."""
 
-    def __init__(self, status: int, field: str, message: str) -> None:
+    def __init__(
+        self, status: int, field: str, message: str, extra: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message, field)
         self.status = status
+        self.extra = extra or {}
+        """More of the error object, beside its field and message (``solve``: the offer of
+        a background solve that would answer)."""
 
 
 class AsciiJSONResponse(JSONResponse):
@@ -46,10 +51,16 @@ class AsciiJSONResponse(JSONResponse):
 
 
 def error_response(
-    status: int, field: str, message: str, headers: dict[str, str] | None = None
+    status: int,
+    field: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> JSONResponse:
     return AsciiJSONResponse(
-        {"error": {"field": field, "message": message}}, status_code=status, headers=headers
+        {"error": {"field": field, "message": message, **(extra or {})}},
+        status_code=status,
+        headers=headers,
     )
 
 
@@ -60,7 +71,11 @@ def install_error_handlers(app: FastAPI, settings: ApiSettings) -> None:
     async def user_error(request: Request, exc: UserError) -> JSONResponse:
         """Every error the client can fix, whatever raised it: its status, field and message."""
         return error_response(
-            exc.status, exc.field, exc.message, retry if exc.status == 503 else None
+            exc.status,
+            exc.field,
+            exc.message,
+            retry if exc.status == 503 else None,
+            exc.extra if isinstance(exc, ApiError) else None,
         )
 
     @app.exception_handler(StoreUnavailableError)

@@ -252,9 +252,25 @@ class NeedAdviceOut(BaseModel):
     actions: list[NeedActionOut]
 
 
+class SolveOut(BaseModel):
+    """A whole-game solve the service runs in the background (``POST /v1/solve``), or
+    offers to, in a 422 refusing a question past its cold budget."""
+
+    rules: str
+    fingerprint: str = Field(description="its progress: GET /v1/rules/{fingerprint}/coverage")
+    turn_starts: int = Field(description="the whole game's: what the solve takes")
+    blocks_total: int
+    blocks_done: int = Field(description="blocks the store held when this was answered")
+
+
 class ErrorDetail(BaseModel):
     field: str
     message: str
+    solve: SolveOut | None = Field(
+        default=None,
+        description="where the question is past the cold budget and the client may start "
+        "the whole game solving: what POST /v1/solve would start",
+    )
 
 
 class BatchItemOut(BaseModel):

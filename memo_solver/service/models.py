@@ -159,6 +159,11 @@ class PrecomputeRequest(BaseModel):
     )
 
 
+class SolveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: RulesInput = Field("yahtzee", description=_RULES_HELP)
+
+
 class ErrorOut(BaseModel):
     error: ErrorDetail
 
@@ -297,6 +302,9 @@ class CoverageOut(BaseModel):
     blocks_done: int
     claims_held: int
     workers_alive: int
+    solving: bool = Field(
+        description="whether this server process solves it in the background now (POST /v1/solve)"
+    )
 
 
 class ReadyOut(BaseModel):

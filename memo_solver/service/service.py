@@ -23,7 +23,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -91,6 +91,25 @@ class _Cone:
     remedy: str
     """What to precompute instead."""
     field: str
+    game: str
+    """The rule set's name, in a player's words when no one may solve it."""
+    rules: RuleSet | None = None
+    """The rule set whose whole game a background solve may answer it from (the mean's
+    cone; None for a need table's, which only the workers take)."""
+
+
+@dataclass(frozen=True)
+class SolveOffer:
+    """A whole-game solve this service may run in the background for the asking client
+    (:meth:`Service.solve_in_background`): what it costs, and how far the store has it."""
+
+    rules: str
+    fingerprint: str
+    turn_starts: int
+    """The whole game's: what the background solve takes (a question's answer comes when
+    the solve reaches its own, smaller cone)."""
+    blocks_total: int
+    blocks_done: int
 
 
 @dataclass(eq=False)
@@ -119,6 +138,9 @@ class Service:
         """One distribution computed at a time: a whole game keeps a core busy for tens of
         seconds (``yahtzee`` about 35 CPU s, the 15-box ``yatzy`` about 100)."""
         self._shared: OrderedDict[Hashable, _Work] = OrderedDict()
+        self._solves: dict[str, RuleSet] = {}
+        """The whole-game solves running in this process's task group, by fingerprint (one
+        per game: a second asker joins the first)."""
         self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
         """This process's claims on shared work (the store's host/pid/random form)."""
 
@@ -199,6 +221,8 @@ class Service:
                 "budget",
                 "the rule set ('memo-solver precompute')",
                 "state",
+                rules.name,
+                rules,
             ),
             self.peek(rules),
             rules.fingerprint,
@@ -229,6 +253,7 @@ class Service:
                 "need budget",
                 "the need table ('memo-solver precompute --need')",
                 "need",
+                rules.name,
             ),
             self.peek_need(rules, cap),
             entry.game.fingerprint,
@@ -259,7 +284,7 @@ class Service:
         if len(await self.store.get_many(namespace_of(fingerprint), keys)) == len(keys):
             return
         if self.queue is not None and await self.queue.live_worker_count():
-            self.may_solve(client, cone.turn_starts)
+            self.may_solve(client, cone.turn_starts, cone.game)
             await keep_definition()  # what the workers solve it from
             await self._hand_large_to_workers(warm)
             metrics.DEADLINES.inc()
@@ -269,34 +294,122 @@ class Service:
                 f"a cold question of {cone.size:,} {cone.unit} (past this service's "
                 f"{cone.name} of {cone.budget:,}) went to the workers; retry later",
             )
+        if cone.rules is None:
+            raise ApiError(
+                422,
+                cone.field,
+                f"this cold question needs up to {cone.size:,} {cone.unit} solved, past "
+                f"this service's {cone.name} of {cone.budget:,}; precompute {cone.remedy}, "
+                "start workers on a Redis store, or ask about a later position",
+            )
+        await self._refuse_until_solved(cone, cone.rules, client)
+
+    async def _refuse_until_solved(self, cone: _Cone, rules: RuleSet, client: str | None) -> None:
+        """A cold question past the budget with no worker to take it, in a player's words:
+        503 while this process solves its game in the background (the question is answered
+        once the solve has stored its cone: :meth:`_check_cone` finds it there), else a 422
+        saying the game is not solved yet, with the offer of a background solve where
+        ``client`` may start one (:meth:`solve_in_background`)."""
+        offer = await self.solve_offer(rules)
+        if rules.fingerprint in self._solves:
+            metrics.DEADLINES.inc()
+            raise ApiError(
+                503,
+                cone.field,
+                f"this server is solving {rules.name} in the background ({offer.blocks_done:,} "
+                f"of {offer.blocks_total:,} blocks so far); this position is answered when "
+                "the solve reaches it: retry later",
+            )
+        self.may_solve(client, offer.turn_starts, rules.name)
         raise ApiError(
             422,
             cone.field,
-            f"this cold question needs up to {cone.size:,} {cone.unit} solved, past this "
-            f"service's {cone.name} of {cone.budget:,}; precompute {cone.remedy}, start "
-            "workers on a Redis store, or ask about a later position",
+            f"this server has not solved {rules.name} yet: this answer needs up to "
+            f"{cone.size:,} turn starts solved (the whole game, solved in the background, is "
+            f"{offer.turn_starts:,} in {offer.blocks_total:,} blocks), past its budget of "
+            f"{cone.budget:,} for a cold question; start that solve with POST /v1/solve, or "
+            "ask about a later position",
+            extra={"solve": asdict(offer)},
         )
 
-    def may_solve(self, client: str | None, turn_starts: int) -> None:
+    async def solve_offer(self, rules: RuleSet) -> SolveOffer:
+        """What a whole-game solve of ``rules`` takes, and how much of it the store holds."""
+        game = entry_for(rules).game
+        covered = await self.store.coverage(namespace(game))
+        return SolveOffer(
+            rules.name,
+            rules.fingerprint,
+            rules.cone_turn_starts(0),
+            game.block_count,
+            covered.blocks,
+        )
+
+    def solving(self, fingerprint: str) -> bool:
+        """Whether this process solves that game in the background now."""
+        return fingerprint in self._solves
+
+    async def solve_in_background(
+        self, rules: RuleSet, client: str | None, warm: Callable[[], Job]
+    ) -> SolveOffer:
+        """Start the whole game of ``rules`` solving (``warm``: its start's job), if the
+        store lacks blocks of it and ``client`` may start such a solve: the workers take it
+        when any are alive, as they take a cold question past the budget; else this
+        process's task group solves it a layer at a time (:meth:`Engine.solve_layers`,
+        which takes back what the store holds: a solve stopped by a restart goes on from
+        the store's coverage). One per game in this process, joined by a second asker; the
+        solves of several processes share the blocks through the store's claims. Counted
+        against ``--whole-game-queue`` (429 past it)."""
+        offer = await self.solve_offer(rules)
+        if offer.blocks_done >= offer.blocks_total:
+            return offer
+        self.may_solve(client, offer.turn_starts, rules.name)
+        await self.rulebook.keep_definition(rules)  # its progress is read by fingerprint
+        if self.queue is not None and await self.queue.live_worker_count():
+            await self._hand_large_to_workers(warm)
+            return offer
+        # Looked at after the last await: two requests at once cannot both start one.
+        if rules.fingerprint in self._solves:
+            return offer
+        if len(self._solves) >= self.settings.whole_game_queue:
+            raise self._solves_capped()
+        assert self.task_group is not None, "the app's lifespan is not running"
+        self._solves[rules.fingerprint] = rules
+        self.task_group.start_soon(self._solve_whole, rules)
+        return offer
+
+    async def _solve_whole(self, rules: RuleSet) -> None:
+        """Runs in the service's task group and is cancelled with it when the service stops:
+        what it committed stays in the store, for the next solve to take back."""
+        try:
+            async with self.engine(rules) as engine:
+                log.info("solving %s in the background", rules.name)
+                await engine.solve_layers(engine.game.root())
+                log.info("solved %s in the background", rules.name)
+        except Exception as exc:  # the next question past the budget may start it again
+            log.warning("the background solve of %s stopped: %s", rules.name, exc)
+        finally:
+            del self._solves[rules.fingerprint]
+
+    def may_solve(self, client: str | None, turn_starts: int, name: str) -> None:
         """Whether a request from ``client`` (its address) may start a solve of
         ``turn_starts`` past the cold budget, work as large as the operator's precompute:
-        the one rule for every value type and wherever the solve runs (the workers today); a
-        422 naming the setting that refuses it. How many run at once is capped where they
-        are queued (:meth:`_hand_large_to_workers`)."""
+        the one rule for every value type and wherever the solve runs (the workers, or this
+        process in the background); a 422 in a player's words, naming the setting that
+        refuses it. How many run at once is capped where they are queued or started
+        (:meth:`_hand_large_to_workers`, :meth:`solve_in_background`)."""
         settings = self.settings
         allowed = settings.whole_game_solves == "anyone" or (
             settings.whole_game_solves == "loopback" and client in LOOPBACK
         )
         if not allowed:
-            who = {"off": "nobody", "loopback": "only clients on its own machine"}
+            who = {"off": "only its operator", "loopback": "only someone at the server itself"}
             raise ApiError(
                 422,
                 "state",
-                f"this cold question needs a solve past this service's budget of "
-                f"{settings.cold_budget:,} turn starts, which "
-                f"{who[settings.whole_game_solves]} may start here (--whole-game-solves "
-                f"{settings.whole_game_solves}); ask the operator to precompute the rule set "
-                "('memo-solver precompute'), or ask about a later position",
+                f"this server has not solved {name} yet, and {who[settings.whole_game_solves]} "
+                f"can start that solve (--whole-game-solves {settings.whole_game_solves}); "
+                "ask about a later position, or ask the operator to precompute it "
+                "('memo-solver precompute')",
             )
         if turn_starts > settings.whole_game_max:
             raise ApiError(
@@ -319,12 +432,16 @@ class Service:
             log.info("a cold state was not handed to the workers: %s", exc)
             return
         if queued is None:
-            raise ApiError(
-                429,
-                "state",
-                f"{cap} solves past this service's budget are queued or running already "
-                f"(--whole-game-queue {cap}); retry once one is done",
-            )
+            raise self._solves_capped()
+
+    def _solves_capped(self) -> ApiError:
+        cap = self.settings.whole_game_queue
+        return ApiError(
+            429,
+            "state",
+            f"{cap} solves past this service's budget are queued or running already "
+            f"(--whole-game-queue {cap}); retry once one is done",
+        )
 
     async def run(
         self, work: Callable[[], Awaitable[T]], warm: Callable[[], Job] | None = None

@@ -57,11 +57,13 @@ class ApiSettings:
     the cold budget (tens of MB apiece), so an anonymous client must not add them without
     end; past it a registration is a 429 naming the quota."""
     whole_game_solves: WholeGameSolves = "loopback"
-    """Who may start a solve past the cold budget (the workers' work, as large as the
-    operator's precompute): nobody, clients on this machine, or anyone."""
+    """Who may start a solve past the cold budget (the workers' work, or without live
+    workers a whole-game solve in the server's background; as large as the operator's
+    precompute): nobody, clients on this machine, or anyone."""
     whole_game_queue: int = 2
     """Such solves queued or running at once, on the store (every server process counts
-    them together); past it, 429. The operator's precompute is not one of them."""
+    them together; background solves are counted in each process); past it, 429. The
+    operator's precompute is not one of them."""
     whole_game_max: int = 100_000_000
     """Turn starts one such solve may have (every built-in: ``maxi-yatzy`` is 89 million);
     past it, 422."""

@@ -35,6 +35,7 @@ from memo_solver.service.fast import (
     BatchOut,
     ErrorDetail,
     NeedAdviceOut,
+    SolveOut,
     advice_body,
     batch_advice,
     batch_body,
@@ -42,7 +43,7 @@ from memo_solver.service.fast import (
     batch_need,
 )
 from memo_solver.service.inputs import client_of, rules_of, state_of
-from memo_solver.service.models import BatchRequest, StateRequest, ValueOut
+from memo_solver.service.models import BatchRequest, SolveRequest, StateRequest, ValueOut
 from memo_solver.service.routes import Routes
 from memo_solver.service.service import Service, service_of
 
@@ -168,6 +169,27 @@ async def value(body: StateRequest, request: Request) -> ValueOut:
         probability=need.probability,
         turn_start_probability=need.turn_start_probability,
     )
+
+
+@routes.post(
+    "/v1/solve",
+    response_model=SolveOut,
+    status_code=202,
+    responses={200: {"model": SolveOut, "description": "the store holds the whole game"}},
+)
+async def solve(body: SolveRequest, request: Request, response: Response) -> SolveOut:
+    """Start solving a rule set's whole game in the background, where a question past the
+    cold budget was refused for want of it (its 422 carries the offer): needs no token,
+    but the client must be one ``--whole-game-solves`` lets start it (422), within
+    ``--whole-game-queue`` (429). 202 while it runs (its progress:
+    ``GET /v1/rules/{fingerprint}/coverage``); 200 when the store holds the whole game."""
+    service = service_of(request)
+    rules = await rules_of(service, body.rules)
+    start = state_of("start", rules)
+    offer = await service.solve_in_background(rules, client_of(request.scope), _warm(rules, start))
+    if offer.blocks_done >= offer.blocks_total:
+        response.status_code = 200
+    return SolveOut.model_validate(offer, from_attributes=True)
 
 
 async def _advise(service: Service, rules: RuleSet, state: State, client: str | None) -> Advice:

@@ -208,6 +208,7 @@ async def coverage(
         blocks_done=covered.blocks,
         claims_held=covered.claims,
         workers_alive=0 if queue is None else await queue.live_worker_count(),
+        solving=service.solving(game.fingerprint),
     )
 
 

@@ -49,6 +49,9 @@
     advice: $("#advice"),
     status: $("#status"),
     error: $("#error"),
+    solveOffer: $("#solve-offer"),
+    solveOfferText: $("#solve-offer-text"),
+    solveStart: $("#solve-start"),
     best: $("#best"),
     outlook: $("#outlook"),
     actionsWrap: $("#actions-wrap"),
@@ -87,6 +90,8 @@
   let typingTimer = null;
   let pendingTimer = null;
   let computingSince = null;
+  let offered = null; // the whole-game solve the service offers for the position on show
+  let solving = null; // {name, fingerprint, total, from, since}: one the player started
   const adviceCache = new Map();
   const turnStartValues = new Map(); // scorecard -> its value before a turn's first roll
 
@@ -830,6 +835,7 @@
     if (inFlight) inFlight.abort();
     inFlight = null;
     requestSeq += 1;
+    hideOffer();
     const built = buildRequest();
     renderTotals();
     if (built.over) {
@@ -936,6 +942,10 @@
         showStatus("");
         if (!response.ok) {
           const detail = answer && answer.error;
+          if (detail && detail.solve && !reviewing()) {
+            offerSolve(detail.solve);
+            return;
+          }
           panel().clear();
           setPanelState("error");
           showError(
@@ -959,6 +969,97 @@
       });
   }
 
+  // --- a whole game solved in the background ----------------------------------------------
+
+  function hideOffer() {
+    offered = null;
+    el.solveOffer.hidden = true;
+  }
+
+  /** The service has not solved this game and may solve it for this player: say what the
+   * first answer costs and let the player start it. One the player started already is
+   * started again at once (the server restarted, or another of its processes answered),
+   * unless it was started moments ago: then it stopped, and the player decides again. */
+  function offerSolve(offer) {
+    if (solving && solving.fingerprint === offer.fingerprint && Date.now() - solving.since > 10000) {
+      startSolve(offer);
+      return;
+    }
+    panel().clear();
+    setPanelState("offer");
+    el.quick.textContent = `This server has not solved ${offer.rules} yet: see below.`;
+    offered = offer;
+    const done = offer.blocks_done > 0 ? `, ${offer.blocks_done.toLocaleString("en")} of them solved already` : "";
+    el.solveOfferText.textContent =
+      `This server has not solved ${offer.rules} yet. Its first answer needs the whole game ` +
+      `solved: ${offer.turn_starts.toLocaleString("en")} positions at the start of a turn, ` +
+      `in ${offer.blocks_total.toLocaleString("en")} blocks${done}. The server can solve it ` +
+      `in the background, which may take minutes; this page shows how far it is and answers ` +
+      `as soon as the solve reaches this position.`;
+    el.solveOffer.hidden = false;
+  }
+
+  function startSolve(offer) {
+    const seq = requestSeq;
+    const name = current().rules;
+    el.solveStart.disabled = true;
+    fetch("/v1/solve", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ rules: rulesSent(name) }),
+    })
+      .then(async (response) => {
+        el.solveStart.disabled = false;
+        const answer = await response.json().catch(() => null);
+        if (seq !== requestSeq) return;
+        if (!response.ok) {
+          hideOffer();
+          setPanelState("error");
+          const detail = answer && answer.error;
+          showError(detail ? detail.message : `The service answered ${response.status}.`);
+          return;
+        }
+        solving = {
+          name,
+          fingerprint: offer.fingerprint,
+          total: answer.blocks_total,
+          from: answer.blocks_done,
+          since: Date.now(),
+        };
+        updateAdvice();
+      })
+      .catch(() => {
+        el.solveStart.disabled = false;
+        if (seq !== requestSeq) return;
+        showError("Cannot reach the solver service. Try again in a moment.");
+      });
+  }
+
+  /** How far the background solve is, from the public coverage of its game. */
+  function showSolveProgress(waitSeconds) {
+    const seq = requestSeq;
+    const started = solving;
+    fetch(`/v1/rules/${started.fingerprint}/coverage`, { headers: { Accept: "application/json" } })
+      .then((response) => (response.ok ? response.json() : null))
+      .then((coverage) => {
+        if (!coverage || seq !== requestSeq || solving !== started) return;
+        const done = coverage.blocks_done;
+        const total = coverage.blocks_total;
+        const seconds = (Date.now() - started.since) / 1000;
+        const rate = (done - started.from) / Math.max(seconds, 1);
+        const left =
+          rate > 0 && done < total ? ` About ${Math.max(1, Math.round((total - done) / rate / 60))} min left at most.` : "";
+        showWaiting(
+          `Solving ${started.name}: ${Math.floor((100 * done) / total)}%…`,
+          `The server is solving ${started.name} in the background: ${done.toLocaleString("en")} of ` +
+            `${total.toLocaleString("en")} blocks (${Math.floor((100 * done) / total)}%).${left} ` +
+            `This position is answered as soon as the solve reaches it; this page asks again ` +
+            `by itself in ${Math.round(waitSeconds)} s.`,
+        );
+      })
+      .catch(() => {});
+  }
+
   function rememberAdvice(key, data) {
     adviceCache.set(key, data);
     if (adviceCache.size > ADVICE_CACHE_SIZE) adviceCache.delete(adviceCache.keys().next().value);
@@ -971,6 +1072,10 @@
     const { clear, computing } = panel();
     clear();
     setPanelState("computing");
+    if (solving && solving.name === current().rules && !reviewing()) {
+      showSolveProgress(waitSeconds);
+      return;
+    }
     showWaiting(
       `The solver is computing ${computing}…`,
       `The solver is computing ${computing} for the first time${detail}. ` +
@@ -1232,6 +1337,9 @@
 
   function bind() {
     el.rules.addEventListener("change", () => pickRules(el.rules.value));
+    el.solveStart.addEventListener("click", () => {
+      if (offered) startSolve(offered);
+    });
     for (const radio of el.modeRadios) {
       radio.addEventListener("change", () => {
         if (!radio.checked) return;
