@@ -227,7 +227,7 @@ def test_sigterm_refuses_new_connections_and_drops_no_accepted_request(tmp_path:
     The mechanism (:class:`memo_solver.service.processes.Supervisor`): the parent makes the
     shared listening socket drop every new SYN before it tells the children to stop, and
     the children accept what the kernel had queued until they close the socket; the
-    client's SYN, sent again a second later, then finds no listener. (The parent's copy of
+    client sends its SYN again until it finds no listener. (The parent's copy of
     the socket once kept the port accepting connections that no process would serve while
     the children drained; the children still closed it on connections the kernel had
     completed into its queue since their last accept.)"""

@@ -102,15 +102,18 @@ class Supervisor(Multiprocess):
     So on SIGINT or SIGTERM the parent, before it tells the children to stop, attaches
     :data:`DROP_SYN` to the socket (a filter belongs to the socket, so it holds in every
     process) and closes its copy. From then on no handshake begins: the client's SYN is
-    dropped, it sends it again a second later (Linux's first SYN retransmission), finds
-    no listener by then and is refused, as by a single-process ``serve``. A handshake the
-    filter let through had begun before the signal reached the children and is complete
-    one round trip later; the children go on accepting until they stop serving (at least
-    the signal's delivery and a turn of uvicorn's 0.1 s main loop later), so it is
-    accepted and answered (:mod:`.serving` answers a request accepted before a shutdown).
-    What is left: a client whose handshake takes longer than the children take to stop
-    (a round trip of more than 0.1 s, or its last ACK lost) is reset. On loopback the
-    handshake is over in the kernel within the client's ``connect`` call.
+    dropped, and it sends it again (Linux retries after 1 s, then 2, 4, ... s more) until
+    the children have closed the socket; then it finds no listener and is refused, as by
+    a single-process ``serve``. A handshake that began before the filter completes one
+    round trip later, into the queue, and the children go on accepting until they stop
+    serving (uvicorn's ``Server.shutdown`` stops accepting and closes the socket in one
+    step, and a child's event loop accepts until the queue is empty each time it polls).
+    What is left, in the kernel's terms: a handshake whose final ACK reaches the socket
+    only after the last child's ``close``, i.e. one that began before the filter and took
+    longer than the parent's signalling of the children and their way to ``shutdown``
+    (a round trip that long, or its ACK lost or held back by a full queue), is reset. No
+    system call takes a listener out of service and hands over its half-open handshakes.
+    On loopback a handshake is over within the client's ``connect`` call, in the kernel.
 
     A child stopping alone (SIGHUP's restart, SIGTTOU) leaves the filter off: its siblings
     and the parent keep the socket listening, and they accept what its queue holds.
