@@ -52,6 +52,7 @@ from worker_support import (
     held_by,
     job_record,
     json_of,
+    last_touch,
     pending,
     refused_jobs,
     start_workers,
@@ -353,8 +354,8 @@ def _failed(r: redis.Redis, job_id: str) -> dict[str, str] | None:
 # --- stopping ------------------------------------------------------------------------------
 
 
-def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> tuple[Child, float]:
-    """A worker stopped by SIGTERM while it runs the precompute job; and when it was sent."""
+def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> Child:
+    """A worker stopped by SIGTERM while it runs the precompute job."""
     (worker,) = start_workers(children, r, url, ["w1"], "--lease", "3")
     cli_json(url, "precompute", "--rules", "yahtzee")
     wait_for(
@@ -367,19 +368,18 @@ def _stop_during_a_precompute(r: redis.Redis, url: str, children: Children) -> t
         0.02,
     )
     worker.process.send_signal(signal.SIGTERM)
-    signalled_at = time.monotonic()
     assert worker.finish(timeout=30) == 0, worker.text()
     # Promptly, whatever the machine's load: before the job's end, which a worker that
     # finished its work in progress would have reached (the timeout above only keeps a hung
     # stop from hanging the test).
     assert blocks_done(r) < BLOCKS
-    return worker, signalled_at
+    return worker
 
 
 def test_sigterm_stops_a_worker_cleanly_and_leaves_the_job_to_others(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
-    worker, _ = _stop_during_a_precompute(r, redis_url, children)
+    worker = _stop_during_a_precompute(r, redis_url, children)
     assert claim_holders(r) == [], "claims left behind"
     assert r.exists(redis_keys.worker("w1")) == 0, "heartbeat left behind"
     entries = r.xpending_range(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "-", "+", 100)
@@ -393,8 +393,9 @@ def test_sigterm_stops_a_worker_cleanly_and_leaves_the_job_to_others(
 def test_a_stopped_workers_job_is_taken_over_after_the_stale_time(
     redis_url: str, r: redis.Redis, children: Children
 ) -> None:
-    _, signalled_at = _stop_during_a_precompute(r, redis_url, children)
+    stopped = _stop_during_a_precompute(r, redis_url, children)
     stopped_at = time.monotonic()
+    touched_at = last_touch(r, stopped)  # it touches its entry no more: it has exited
     (taker,) = start_workers(children, r, redis_url, ["w2"], "--lease", "3")
     ready_at = time.monotonic()
     stale_job_s = max(5 * HEARTBEAT_S, 3 * 3.0)  # memo_solver.jobs.settings, with --lease 3
@@ -402,10 +403,10 @@ def test_a_stopped_workers_job_is_taken_over_after_the_stale_time(
     taken = partial(taken_over_by, r, PRECOMPUTE_ID, taker)
     wait_for("w2 to take the job over", taken, stale_job_s + 60, 0.02)
     taken_at = time.monotonic()
-    # The stopped worker last touched its entry at most a heartbeat (and its round trips)
-    # before the signal, and at the latest as it exited; w2 takes the entry at its first
-    # look after both the entry went stale and it was up. What follows is computing.
-    assert taken_at - signalled_at >= stale_job_s - 1
+    # The entry went stale the stale time after the stopped worker's last touch, which Redis
+    # dates; w2 takes it at its first look after both the entry went stale and it was up.
+    # What follows is computing.
+    assert taken_at - touched_at >= stale_job_s
     assert taken_at < max(stopped_at + stale_job_s, ready_at) + TAKE_OVER_WITHIN_S
 
     def done() -> dict[str, str] | None:

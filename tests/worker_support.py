@@ -218,6 +218,24 @@ trips to Redis, given another second on a loaded machine. Timers and round trips
 worker computes nothing before it writes its name in the job's record."""
 
 
+def last_touch(r: redis.Redis | redis.RedisCluster, worker: Child) -> float:
+    """A ``time.monotonic()`` no later than ``worker``'s last touch of the job entries it
+    holds (the earliest, where it holds several): each goes stale the stale time after it,
+    and not before. Read from Redis (each entry's idle time, in whole milliseconds), not
+    assumed from the heartbeat's period: a worker starved of the CPU touches its entries
+    late, so its last touch may lie further back than one period."""
+    before = time.monotonic()
+    entries = r.xpending_range(redis_keys.JOB_STREAM, redis_keys.JOB_GROUP, "-", "+", 1000)
+
+    def owner(entry: dict[str, Any]) -> str:
+        consumer = entry["consumer"]  # the worker id, or the id and a slot: "w1/0"
+        text = consumer.decode() if isinstance(consumer, bytes) else str(consumer)
+        return text.split("/")[0]
+
+    idle_ms = max(int(e["time_since_delivered"]) for e in entries if owner(e) == worker.name)
+    return before - (idle_ms + 1) / 1000
+
+
 def taken_over_by(r: redis.Redis, job_id: str, worker: Child) -> dict[str, str] | None:
     """The job's record once ``worker`` runs the job (taken over from a silent worker)."""
     record = job_record(r, job_id)
