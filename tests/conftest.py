@@ -283,3 +283,15 @@ def children(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Childre
 def r(redis_url: str) -> Iterator[redis.Redis]:
     with redis.Redis.from_url(redis_url) as client:
         yield client
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store_of(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> tuple[list[str], Callable[[], Store]]:
+    """The store options of the command line, and a way to open the same store here."""
+    if request.param == "sqlite":
+        path = tmp_path / "memo.sqlite3"
+        return ["--store", str(path)], lambda: SQLiteStore(path)
+    url: str = request.getfixturevalue("redis_url")
+    return ["--redis", url], lambda: RedisStore(url)

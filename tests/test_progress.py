@@ -267,19 +267,23 @@ def test_a_cost_is_said_in_the_units_a_person_weighs(cost: Cost, words: str) -> 
     assert cost_words(cost).startswith(f"{cost.blocks:,} blocks to compute, ")
 
 
-@pytest.mark.slow
-def test_a_cold_question_past_the_threshold_says_its_cost_before_solving(tmp_path: Path) -> None:
-    """The first word of a cold ``value`` on a large game (off a terminal) is its cost; the
-    command is stopped there, its cost said."""
+def _first_word(args: list[str]) -> str:
+    """The first line a command writes on stderr (off a terminal); the command is killed
+    there, before the solve it announces."""
     with subprocess.Popen(
-        [str(CLI), "--store", str(tmp_path / "s.sqlite3"), "value", "--rules", LARGE],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
+        [str(CLI), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
     ) as process:
         assert process.stderr is not None
         said = process.stderr.readline().decode()
         process.kill()
+    return said
+
+
+@pytest.mark.slow
+def test_a_cold_question_past_the_threshold_says_its_cost_before_solving(tmp_path: Path) -> None:
+    """The first word of a cold ``value`` on a large game (off a terminal) is its cost; the
+    command is stopped there, its cost said."""
+    said = _first_word(["--store", str(tmp_path / "s.sqlite3"), "value", "--rules", LARGE])
     assert re.fullmatch(COST_LINE.format(name=LARGE, blocks="32,768"), said), said
 
 
@@ -288,14 +292,6 @@ def test_a_cold_need_table_says_its_cost_before_solving(tmp_path: Path) -> None:
     """``advise``, ``value``, ``stats``, ``simulate`` and ``play`` with a need (or a target)
     build the need table's cone through the one engine: its cost is said first (a store
     once grew from 5.7 MB to 1.78 GB without a word). Stopped there, its cost said."""
-    with subprocess.Popen(
-        [str(CLI), "--store", str(tmp_path / "s"), "value", "--rules=yahtzee", "--need=100"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    ) as process:
-        assert process.stderr is not None
-        said = process.stderr.readline().decode()
-        process.kill()
+    said = _first_word(["--store", str(tmp_path / "s"), "value", "--rules=yahtzee", "--need=100"])
     name = re.escape("yahtzee (need up to 400)")
     assert re.fullmatch(COST_LINE.format(name=name, blocks="8,192"), said), said

@@ -25,7 +25,6 @@ from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
-from memo_solver.stores.sqlite import SQLiteStore
 
 CLI = Path(sys.executable).with_name("memo-solver")
 ENV = {
@@ -58,18 +57,6 @@ async def fill(store: Store) -> None:
 async def namespaces_of(store: Store) -> list[str]:
     async with store:
         return await store.namespaces()
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store_of(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> tuple[list[str], Callable[[], Store]]:
-    """The store options of the command line, and a way to open the same store here."""
-    if request.param == "sqlite":
-        path = tmp_path / "memo.sqlite3"
-        return ["--store", str(path)], lambda: SQLiteStore(path)
-    url: str = request.getfixturevalue("redis_url")
-    return ["--redis", url], lambda: RedisStore(url)
 
 
 def prune(options: list[str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -27,6 +27,7 @@ import httpx
 import pytest
 from api_support import api_client, bearer, build_app, error_of
 from redis_server import RedisServer
+from test_api_need import TINY  # three boxes and two dice: cold in milliseconds
 from web_support import Service as ServeProcess
 
 from memo_solver.cli import main as memo_cli
@@ -41,20 +42,9 @@ from memo_solver.service.app import ApiSettings
 from memo_solver.service.rulebook import USED_EVERY_S
 from memo_solver.service.settings import ADMIN_TOKEN_ENV, REGISTRATION_QUOTA_ENV
 from memo_solver.stores.redis import RedisStore
-from memo_solver.stores.sqlite import SQLiteStore
 
 TOKEN = "s3cret"
 DAY_S = 86_400.0
-# Three boxes and two dice: cold in milliseconds.
-TINY: dict[str, Any] = {
-    "name": "tiny",
-    "dice": 2,
-    "boxes": [
-        {"name": "sixes", "kind": "upper", "face": 6},
-        {"name": "doubles", "kind": "all_alike", "points": 20},
-        {"name": "chance", "kind": "chance"},
-    ],
-}
 ROOM = 100
 """A registration quota that the tests of other rules never reach."""
 PAST_BUDGET = ApiSettings(cold_budget=5_000)
@@ -183,18 +173,6 @@ async def test_every_store_stamps_its_registrations(store: Store) -> None:
     assert await store.last_used(30.0) == [("a", 10.0), ("b", 20.0), ("c", 20.0)]
     await store.unregister("a")
     assert await store.last_used(40.0) == [("b", 20.0), ("c", 20.0)]
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store_of(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> tuple[list[str], Callable[[], Store]]:
-    """The store options of the command line, and a way to open the same store here."""
-    if request.param == "sqlite":
-        path = tmp_path / "memo.sqlite3"
-        return ["--store", str(path)], lambda: SQLiteStore(path)
-    url: str = request.getfixturevalue("redis_url")
-    return ["--redis", url], lambda: RedisStore(url)
 
 
 async def _register(store: Store, stamps: dict[str, float | None]) -> None:
