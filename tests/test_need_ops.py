@@ -102,6 +102,7 @@ def _cli_json(store: Path, *args: str) -> dict[str, object]:
     return result
 
 
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_export_and_import_take_a_rule_sets_need_table(tmp_path: Path) -> None:
     """An operator copies a need table as a rule set's mean values: ``--need`` (and its
     cap) picks the table, every block verified on the way, its rule file kept beside it."""

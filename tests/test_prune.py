@@ -175,7 +175,9 @@ async def leave_strays(store: RedisStore, name: str) -> None:
         await client.delete(redis_keys.layout(name), redis_keys.definition(name))
 
 
-@pytest.mark.parametrize("where", ["redis_url", "cluster_url"])
+@pytest.mark.parametrize(
+    "where", ["redis_url", pytest.param("cluster_url", marks=pytest.mark.full)]
+)
 def test_prune_finds_and_deletes_blocks_that_no_layout_record_covers(
     where: str, request: pytest.FixtureRequest
 ) -> None:

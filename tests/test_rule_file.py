@@ -492,7 +492,9 @@ NEED_CAP = 100
 (a cap of 2,000, the largest, costs 9 CPU s here and checks nothing more)."""
 
 
-@pytest.mark.slow  # 4 CPU s: the brute force plays a turn start of six dice, five rerolls
+# 4 CPU s: the brute force plays a turn start of six dice, five rerolls; under -m full for the
+# suite's growth budget (hardening 4)
+@pytest.mark.full
 def test_the_values_of_the_maximal_rule_set_are_exact_and_within_what_a_game_can_score() -> None:
     """The last three boxes of the maximal rule set (sixes, a Joker's 10,000 in the full
     house and in chance; the Yahtzee box filled, so every five alike banks 10,000 more):

@@ -217,7 +217,7 @@ def ask(port: int) -> str:
     return "answered" if reply.startswith(b"HTTP/1.1 200") else "dropped"
 
 
-@pytest.mark.slow
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_sigterm_refuses_new_connections_and_drops_no_accepted_request(tmp_path: Path) -> None:
     """Requests one after another across a SIGTERM, until the server is gone: each is
     answered or refused a connection, none accepted and then dropped; and once the parent

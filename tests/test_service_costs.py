@@ -451,7 +451,7 @@ def _p99(latencies: list[float]) -> float:
     return statistics.quantiles(latencies, n=100)[98]
 
 
-@pytest.mark.slow
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_paging_the_rule_list_leaves_warm_advice_fast(tmp_path: Path) -> None:
     """Four clients paging through 150 registrations (copies of ``maxi-yatzy``, 20 boxes and
     their points each): warm advice's p99 stays within three times its idle p99. Before,

@@ -236,7 +236,7 @@ def test_a_bad_number_in_the_environment_is_named(
 MAX_CONNECTIONS = 40
 
 
-@pytest.mark.slow
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_past_the_connection_cap_idle_connections_make_room_and_advice_answers(
     tmp_path: Path,
 ) -> None:

@@ -655,6 +655,7 @@ def test_refused_positions_show_the_message(page: Any, service: Service) -> None
     assert_accessible(page, "the error message")
 
 
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_a_game_the_server_has_not_solved_is_solved_in_the_background(
     page: Any, tmp_path: Path
 ) -> None:

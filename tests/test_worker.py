@@ -693,7 +693,7 @@ def test_memo_solver_worker_starts_beats_and_stops_on_sigterm(
 # --- a rule set deleted while its workers solve it -------------------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 async def test_a_rule_set_deleted_during_its_precompute_fails_the_job_and_its_workers_stop(
     redis_url: str, r: redis.Redis, children: Children, monkeypatch: pytest.MonkeyPatch
 ) -> None:
