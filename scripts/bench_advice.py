@@ -39,8 +39,8 @@ from memo_solver.core.runtime import pin_blas_threads
 
 if TYPE_CHECKING:
     from memo_solver.core.store import Store
-    from memo_solver.games.yahtzee.rules import RuleSet
-    from memo_solver.games.yahtzee.state import State
+    from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+    from memo_solver.games.yahtzee.rules.state import State
 
 WARM_MEDIAN_TARGET_MS = 0.5
 WARM_P99_TARGET_MS = 2.0
@@ -52,7 +52,7 @@ def random_state(rules: RuleSet, rng: random.Random, filled: int) -> State:
     """A valid state with this filled mask; everything else drawn at random."""
     import numpy as np
 
-    from memo_solver.games.yahtzee.state import State
+    from memo_solver.games.yahtzee.rules.state import State
 
     totals = [int(t) for t in np.flatnonzero(rules.upper_totals(filled))]
     box = rules.yahtzee_box
@@ -92,7 +92,7 @@ def summary_ms(walls: Sequence[float], cpus: Sequence[float]) -> dict[str, float
 
 async def precompute(rules: RuleSet, path: Path) -> dict[str, Any]:
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
     from memo_solver.stores.sqlite import SQLiteStore
 
     store = SQLiteStore(path)
@@ -117,8 +117,8 @@ async def time_advice(
     """Wall and process-CPU seconds per ``advise`` call on one engine, after an optional
     preload and warm-up. CPU tells preemption on a busy machine from real work."""
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.advice import advise
-    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.advice.mean_advice import advise
+    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 
     async with open_engine(YahtzeeGame(rules), store) as engine:
         if preload:
@@ -140,8 +140,8 @@ async def time_cold(
 ) -> tuple[list[float], list[float]]:
     """Wall and process-CPU seconds of ``advise`` on a fresh, empty store per state."""
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.advice import advise
-    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.advice.mean_advice import advise
+    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 
     walls, cpus = [], []
     for state in states:
@@ -158,7 +158,7 @@ async def time_cold(
 
 
 async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
     from memo_solver.stores.memory import MemoryStore
     from memo_solver.stores.sqlite import SQLiteStore
 

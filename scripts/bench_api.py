@@ -80,7 +80,7 @@ def late_body(rules_name: str, rng: random.Random, open_boxes: int) -> bytes:
     """A random valid state of ``rules_name`` with ``open_boxes`` boxes open, rolled."""
     import numpy as np
 
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     rules = get_rule_set(rules_name)
     opened = sum(1 << b for b in rng.sample(range(len(rules.categories)), open_boxes))
@@ -103,7 +103,7 @@ def batch_body(bodies: list[bytes]) -> bytes:
 
 
 def bench_batch(command: str, store: Path, runs: int, size: int, seed: int) -> dict[str, Any]:
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     masks = list(range(get_rule_set("yahtzee").all_filled))
     rng = random.Random(seed)

@@ -49,8 +49,8 @@ from redis_server import RedisServer, ensure_redis_server  # noqa: E402
 from worker_support import layout_of, wait_for  # noqa: E402
 
 from memo_solver.core.engine import namespace  # noqa: E402
-from memo_solver.games.yahtzee.catalog import get_rule_set  # noqa: E402
-from memo_solver.games.yahtzee.game import YahtzeeGame  # noqa: E402
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set  # noqa: E402
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame  # noqa: E402
 from memo_solver.stores import redis_keys  # noqa: E402
 
 NOT_BLOCK_COMMANDS = {"info", "config", "cluster", "ping", "hello", "client", "command"}

@@ -64,8 +64,8 @@ QUIET_CORES = 0.05
 MAXI_CHILD = """
 import json, sys, time
 import numpy as np
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee import turn
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve import turn
 rules = get_rule_set("maxi-yatzy")
 rng = np.random.default_rng(20261124)
 sample, repeats = int(sys.argv[1]), int(sys.argv[2])
@@ -103,8 +103,8 @@ import json, sys
 from pathlib import Path
 import anyio
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.sqlite import SQLiteStore
 
 async def main() -> float:
@@ -119,10 +119,10 @@ THREADS_CHILD = """
 import gc, json, os, resource, sys, tempfile, threading, time
 from pathlib import Path
 import anyio
-from memo_solver.games.yahtzee import turn
+from memo_solver.games.yahtzee.solve import turn
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.sqlite import SQLiteStore
 

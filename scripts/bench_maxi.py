@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 from _bench import child_env, memo_solver_command, run_child
 
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.turn import solve_block
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.turn import solve_block
 
 TARGET_S = 1.0
 WORKERS = (1, 2, 16)

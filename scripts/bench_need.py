@@ -10,7 +10,7 @@ Two subcommands, each run once in its own process so that its figures are its ow
 - ``pins``: from a store holding that table (solved first if it does not), for each target
   T: (a) the best chance of a final score of at least T, read from the table's start block,
   (b) the same chance computed by the forward pass under the target policy
-  (:func:`memo_solver.games.yahtzee.distribution.target_pass`: the mass moved turn by turn
+  (:func:`memo_solver.games.yahtzee.analysis.distribution.target_pass`: the mass moved turn by turn
   by the policy's choices, a road independent of the backward values' own sum), and the
   mean policy's P(final >= T) from its exact distribution; with the CPU and wall time of
   each pass and the largest difference between (a) and (b) (they must agree to 1e-9).
@@ -35,15 +35,15 @@ import anyio
 import numpy as np
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.distribution import (
+from memo_solver.games.yahtzee.analysis.distribution import (
     blocks_below,
     forward_pass,
     target_pass,
 )
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.need import DEFAULT_CAP, NeedGame
-from memo_solver.games.yahtzee.state import start_state
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.rules.state import start_state
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.solve.need import DEFAULT_CAP, NeedGame
 from memo_solver.stores.sqlite import SQLiteStore
 
 TARGETS = (200, 250, 300, 350)

@@ -38,12 +38,12 @@ from _bench import child_env, memo_solver_command, percentile, run_child
 from bench_advice import late_states
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.need import NeedGame
-from memo_solver.games.yahtzee.need_advice import advise_need
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, state_to_json
+from memo_solver.games.yahtzee.advice.need_advice import advise_need
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, state_to_json
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
+from memo_solver.games.yahtzee.solve.need import NeedGame
 from memo_solver.stores.memory import MemoryStore
 
 PARTS = ("cold", "warm", "beat")

@@ -38,8 +38,8 @@ from bench_workers import start_worker  # noqa: E402
 from redis_server import RedisServer, ensure_redis_server  # noqa: E402
 from worker_support import wait_for  # noqa: E402
 
-from memo_solver.games.yahtzee.catalog import get_rule_set  # noqa: E402
-from memo_solver.games.yahtzee.need_table import table_bytes  # noqa: E402
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set  # noqa: E402
+from memo_solver.games.yahtzee.solve.need_table import table_bytes  # noqa: E402
 from memo_solver.stores import redis_keys  # noqa: E402
 
 WORKERS = ("need-1", "need-2")

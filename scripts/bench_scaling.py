@@ -83,8 +83,8 @@ import anyio
 sys.path.insert(0, "scripts")
 from _bench import machine_busy_s
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.sqlite import SQLiteStore
 
@@ -251,7 +251,7 @@ def bench_workers(rules: str, workers: list[int], rounds: int, say: Callable[[st
 
 
 def _pin(rules: str) -> float:
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     pin = get_rule_set(rules).start_value
     assert pin is not None

@@ -1,7 +1,8 @@
 """Simulation speed: optimal games per second, cold (policies built on the way) and warm.
 
 Precomputes the rule set (default ``yahtzee``) into a temporary SQLite store (or reuses
-``--store``), opens an engine on it, then times :func:`memo_solver.games.yahtzee.simulate.simulate`:
+``--store``), opens an engine on it, then times
+:func:`memo_solver.games.yahtzee.analysis.simulate.simulate`:
 
 - cold: a fresh policy cache, ``--cold-games`` (2,000) and then, on another fresh cache,
   ``--games`` (20,000) games: every block policy a game needs is built on the way, so the
@@ -34,7 +35,7 @@ from memo_solver.core.runtime import pin_blas_threads
 
 if TYPE_CHECKING:
     from memo_solver.core.engine import Engine
-    from memo_solver.games.yahtzee.simulate import PolicyCache
+    from memo_solver.games.yahtzee.analysis.simulate import PolicyCache
 
 WARM_TARGET_GAMES_PER_S = 1000.0
 MIB = 1 << 20
@@ -47,8 +48,8 @@ def peak_rss_mib() -> float:
 
 async def precompute(rules_name: str, path: Path) -> dict[str, Any]:
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.catalog import get_rule_set
-    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
     from memo_solver.stores.sqlite import SQLiteStore
 
     rules = get_rule_set(rules_name)
@@ -66,7 +67,7 @@ async def precompute(rules_name: str, path: Path) -> dict[str, Any]:
 
 async def run(engine: Engine, cache: PolicyCache, games: int, seed: int) -> dict[str, Any]:
     """One timed run: its rate, its policy building and its result."""
-    from memo_solver.games.yahtzee.simulate import simulate
+    from memo_solver.games.yahtzee.analysis.simulate import simulate
 
     cpu = time.process_time()
     summary = await simulate(engine, cache, games, seed)
@@ -88,9 +89,9 @@ async def run(engine: Engine, cache: PolicyCache, games: int, seed: int) -> dict
 
 async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.catalog import get_rule_set
-    from memo_solver.games.yahtzee.game import YahtzeeGame
-    from memo_solver.games.yahtzee.simulate import PolicyCache
+    from memo_solver.games.yahtzee.analysis.simulate import PolicyCache
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
     from memo_solver.stores.sqlite import SQLiteStore
 
     rules = get_rule_set(args.rules)

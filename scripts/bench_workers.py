@@ -72,7 +72,7 @@ JOB_ID = Job.precompute(RULES).id
 def use_rules(name: str) -> None:
     """Measure another built-in (``--rules maxi-yatzy``: the workload the shared memo is
     for): its block count, pinned value and job id replace yahtzee's."""
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     global RULES, BLOCKS, PINNED_START, JOB_ID
     rules = get_rule_set(name)
@@ -315,8 +315,8 @@ def _counters_after_a_beat(url: str, names: list[str], heartbeat_s: float) -> di
 
 def _namespace() -> str:
     from memo_solver.core.engine import namespace
-    from memo_solver.games.yahtzee.catalog import get_rule_set
-    from memo_solver.games.yahtzee.game import YahtzeeGame
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 
     return namespace(YahtzeeGame(get_rule_set(RULES)))
 

@@ -98,7 +98,7 @@ def random_body(rng: random.Random, filled: int | None = None) -> bytes:
     """The JSON body of one advice request for a random valid warm ``yahtzee`` state."""
     import numpy as np
 
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     rules = get_rule_set("yahtzee")
     if filled is None:
@@ -123,7 +123,7 @@ def make_bodies(seed: int, count: int) -> list[bytes]:
 
 def every_mask_bodies(seed: int) -> list[bytes]:
     """One request per filled mask but the last (8,191): together they touch every block."""
-    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     rng = random.Random(seed)
     masks = list(range(get_rule_set("yahtzee").all_filled))

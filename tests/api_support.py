@@ -21,8 +21,8 @@ import numpy as np
 from fastapi import FastAPI
 
 from memo_solver.core.store import Store
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, state_to_json
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, state_to_json
 from memo_solver.jobs.storage import open_store_and_queue
 from memo_solver.service.app import ApiSettings, create_app
 

@@ -1,5 +1,5 @@
 """Test helper: solve small sub-games bottom up with
-:func:`memo_solver.games.yahtzee.turn.solve_block`.
+:func:`memo_solver.games.yahtzee.solve.turn.solve_block`.
 
 A sub-game is every scorecard that already has the boxes of ``below`` filled. With only a
 few boxes open it has few blocks (``2 ** open``), so tests can build exact values of
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import solve_block
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.turn import solve_block
 
 
 def solve_all(rules: RuleSet, below: int = 0) -> dict[int, np.ndarray]:

@@ -9,9 +9,9 @@ five-dice games exercise are exercised on other universes too.
 
 from __future__ import annotations
 
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.rule_file import parse_rule_set
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 
 THREE_DICE: RuleSet = parse_rule_set(
     {

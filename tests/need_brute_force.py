@@ -190,8 +190,8 @@ def _mean_choice(
     """The mean-optimal action: the dice kept, or the box scored.
 
     The best by :func:`rulebook_brute_force.actions`, ties broken by the solver's documented
-    rule (``memo_solver/games/yahtzee/policy.py``, read, not imported): values rounding to the
-    same number of 1e-9 ticks are tied; among tied actions scoring now comes first, in the
+    rule (``memo_solver/games/yahtzee/analysis/policy.py``, read, not imported): values rounding to
+    the same number of 1e-9 ticks are tied; among tied actions scoring now comes first, in the
     first box in scorecard order; else the keep holding the most dice, then the first keep
     in sorted order. Keeping every die when scoring is as good would reach the same box a
     roll later, so that choice never changes the distribution; two different actions tied

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 from anyio.from_thread import BlockingPortal
 
 from memo_solver.core.engine import Engine, open_engine
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 
 T = TypeVar("T")

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 
 from memo_solver.core.cache import BlockCache
 from memo_solver.core.engine import Engine, open_engine
-from memo_solver.games.yahtzee.advice import Action, Advice, advise, advise_held
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rule_file import parse_rule_set
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, parse_state, start_state
+from memo_solver.games.yahtzee.advice.mean_advice import Action, Advice, advise, advise_held
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, parse_state, start_state
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9

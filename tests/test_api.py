@@ -49,8 +49,8 @@ from redis_server import RedisServer
 from store_faults import FULL, READ_ONLY, on_every_connection, redis_at_maxmemory, store_file
 
 from memo_solver.cli import main as memo_cli
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.state import StateError, parse_state
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.state import StateError, parse_state
 from memo_solver.jobs.queue import Job
 from memo_solver.service.app import ApiSettings, openapi_document
 from memo_solver.service.models import MAX_BATCH

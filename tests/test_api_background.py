@@ -18,8 +18,8 @@ import httpx
 import pytest
 from api_support import api_client, build_app, error_of
 
-from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import entry_for
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.jobs.queue import beat
 from memo_solver.service.app import ApiSettings
 

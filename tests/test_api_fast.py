@@ -20,8 +20,8 @@ import pytest
 from api_support import api_client, as_json, late_states, random_state
 from prometheus_client.parser import text_string_to_metric_families
 
-from memo_solver.games.yahtzee.advice import Action, Advice
-from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.advice.mean_advice import Action, Advice
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.fast import BatchOut, FastPost, FrontDoor, advice_body
 

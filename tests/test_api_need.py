@@ -13,12 +13,12 @@ from api_support import OPENAPI_PATH, api_client, error_of
 from test_api import poll_until_ok
 
 from memo_solver.core.engine import namespace_of, open_engine
-from memo_solver.games.yahtzee.catalog import RULE_SETS
+from memo_solver.games.yahtzee.advice.need_advice import advise_need
 from memo_solver.games.yahtzee.family import entry_for
-from memo_solver.games.yahtzee.need_advice import advise_need
 from memo_solver.games.yahtzee.need_entry import need_entry
-from memo_solver.games.yahtzee.rule_file import parse_rule_set
-from memo_solver.games.yahtzee.state import parse_state
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+from memo_solver.games.yahtzee.rules.state import parse_state
 from memo_solver.jobs.queue import beat
 from memo_solver.service.app import ApiSettings
 from memo_solver.stores.memory import MemoryStore

@@ -15,9 +15,13 @@ import pytest
 from api_support import api_client, bearer, error_of
 
 from memo_solver.core.engine import namespace_of
-from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.need_entry import need_entry
-from memo_solver.games.yahtzee.rule_file import parse_rule_set, read_rule_file, rule_set_document
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import (
+    parse_rule_set,
+    read_rule_file,
+    rule_set_document,
+)
 from memo_solver.jobs.queue import Job, beat
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.settings import ADMIN_TOKEN_ENV

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from rule_strategies import TinyState, tiny_rule_sets, tiny_states
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.beat import BeatAdvice, Opponent, advise_beat
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rule_file import parse_rule_set
-from memo_solver.games.yahtzee.state import State
+from memo_solver.games.yahtzee.advice.beat import BeatAdvice, Opponent, advise_beat
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+from memo_solver.games.yahtzee.rules.state import State
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9

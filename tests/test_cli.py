@@ -33,8 +33,8 @@ from memo_solver.cli.common import EXIT_UNAVAILABLE
 from memo_solver.cli.parser import build_parser
 from memo_solver.cli.worker_options import build_parser as worker_parser
 from memo_solver.core.compiled import CACHE_ENV, cache_dir
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.rule_file import read_rule_file
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import read_rule_file
 
 # ``python -m memo_solver.cli.main`` does nothing (cli.py has no ``__main__`` guard), so the
 # tests run the console script installed beside the interpreter.

@@ -10,8 +10,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from memo_solver.games.yahtzee import kernel
-from memo_solver.games.yahtzee.dice import Dice, dice_universe
+from memo_solver.games.yahtzee.rules.dice import Dice, dice_universe
+from memo_solver.games.yahtzee.solve import kernel
 
 COUNTS = range(1, 7)
 

@@ -29,8 +29,8 @@ from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block, Game
 from memo_solver.core.store import Claim, Store, StoreFullError
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.sqlite import SQLiteStore
 

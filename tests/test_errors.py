@@ -40,14 +40,14 @@ from memo_solver.core.store import (
 from memo_solver.games.dice_of_doom.board import DoomError
 from memo_solver.games.dice_of_doom.tree import DoomLimitError
 from memo_solver.games.registry import UnknownGameError, names
-from memo_solver.games.yahtzee.beat import BeatTooLargeError
-from memo_solver.games.yahtzee.catalog import UnknownRuleSetError
-from memo_solver.games.yahtzee.distribution import MissingBlockError
-from memo_solver.games.yahtzee.kinds import RuleFileError
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedError
-from memo_solver.games.yahtzee.review import GameError
-from memo_solver.games.yahtzee.state import StateError
-from memo_solver.games.yahtzee.stats import StoppedError
+from memo_solver.games.yahtzee.advice.beat import BeatTooLargeError
+from memo_solver.games.yahtzee.advice.review import GameError
+from memo_solver.games.yahtzee.analysis.distribution import MissingBlockError
+from memo_solver.games.yahtzee.analysis.stats import StoppedError
+from memo_solver.games.yahtzee.rules.catalog import UnknownRuleSetError
+from memo_solver.games.yahtzee.rules.kinds import RuleFileError
+from memo_solver.games.yahtzee.rules.state import StateError
+from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError
 from memo_solver.jobs.queue import JobError
 from memo_solver.jobs.settings import SettingsError
 from memo_solver.service.errors import ApiError

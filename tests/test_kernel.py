@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver.games.yahtzee import kernel
-from memo_solver.games.yahtzee.rule_file import parse_rule_text
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import solve_blocks
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_text
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve import kernel
+from memo_solver.games.yahtzee.solve.turn import solve_blocks
 
 
 def one_die(boxes: int, rerolls: int) -> RuleSet:

@@ -23,10 +23,10 @@ from bottom_up import solve_all
 from portal_engines import PortalEngines
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.advice import advise
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.state import State
+from memo_solver.games.yahtzee.advice.mean_advice import advise
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.state import State
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9

@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 from rule_strategies import TinyState, tiny_rule_sets, tiny_states
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
-from memo_solver.games.yahtzee.need_advice import NeedAdvice, advise_need
-from memo_solver.games.yahtzee.rule_file import parse_rule_set, rule_set_document
-from memo_solver.games.yahtzee.state import State
+from memo_solver.games.yahtzee.advice.need_advice import NeedAdvice, advise_need
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set, rule_set_document
+from memo_solver.games.yahtzee.rules.state import State
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
+from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedGame, reach
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9

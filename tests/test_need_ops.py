@@ -15,13 +15,13 @@ from cli_support import TINY_RULES, one_error_line
 from worker_support import Children, job_record, start_workers, stored_keys, wait_for, with_store
 
 from memo_solver.core.engine import namespace_of
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.need import width
 from memo_solver.games.yahtzee.need_entry import need_entry
-from memo_solver.games.yahtzee.need_table import cone_values, table_bytes
-from memo_solver.games.yahtzee.rule_file import parse_rule_set
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.need import width
+from memo_solver.games.yahtzee.solve.need_table import cone_values, table_bytes
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 from memo_solver.jobs.queue import Job, JobQueue
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore

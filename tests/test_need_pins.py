@@ -21,11 +21,11 @@ import pytest
 
 from memo_solver.core.engine import open_engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.distribution import blocks_below, forward_pass, target_pass
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.need import NeedGame
-from memo_solver.games.yahtzee.state import start_state
+from memo_solver.games.yahtzee.analysis.distribution import blocks_below, forward_pass, target_pass
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.state import start_state
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.solve.need import NeedGame
 from memo_solver.stores.memory import MemoryStore
 
 pytestmark = [pytest.mark.slow, pytest.mark.full]

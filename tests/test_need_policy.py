@@ -1,7 +1,7 @@
 """The target policy (play for the best chance of N more points) as choices, and its exact
 distribution.
 
-The forward pass under the target policy (:func:`memo_solver.games.yahtzee.distribution.
+The forward pass under the target policy (:func:`memo_solver.games.yahtzee.analysis.distribution.
 target_pass`) moves the mass turn by turn by the policy's choices; the chance objective's
 value comes from the kernel's backward values. Two roads to one number: P(points to come
 >= N) under the target policy must equal the value to 1e-9, and be at least the mean
@@ -24,21 +24,27 @@ from hypothesis import strategies as st
 from rule_strategies import TinyState, tiny_rule_sets, tiny_states
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.distribution import (
+from memo_solver.games.yahtzee.advice.need_advice import advise_need
+from memo_solver.games.yahtzee.analysis.distribution import (
     Distribution,
     Scores,
     score_distribution,
     target_distribution,
 )
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.need import DEFAULT_CAP, NeedBeyondCapError, NeedGame, reach, width
-from memo_solver.games.yahtzee.need_advice import advise_need
-from memo_solver.games.yahtzee.policy import target_policy, turn_policy
-from memo_solver.games.yahtzee.rule_file import parse_rule_set
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State
-from memo_solver.games.yahtzee.turn import Guideposts, solve_blocks, turn_tables
+from memo_solver.games.yahtzee.analysis.policy import target_policy, turn_policy
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
+from memo_solver.games.yahtzee.solve.need import (
+    DEFAULT_CAP,
+    NeedBeyondCapError,
+    NeedGame,
+    reach,
+    width,
+)
+from memo_solver.games.yahtzee.solve.turn import Guideposts, solve_blocks, turn_tables
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9

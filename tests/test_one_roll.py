@@ -3,7 +3,7 @@
 Advice ranks and shows values to the last bit (ties, ``loss`` 0.0, the bytes of the API's
 answers), so computing them for one roll alone must change nothing: the scores of the roll
 in every open box and, with rerolls left, every keep's value, equal to the bit to those of
-:func:`memo_solver.games.yahtzee.turn.turn_tables`, for every kind of roll (the all-alike
+:func:`memo_solver.games.yahtzee.solve.turn.turn_tables`, for every kind of roll (the all-alike
 ones under each Joker rule and the +100 included), guidepost and number of rerolls. The
 successor blocks are random: the turn's arithmetic is the same on any values.
 """
@@ -15,10 +15,10 @@ import random
 import numpy as np
 import pytest
 
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.one_roll import roll_values
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import Guideposts, kernel_tables, turn_tables
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.one_roll import roll_values
+from memo_solver.games.yahtzee.solve.turn import Guideposts, kernel_tables, turn_tables
 
 NAMES = ("yahtzee", "yahtzee-free-joker", "yahtzee-no-joker", "yatzy", "yazy", "maxi-yatzy")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = ["memo_solver/service/web", "memo_solver/games/yahtzee/rule_sets"]
+DATA = ["memo_solver/service/web", "memo_solver/games/yahtzee/rules/rule_sets"]
 _NOT_SOURCES = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", "node_modules")
 
 

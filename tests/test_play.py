@@ -22,9 +22,9 @@ from dice_variants import SIX_DICE, THREE_DICE
 
 from memo_solver.cli.play import play_game
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 
 CLI = Path(sys.executable).with_name("memo-solver")

@@ -1,6 +1,6 @@
 """The strategy's compiled choices and where they take the dice, against plain enumerations.
 
-:mod:`memo_solver.games.yahtzee.policy` walks the dice lattices in compiled loops; these
+:mod:`memo_solver.games.yahtzee.analysis.policy` walks the dice lattices in compiled loops; these
 tests hold each loop to an answer computed without the lattices: every sub-keep of a roll
 ranked by the tie rule, every throw of the rerolled dice, numpy's own rounding.
 """
@@ -12,17 +12,17 @@ from itertools import product
 import numpy as np
 import pytest
 
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.dice import FACES, Dice, dice_universe
-from memo_solver.games.yahtzee.policy import (
+from memo_solver.games.yahtzee.analysis.policy import (
     block_choices,
     choose_keeps,
     outcomes,
     turn_policy,
 )
-from memo_solver.games.yahtzee.rules import FloatArray
-from memo_solver.games.yahtzee.ties import tie
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.dice import FACES, Dice, dice_universe
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray
+from memo_solver.games.yahtzee.rules.ties import tie
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 
 
 def _random_keeps(dice: Dice, width: int, rng: np.random.Generator) -> np.ndarray:

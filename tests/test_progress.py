@@ -25,7 +25,7 @@ from memo_solver.cli.progress import cost_words
 from memo_solver.core.engine import Cost, Counters, open_engine
 from memo_solver.core.game import Game
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
-from memo_solver.games.yahtzee.game import block_key
+from memo_solver.games.yahtzee.solve.game import block_key
 from memo_solver.stores.memory import MemoryStore
 
 SOLVING_LOWER = "solving yahtzee-lower: 128 blocks to compute (the store keeps them)\n"

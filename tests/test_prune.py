@@ -21,8 +21,8 @@ import pytest
 from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.engine import namespace, namespace_of
 from memo_solver.core.store import Coverage, Store
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 

@@ -32,8 +32,8 @@ from worker_support import (
 
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import StoreUnavailableError
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.service.settings import ADMIN_TOKEN_ENV
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore

@@ -54,9 +54,9 @@ from worker_support import (
 
 from memo_solver.core.engine import namespace, namespace_of, open_engine
 from memo_solver.core.store import Claim, Store
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
 from memo_solver.games.yahtzee.need_entry import need_entry
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.jobs import queue as jobs
 from memo_solver.service.app import ApiSettings
 from memo_solver.stores import redis_keys

@@ -39,8 +39,8 @@ from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.compiled import CACHE_ENV, cache_dir
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.store import Claim, NamespaceGoneError, StoreUnavailableError
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.redis_keys import Layout

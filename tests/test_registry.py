@@ -25,8 +25,8 @@ from memo_solver.core.game import Block
 from memo_solver.games import registry
 from memo_solver.games.dice_of_doom.family import FAMILY as DICE_OF_DOOM
 from memo_solver.games.entry import GameEntry, GameFamily, Parameter
-from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import FAMILY as YAHTZEE
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 
 
 class Staircase:
@@ -171,7 +171,7 @@ def test_parsing_a_job_loads_no_statistics() -> None:
         check=True,
     )
     loaded = result.stdout
-    assert "memo_solver.games.yahtzee.state" in loaded
+    assert "memo_solver.games.yahtzee.rules.state" in loaded
     for heavy in ("stats", "distribution", "advice"):
         assert f"memo_solver.games.yahtzee.{heavy}'" not in loaded, loaded
 
@@ -200,7 +200,7 @@ def test_a_family_reads_every_fingerprint_it_owns_into_its_game() -> None:
     table is known with no definition stored, a file's from the one stored beside it, and a
     fingerprint no family owns, or a definition of other rules, is refused."""
     from memo_solver.core.errors import UserError
-    from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
+    from memo_solver.games.yahtzee.rules.rule_file import format_rule_document, rule_set_document
 
     yahtzee = RULE_SETS["yahtzee"]
     need = f"{yahtzee.fingerprint}-need40"

@@ -2,8 +2,8 @@
 
 The example games in tests/data were played by the optimal strategy except where a mistake
 was put in on purpose, so a review must find exactly those mistakes. Their costs are
-checked against :func:`memo_solver.games.yahtzee.advice.advise` on states written out by hand, and
-the
+checked against :func:`memo_solver.games.yahtzee.advice.mean_advice.advise` on states written out by
+hand, and the
 final scores against a scorer written here from the printed rules (Joker and bonuses
 included), not the solver's tables.
 """
@@ -27,11 +27,11 @@ from api_support import api_client
 from dice_variants import FORCED, SIX_DICE
 from portal_engines import PortalEngines
 
-from memo_solver.games.yahtzee.advice import Advice, advise
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.review import GameError, Review, read_game, review_game
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import parse_state
+from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise
+from memo_solver.games.yahtzee.advice.review import GameError, Review, read_game, review_game
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import parse_state
 
 DATA = Path(__file__).parent / "data"
 CLI = Path(sys.executable).with_name("memo-solver")

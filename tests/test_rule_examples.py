@@ -16,9 +16,13 @@ import anyio
 import pytest
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rule_file import parse_rule_set, read_rule_file, rule_set_document
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules.rule_file import (
+    parse_rule_set,
+    read_rule_file,
+    rule_set_document,
+)
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "rules"

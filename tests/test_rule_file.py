@@ -17,11 +17,9 @@ from rulebook_brute_force import value as rulebook_value
 from memo_solver.cli import main as memo_cli
 from memo_solver.core.engine import open_engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.kinds import MAX_POINTS, RuleFileError
-from memo_solver.games.yahtzee.need import NeedGame, reach
-from memo_solver.games.yahtzee.rule_file import (
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.kinds import MAX_POINTS, RuleFileError
+from memo_solver.games.yahtzee.rules.rule_file import (
     MAX_BOXES,
     format_rule_document,
     parse_rule_set,
@@ -30,8 +28,10 @@ from memo_solver.games.yahtzee.rule_file import (
     rule_set_document,
     rule_text,
 )
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.solve.need import NeedGame, reach
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 from memo_solver.stores.memory import MemoryStore
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "rules"

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from rule_strategies import TinyState, tiny_rule_sets, tiny_states
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee.advice import Advice, advise
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.rule_file import parse_rule_set
-from memo_solver.games.yahtzee.state import State
+from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+from memo_solver.games.yahtzee.rules.state import State
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9

@@ -10,9 +10,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memo_solver.games.yahtzee.catalog import RULE_SETS, UnknownRuleSetError, get_rule_set
-from memo_solver.games.yahtzee.dice import dice_universe
-from memo_solver.games.yahtzee.rules import RuleSet, normalize_name
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS, UnknownRuleSetError, get_rule_set
+from memo_solver.games.yahtzee.rules.dice import dice_universe
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet, normalize_name
 
 BUILT_IN = (
     "yahtzee",
@@ -511,9 +511,9 @@ def test_possible_points_read_like_the_rule_book() -> None:
 
 
 def _points_a_game_can_score(rules: RuleSet) -> list[set[int]]:
-    """Per box, what :func:`memo_solver.games.yahtzee.scoring.points` lets some roll score in
+    """Per box, what :func:`memo_solver.games.yahtzee.solve.scoring.points` lets some roll score in
     it on some scorecard: it depends only on which upper boxes and Yahtzee box are filled."""
-    from memo_solver.games.yahtzee.scoring import points
+    from memo_solver.games.yahtzee.solve.scoring import points
 
     deciding = [i for i, c in enumerate(rules.categories) if c.upper_face or c.is_yahtzee]
     scored: list[set[int]] = [set() for _ in rules.categories]

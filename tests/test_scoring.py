@@ -17,9 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver.games.yahtzee.catalog import RULE_SETS, get_rule_set
-from memo_solver.games.yahtzee.rules import Joker, RuleSet
-from memo_solver.games.yahtzee.scoring import (
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS, get_rule_set
+from memo_solver.games.yahtzee.rules.rule_set import Joker, RuleSet
+from memo_solver.games.yahtzee.rules.state import State, guidepost, parse_state
+from memo_solver.games.yahtzee.rules.ties import tie
+from memo_solver.games.yahtzee.solve.scoring import (
     Scored,
     after,
     land,
@@ -27,9 +29,7 @@ from memo_solver.games.yahtzee.scoring import (
     roll_points,
     score,
 )
-from memo_solver.games.yahtzee.state import State, guidepost, parse_state
-from memo_solver.games.yahtzee.ties import tie
-from memo_solver.games.yahtzee.turn import Guideposts, turn_tables
+from memo_solver.games.yahtzee.solve.turn import Guideposts, turn_tables
 
 YAHTZEE = RULE_SETS["yahtzee"]
 JOKERS: tuple[Joker, ...] = ("forced", "free", "none")

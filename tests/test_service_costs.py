@@ -34,9 +34,9 @@ from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser
 from memo_solver.core.engine import namespace_of
 from memo_solver.core.store import Store, StoreFullError
-from memo_solver.games.yahtzee.catalog import RULE_SETS
 from memo_solver.games.yahtzee.family import definition_of
-from memo_solver.games.yahtzee.rule_file import parse_rule_set, rule_set_document
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set, rule_set_document
 from memo_solver.jobs.queue import beat
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.rulebook import USED_EVERY_S

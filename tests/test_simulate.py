@@ -3,7 +3,8 @@
 The means are checked against the exact pins (``shared/pins.md``) within four standard
 errors: a wrong choice anywhere in the strategy, the dice or the bonus bookkeeping moves a
 20,000-game mean by far more than that. The choices themselves are checked against
-:mod:`memo_solver.games.yahtzee.policy` block by block, and logged decisions against :func:`advise`.
+:mod:`memo_solver.games.yahtzee.analysis.policy` block by block, and logged decisions against
+:func:`advise`.
 """
 
 from __future__ import annotations
@@ -31,14 +32,10 @@ from memo_solver.cli.analysis import SimulateOptions, simulate_command
 from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.reports import GLYPHS, describe_simulation
 from memo_solver.core.engine import Engine, open_engine
-from memo_solver.games.yahtzee.advice import advise
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.dice import dice_universe
-from memo_solver.games.yahtzee.distribution import score_distribution
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.policy import TurnPolicy, choose_keeps, turn_policy
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.simulate import (
+from memo_solver.games.yahtzee.advice.mean_advice import advise
+from memo_solver.games.yahtzee.analysis.distribution import score_distribution
+from memo_solver.games.yahtzee.analysis.policy import TurnPolicy, choose_keeps, turn_policy
+from memo_solver.games.yahtzee.analysis.simulate import (
     CHUNK_GAMES,
     PolicyCache,
     dice_tables,
@@ -47,9 +44,13 @@ from memo_solver.games.yahtzee.simulate import (
     simulate,
     throw,
 )
-from memo_solver.games.yahtzee.state import State, start_state
-from memo_solver.games.yahtzee.summary import Strategy, Summary
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.analysis.summary import Strategy, Summary
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.dice import dice_universe
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, start_state
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 from memo_solver.stores.memory import MemoryStore
 
 FIVE = dice_universe(5)

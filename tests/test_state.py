@@ -11,9 +11,9 @@ from dice_variants import FORCED, MAXI, THREE_DICE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import (
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import (
     State,
     StateError,
     format_state,

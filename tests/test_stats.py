@@ -35,17 +35,17 @@ from portal_engines import PortalEngines
 from memo_solver.cli import analysis
 from memo_solver.core.engine import Engine, open_engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee import stats
-from memo_solver.games.yahtzee.advice import advise
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.distribution import (
+from memo_solver.games.yahtzee.advice.mean_advice import advise
+from memo_solver.games.yahtzee.analysis import stats
+from memo_solver.games.yahtzee.analysis.distribution import (
     Distribution,
     MissingBlockError,
     score_distribution,
 )
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, parse_state, start_state
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, parse_state, start_state
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.service.app import ApiSettings
 from memo_solver.stores.memory import MemoryStore
 

@@ -24,18 +24,18 @@ from dice_variants import FORCED, SIX_DICE
 
 from memo_solver.cli import analysis
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee import table as table_module
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.dice import dice_universe
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.table import (
+from memo_solver.games.yahtzee.analysis import table as table_module
+from memo_solver.games.yahtzee.analysis.table import (
     Table,
     build_table,
     decisions_path,
     has_decision_table,
     output_format,
 )
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.dice import dice_universe
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.stores.memory import MemoryStore
 
 LOWER = RULE_SETS["yahtzee-lower"]

@@ -21,8 +21,8 @@ import pytest
 
 from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace, open_engine
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore
 from memo_solver.stores.sqlite import SQLiteStore

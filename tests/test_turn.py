@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from bottom_up import solve_all
 
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.dice import dice_universe
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.scoring import points
-from memo_solver.games.yahtzee.turn import Guideposts, solve_block, turn_tables
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.rules.dice import dice_universe
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.scoring import points
+from memo_solver.games.yahtzee.solve.turn import Guideposts, solve_block, turn_tables
 
 INF = float("inf")
 FIVE = dice_universe(5)

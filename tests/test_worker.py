@@ -68,9 +68,9 @@ from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.game import Block
 from memo_solver.core.store import Claim
-from memo_solver.games.yahtzee.catalog import RULE_SETS
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key
-from memo_solver.games.yahtzee.rule_file import read_rule_file
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import read_rule_file
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.jobs.queue import Job, JobQueue, text
 from memo_solver.stores import redis_keys
 from memo_solver.stores.memory import MemoryStore
@@ -703,7 +703,7 @@ async def test_a_rule_set_deleted_during_its_precompute_fails_the_job_and_its_wo
     from api_support import api_client, bearer
 
     from memo_solver.core.engine import namespace_of
-    from memo_solver.games.yahtzee.rule_file import rule_set_document
+    from memo_solver.games.yahtzee.rules.rule_file import rule_set_document
     from memo_solver.service.settings import ADMIN_TOKEN_ENV
 
     monkeypatch.setenv(ADMIN_TOKEN_ENV, "s3cret")

@@ -492,7 +492,7 @@ DEFAULT_NEED_CAP = 400
 QUESTION_THREADS = 4
 """Threads a cold need question solves on by default: a player's question is one process
 waiting for one answer, unlike precompute and the workers, which scale by process."""
-""":data:`memo_solver.games.yahtzee.need.DEFAULT_CAP`, spelled here so that parsing a
+""":data:`memo_solver.games.yahtzee.solve.need.DEFAULT_CAP`, spelled here so that parsing a
 command loads no game (a test checks they agree)."""
 DOOM = "dice-of-doom"
 PLAYED = (YAHTZEE, DOOM)

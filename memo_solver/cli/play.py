@@ -23,11 +23,17 @@ from anyio.from_thread import BlockingPortal
 
 from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark, did_you_mean
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee import scoring
-from memo_solver.games.yahtzee.advice import Action, Advice, advise, every_die, number_word
-from memo_solver.games.yahtzee.need_advice import advise_need
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, StateError, example_dice, start_state
+from memo_solver.games.yahtzee.advice.mean_advice import (
+    Action,
+    Advice,
+    advise,
+    every_die,
+    number_word,
+)
+from memo_solver.games.yahtzee.advice.need_advice import advise_need
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, StateError, example_dice, start_state
+from memo_solver.games.yahtzee.solve import scoring
 
 _SHOWN = 6
 ALL = ("all",)

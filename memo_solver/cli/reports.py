@@ -1,9 +1,10 @@
 """The analyst commands' answers for a person: the words of ``stats``, ``simulate`` and
 ``review``, and the plot of ``stats --plot``.
 
-The figures themselves come from the games (:mod:`memo_solver.games.yahtzee.distribution`,
-:mod:`~memo_solver.games.yahtzee.simulate`, :mod:`~memo_solver.games.yahtzee.review`);
-their JSON is theirs too, so that the command line and the HTTP service answer alike.
+The figures themselves come from the games (:mod:`memo_solver.games.yahtzee.analysis.distribution`,
+:mod:`~memo_solver.games.yahtzee.analysis.simulate`,
+:mod:`~memo_solver.games.yahtzee.advice.review`); their JSON is theirs too, so that the command line
+and the HTTP service answer alike.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
-from memo_solver.games.yahtzee.distribution import Distribution
-from memo_solver.games.yahtzee.review import Review
-from memo_solver.games.yahtzee.rules import Category, RuleSet
-from memo_solver.games.yahtzee.state import State, format_state, start_state
-from memo_solver.games.yahtzee.stats import PERCENTILES
-from memo_solver.games.yahtzee.summary import PERCENTILES as SIMULATED_PERCENTILES
-from memo_solver.games.yahtzee.summary import Summary
+from memo_solver.games.yahtzee.advice.review import Review
+from memo_solver.games.yahtzee.analysis.distribution import Distribution
+from memo_solver.games.yahtzee.analysis.stats import PERCENTILES
+from memo_solver.games.yahtzee.analysis.summary import PERCENTILES as SIMULATED_PERCENTILES
+from memo_solver.games.yahtzee.analysis.summary import Summary
+from memo_solver.games.yahtzee.rules.rule_set import Category, RuleSet
+from memo_solver.games.yahtzee.rules.state import State, format_state, start_state
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -74,7 +75,7 @@ def describe_distribution(
 
 def describe_need_distribution(payload: Mapping[str, Any], rules: RuleSet, state: State) -> str:
     """``stats --need`` in words: the target policy beside the mean policy (the JSON of
-    :func:`memo_solver.games.yahtzee.stats.need_stats_json`)."""
+    :func:`memo_solver.games.yahtzee.analysis.stats.need_stats_json`)."""
     from_start = state == start_state()
     what = "final score" if from_start else "points still to come"
     need = payload["need"]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from memo_solver.core.engine import Engine
     from memo_solver.core.game import Block
-    from memo_solver.games.yahtzee.rules import RuleSet
+    from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 
 
 FINGERPRINT: Final = re.compile(r"(?P<rules>[0-9a-f]{16})(?:-need(?P<cap>[1-9][0-9]{0,3}))?")
@@ -47,7 +47,7 @@ def value_table(fingerprint: str) -> ValueTable | None:
 
 def entries() -> list[GameEntry]:
     """The rule sets in their own order."""
-    from memo_solver.games.yahtzee.catalog import RULE_SETS
+    from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 
     return [entry_for(rules) for rules in RULE_SETS.values()]
 
@@ -56,19 +56,19 @@ def entries() -> list[GameEntry]:
 def entry_for(rules: RuleSet) -> GameEntry:
     """The registry's view of any rule set: a built-in's, or one read from a file (kept
     per rule set object: the service asks for it on every request of a registered one)."""
-    from memo_solver.games.yahtzee.game import YahtzeeGame
-    from memo_solver.games.yahtzee.state import parse_state, state_to_json
+    from memo_solver.games.yahtzee.rules.state import parse_state, state_to_json
+    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 
     def canonical(text: str) -> str:
         return json.dumps(state_to_json(parse_state(text, rules), rules), sort_keys=True)
 
     async def warm(engine: Engine, text: str) -> None:
-        from memo_solver.games.yahtzee.advice import advise
+        from memo_solver.games.yahtzee.advice.mean_advice import advise
 
         await advise(engine, rules, parse_state(text, rules))
 
     async def stats(engine: Engine, text: str, limiter: anyio.CapacityLimiter) -> dict[str, Any]:
-        from memo_solver.games.yahtzee.stats import distribution_in_thread, stats_json
+        from memo_solver.games.yahtzee.analysis.stats import distribution_in_thread, stats_json
 
         state = parse_state(text, rules)
         dist = await distribution_in_thread(engine, rules, state, limiter)
@@ -88,8 +88,8 @@ def entry_for(rules: RuleSet) -> GameEntry:
 def definition_of(rules: RuleSet) -> bytes | None:
     """What the store keeps beside a rule set's blocks: its file; None for a built-in,
     which every process knows by name."""
-    from memo_solver.games.yahtzee.catalog import RULE_SETS
-    from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
+    from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+    from memo_solver.games.yahtzee.rules.rule_file import format_rule_document, rule_set_document
 
     built_in = RULE_SETS.get(rules.name)
     if built_in is not None and built_in.fingerprint == rules.fingerprint:
@@ -98,7 +98,7 @@ def definition_of(rules: RuleSet) -> bytes | None:
 
 
 def _parse(document: bytes) -> RuleSet:
-    from memo_solver.games.yahtzee.rule_file import parse_rule_text
+    from memo_solver.games.yahtzee.rules.rule_file import parse_rule_text
 
     return parse_rule_text(document)
 

@@ -1,4 +1,4 @@
-"""A rule set's need table (:class:`~memo_solver.games.yahtzee.need.NeedGame`) as a game the
+"""A rule set's need table (:class:`~memo_solver.games.yahtzee.solve.need.NeedGame`) as a game the
 precompute, the job queue and the workers handle like any other.
 
 Jobs name a need table by its fingerprint, ``<rule set fingerprint>-need<cap>``, built-ins
@@ -16,12 +16,12 @@ from functools import lru_cache
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.entry import GameEntry
-from memo_solver.games.yahtzee.advice import blocks_needed
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.need import NeedError, NeedGame, check_cap
-from memo_solver.games.yahtzee.rule_file import format_rule_document, rule_set_document
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import parse_state, state_to_json
+from memo_solver.games.yahtzee.advice.mean_advice import blocks_needed
+from memo_solver.games.yahtzee.rules.rule_file import format_rule_document, rule_set_document
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import parse_state, state_to_json
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
+from memo_solver.games.yahtzee.solve.need import NeedError, NeedGame, check_cap
 
 
 @lru_cache(maxsize=64)

@@ -20,14 +20,14 @@ from typing import Final
 import anyio
 
 from memo_solver.core.engine import open_engine
-from memo_solver.games.yahtzee import turn
-from memo_solver.games.yahtzee.advice import advise
-from memo_solver.games.yahtzee.catalog import get_rule_set
-from memo_solver.games.yahtzee.distribution import score_distribution, target_distribution
-from memo_solver.games.yahtzee.game import YahtzeeGame
-from memo_solver.games.yahtzee.need import NeedGame
-from memo_solver.games.yahtzee.simulate import PolicyCache, simulate
-from memo_solver.games.yahtzee.state import State, start_state
+from memo_solver.games.yahtzee.advice.mean_advice import advise
+from memo_solver.games.yahtzee.analysis.distribution import score_distribution, target_distribution
+from memo_solver.games.yahtzee.analysis.simulate import PolicyCache, simulate
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.rules.state import State, start_state
+from memo_solver.games.yahtzee.solve import turn
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
+from memo_solver.games.yahtzee.solve.need import NeedGame
 from memo_solver.stores.memory import MemoryStore
 
 

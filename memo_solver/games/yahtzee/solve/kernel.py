@@ -1,8 +1,8 @@
 """The turn kernel: every turn start of many blocks solved in compiled, allocation-free loops.
 
 This is the one implementation of a turn's math; the block solver, advice for one state and
-the strategy's choices all call these functions (through :mod:`memo_solver.games.yahtzee.turn`,
-which builds their tables from the rules).
+the strategy's choices all call these functions (through
+:mod:`memo_solver.games.yahtzee.solve.turn`, which builds their tables from the rules).
 
 The block contract
 ------------------

@@ -1,6 +1,6 @@
 """What a run of simulated games scored: totals, and every statistic with its standard error.
 
-:func:`memo_solver.games.yahtzee.simulate.simulate` plays the games and adds them up here;
+:func:`memo_solver.games.yahtzee.analysis.simulate.simulate` plays the games and adds them up here;
 this turns the totals into figures (mean, spread, percentiles, the chance of each bonus,
 the points of each box), as JSON and in words, each figure beside its standard error so
 that a run is read against the exact answer. It knows nothing of how the games were played.
@@ -15,7 +15,7 @@ from typing import Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 
 Strategy = Literal["optimal", "greedy"]
 """Who plays the games: the optimal strategy, or the greedy baseline."""
@@ -101,7 +101,7 @@ class Summary:
 
     def percentile(self, q: float) -> int:
         """The smallest score reached by a share ``q`` of the games: the same definition as
-        :meth:`memo_solver.games.yahtzee.distribution.Distribution.percentile`, so the two
+        :meth:`memo_solver.games.yahtzee.analysis.distribution.Distribution.percentile`, so the two
         compare."""
         cumulative = np.cumsum(self.histogram)
         return int(np.searchsorted(cumulative, q * self.games - 1e-9))

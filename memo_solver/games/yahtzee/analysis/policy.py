@@ -2,9 +2,9 @@
 
 Values say how good a state is; analysts also need *which* action the strategy takes, so
 that a simulation plays it and the exact score distribution follows it. Ties between
-equally good actions (values equal to 1e-9: :mod:`memo_solver.games.yahtzee.ties`) are
-broken by one rule, the same as in :mod:`memo_solver.games.yahtzee.advice`: score now before
-rerolling; among keeps, the
+equally good actions (values equal to 1e-9: :mod:`memo_solver.games.yahtzee.rules.ties`) are
+broken by one rule, the same as in :mod:`memo_solver.games.yahtzee.advice.mean_advice`: score now
+before rerolling; among keeps, the
 one holding more dice, then the first in keep order; among boxes, the first in scorecard
 order. Keeping all five dice when scoring now is as good leads to the same box one roll
 later, so both give the same distribution. The target policy (:func:`target_policy`: the
@@ -12,9 +12,10 @@ best chance of a need) ranks by the chance's ticks first and breaks its ties by 
 order of the mean values, so that among equally likely actions it plays the mean policy's.
 
 The choices and the turn's mass are loops over the dice lattices of
-:class:`memo_solver.games.yahtzee.dice.Dice`, compiled (:func:`memo_solver.core.compiled.jit`):
-a block's policy is built thousands of times by a simulation and the exact distribution,
-where the array steps they replace cost more than the turn's values themselves.
+:class:`memo_solver.games.yahtzee.rules.dice.Dice`, compiled
+(:func:`memo_solver.core.compiled.jit`): a block's policy is built thousands of times by a
+simulation and the exact distribution, where the array steps they replace cost more than the turn's
+values themselves.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ import numpy as np
 import numpy.typing as npt
 
 from memo_solver.core.compiled import jit
-from memo_solver.games.yahtzee import kernel
-from memo_solver.games.yahtzee.dice import FACES, Dice
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.ties import TIE_SCALE
-from memo_solver.games.yahtzee.turn import (
+from memo_solver.games.yahtzee.rules.dice import FACES, Dice
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.ties import TIE_SCALE
+from memo_solver.games.yahtzee.solve import kernel
+from memo_solver.games.yahtzee.solve.turn import (
     Batch,
     Guideposts,
     TurnTables,
@@ -256,10 +257,10 @@ def target_policy(
     Lane l is guidepost ``guide[l]`` of ``guideposts`` (the B guideposts ``mean`` was built
     for: :func:`turn_policy` with the mean values) with need ``steps[l] + 1``; ``successor``
     gives each open box's block of the chance objective at ``width`` needs
-    (:mod:`memo_solver.games.yahtzee.need`). Each choice maximises the chance of the lane's
+    (:mod:`memo_solver.games.yahtzee.solve.need`). Each choice maximises the chance of the lane's
     need; actions whose chances round to the same 1e-9 tick are ranked by the mean policy
     (its value to 1e-9, then its tie rule), so the choice among them is the mean policy's:
-    the rule of :mod:`memo_solver.games.yahtzee.need_advice`. Needs out of the table (n <= 0,
+    the rule of :mod:`memo_solver.games.yahtzee.advice.need_advice`. Needs out of the table (n <= 0,
     or past what the open boxes can give) are the caller's: every action ties there, so the
     mean policy itself plays them. The tables returned are the chances'."""
     lanes = Guideposts(rules, guideposts.upper[guide], guideposts.bonus[guide])

@@ -1,7 +1,7 @@
 """How big a rule set's whole need table is, before anyone solves it.
 
 A need table holds, per block, every reachable turn start times the block's width (one
-chance per need, :func:`memo_solver.games.yahtzee.need.width`), 8 bytes a chance: hundreds
+chance per need, :func:`memo_solver.games.yahtzee.solve.need.width`), 8 bytes a chance: hundreds
 of times the mean table. ``precompute --need`` weighs this against its limit before it
 starts, and a service weighs a cold question's cone (:func:`cone_values`) against its
 budget, so that neither learns the size from a full disk or a stalled request.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from memo_solver.games.yahtzee.need import reaches, width
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.need import reaches, width
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 
 VALUE_BYTES = 8
 

@@ -1,8 +1,8 @@
 """Rate every decision of a played game against the optimal strategy (``memo-solver review``).
 
 A player wants to know where a game was lost, not just that it was. Every decision (each
-keep, and the box) is compared with :func:`memo_solver.games.yahtzee.advice.advise` for the state
-it was
+keep, and the box) is compared with :func:`memo_solver.games.yahtzee.advice.mean_advice.advise` for
+the state it was
 taken in: the player's choice, the best choice and the expected points lost (the chosen
 action's ``loss``); the final score splits into expected score + skill + luck, skill being
 minus the summed losses. The game format, every rule a game is checked against, and the
@@ -21,11 +21,11 @@ from typing import Any
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.advice import Action, advise
-from memo_solver.games.yahtzee.dice import FACES
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.scoring import after, roll_points
-from memo_solver.games.yahtzee.state import State, format_state, start_state
+from memo_solver.games.yahtzee.advice.mean_advice import Action, advise
+from memo_solver.games.yahtzee.rules.dice import FACES
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, format_state, start_state
+from memo_solver.games.yahtzee.solve.scoring import after, roll_points
 
 WORST = 3
 """How many of the worst mistakes the report spells out."""

@@ -15,13 +15,13 @@ The rule comes in two forms, because its callers see the scorecard two ways:
   :func:`land` (where guideposts land and what they bank, over any broadcast of boxes,
   points and guideposts), takes guideposts as the solver stores them (the upper total capped
   at the threshold, one level without an upper bonus; the flag only under a +100 rule, see
-  :func:`memo_solver.games.yahtzee.state.guidepost`): the turn math, the exact distribution
+  :func:`memo_solver.games.yahtzee.rules.state.guidepost`): the turn math, the exact distribution
   and the simulation, which score whole arrays at once.
 
 They are written next to each other so that a rule changes in both at once, and
 ``tests/test_scoring.py`` checks that they agree on every roll, box and scorecard of small
 rule sets. Which rolls are five of a kind comes from one table,
-:attr:`memo_solver.games.yahtzee.dice.Dice.all_alike`.
+:attr:`memo_solver.games.yahtzee.rules.dice.Dice.all_alike`.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.dice import FACES
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.state import State
+from memo_solver.games.yahtzee.rules.dice import FACES
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.state import State
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

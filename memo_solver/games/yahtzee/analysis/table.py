@@ -22,10 +22,10 @@ import numpy.typing as npt
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.policy import turn_policy
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.analysis.policy import turn_policy
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 
 IntArray = npt.NDArray[np.int64]
 MAX_DECISION_BLOCKS: Final = 2048

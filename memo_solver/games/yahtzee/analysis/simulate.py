@@ -4,10 +4,10 @@ One module of about 580 lines, on purpose: the compact block policies, their cac
 lockstep play share one encoding of a choice (a keep as a bit mask of the roll's sorted
 dice, a box as its place among the open ones), and the game logs read the play's own record,
 so they are read and changed together. What a run scored, as statistics:
-:mod:`memo_solver.games.yahtzee.summary`.
+:mod:`memo_solver.games.yahtzee.analysis.summary`.
 
-The exact distribution (:mod:`memo_solver.games.yahtzee.distribution`) says what the strategy
-scores on
+The exact distribution (:mod:`memo_solver.games.yahtzee.analysis.distribution`) says what the
+strategy scores on
 average; a simulation shows it game by game (logs a person can read or replay), checks
 the solver end to end against an independent estimate, and measures baselines such as a
 greedy player that the exact pass does not cover.
@@ -17,8 +17,8 @@ game is in the same turn at the same time, so per turn the games are grouped by 
 filled boxes (``np.unique``), each group's choices are gathered from its block policy with
 one fancy index per decision, and the dice of all games are thrown at once. A block's
 policy is built for the guideposts its games stand on (extended when they reach others),
-by the compiled steps and tie rule of :func:`memo_solver.games.yahtzee.policy.
-block_choices`, the choices of :func:`memo_solver.games.yahtzee.policy.turn_policy` (so the
+by the compiled steps and tie rule of :func:`memo_solver.games.yahtzee.analysis.policy.
+block_choices`, the choices of :func:`memo_solver.games.yahtzee.analysis.policy.turn_policy` (so the
 games follow exactly the strategy of the exact distribution; the tests compare the two
 block by block), and kept, compacted to one byte per choice, in a :class:`PolicyCache` that
 later turns, chunks and runs reuse. Warm, a game costs microseconds; cold, building the
@@ -46,16 +46,16 @@ import numpy.typing as npt
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.dice import FACES, MAX_DICE, Dice
-from memo_solver.games.yahtzee.distribution import widened
-from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach
-from memo_solver.games.yahtzee.need import width as need_width
-from memo_solver.games.yahtzee.policy import block_choices, target_policy, turn_policy
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.scoring import land, points
-from memo_solver.games.yahtzee.summary import Strategy, Summary
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.analysis.distribution import widened
+from memo_solver.games.yahtzee.analysis.policy import block_choices, target_policy, turn_policy
+from memo_solver.games.yahtzee.analysis.summary import Strategy, Summary
+from memo_solver.games.yahtzee.rules.dice import FACES, MAX_DICE, Dice
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedGame, reach
+from memo_solver.games.yahtzee.solve.need import width as need_width
+from memo_solver.games.yahtzee.solve.scoring import land, points
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 
 IntArray = npt.NDArray[np.int64]
 SmallArray = npt.NDArray[np.uint8]
@@ -142,8 +142,8 @@ def throw(rng: np.random.Generator, dice: Dice, keep: IntArray) -> IntArray:
 class BlockPolicy:
     """One block's strategy at some of its guideposts (its columns), one byte per choice.
 
-    A full :class:`memo_solver.games.yahtzee.policy.TurnPolicy` also holds every value (about 4 MiB
-    for a ``yahtzee`` block of 128 guideposts); the simulation needs only the choices,
+    A full :class:`memo_solver.games.yahtzee.analysis.policy.TurnPolicy` also holds every value
+    (about 4 MiB for a ``yahtzee`` block of 128 guideposts); the simulation needs only the choices,
     ``rerolls + 1`` bytes per roll and guidepost (756 with five dice), so a whole ``yahtzee``
     strategy fits in memory.
     """
@@ -193,8 +193,8 @@ def optimal_policies(
     successors: Mapping[str, Block],
     levels: Sequence[IntArray] | None = None,
 ) -> dict[int, BlockPolicy]:
-    """The optimal strategy of these blocks (:func:`memo_solver.games.yahtzee.policy.
-    block_choices`, the choices of :func:`memo_solver.games.yahtzee.policy.turn_policy`),
+    """The optimal strategy of these blocks (:func:`memo_solver.games.yahtzee.analysis.policy.
+    block_choices`, the choices of :func:`memo_solver.games.yahtzee.analysis.policy.turn_policy`),
     packed for lookups: one byte per choice, at the guideposts ``levels[b]`` of each
     (raveled (upper, bonus) indices; default: every reachable one). Every block needs an
     open box."""
@@ -349,7 +349,7 @@ class PolicyCache:
 @dataclass(frozen=True)
 class Target:
     """Play for the best chance of a final score of at least ``need``: the chance
-    objective's blocks come from ``engine`` (a :class:`memo_solver.games.yahtzee.need.
+    objective's blocks come from ``engine`` (a :class:`memo_solver.games.yahtzee.solve.need.
     NeedGame`'s, its cap at least ``need``)."""
 
     engine: Engine
@@ -414,7 +414,7 @@ def _target_choices(
 ) -> BlockPolicy:
     """The target policy's choices at lanes (raveled guidepost ``levels[l]``, need
     ``steps[l] + 1``), packed as a :class:`BlockPolicy` with no guidepost columns of its own:
-    :func:`memo_solver.games.yahtzee.policy.target_policy`, its ties the mean policy's."""
+    :func:`memo_solver.games.yahtzee.analysis.policy.target_policy`, its ties the mean policy's."""
     shown, guide = np.unique(levels, return_inverse=True)
     guideposts = Guideposts(rules, *np.divmod(shown, rules.n_bonus_levels))
     mean = turn_policy(rules, filled, mean_of.__getitem__, guideposts)

@@ -4,8 +4,8 @@ fill-order rules.
 A rule set carries everything the solver needs and nothing it can derive; its fingerprint
 (a hash of that content, not of its name) goes into every cache key, so changing a score
 table can never serve values computed under the old rules. Rule sets are read from their
-files by :mod:`memo_solver.games.yahtzee.rule_file`; the built-ins are such files too
-(:mod:`memo_solver.games.yahtzee.catalog`).
+files by :mod:`memo_solver.games.yahtzee.rules.rule_file`; the built-ins are such files too
+(:mod:`memo_solver.games.yahtzee.rules.catalog`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.dice import FACES, Dice, dice_universe
+from memo_solver.games.yahtzee.rules.dice import FACES, Dice, dice_universe
 
 FloatArray = npt.NDArray[np.float64]
 Joker = Literal["forced", "free", "none"]
@@ -40,7 +40,7 @@ class Category:
     """What a player reads on the scorecard, e.g. ``Three of a Kind``."""
     scores: FloatArray = field(repr=False)
     """(n_rolls,) points this box gives each roll, in the order of the rule set's
-    :attr:`~memo_solver.games.yahtzee.dice.Dice.rolls`."""
+    :attr:`~memo_solver.games.yahtzee.rules.dice.Dice.rolls`."""
     kind: Mapping[str, object] = field(repr=False)
     """Its scoring as the rule-set file says it: ``{"kind": "upper", "face": 1}``."""
     upper_face: int = 0
@@ -199,7 +199,7 @@ class RuleSet:
         by hand can be checked box by box.
 
         That is what the box's table gives some roll, and under a Joker rule the fixed points
-        a Joker Yahtzee scores there (:func:`memo_solver.games.yahtzee.scoring.points` scores
+        a Joker Yahtzee scores there (:func:`memo_solver.games.yahtzee.solve.scoring.points` scores
         nothing else outside the tables). A scratch is the table's 0, so a box no roll leaves at 0
         (Chance) has no 0.
         """

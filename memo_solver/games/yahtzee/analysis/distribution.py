@@ -2,7 +2,7 @@
 
 A forward pass over the blocks below a state, most-open first: each reachable guidepost
 carries the distribution of the points banked since the state (a probability for every
-total), each turn's outcomes under :mod:`memo_solver.games.yahtzee.policy` move that mass,
+total), each turn's outcomes under :mod:`memo_solver.games.yahtzee.analysis.policy` move that mass,
 shifted by the points and bonuses banked, to the next turn's guideposts, and the blocks
 with every box filled hold the answer. Per turn, outcomes with the same points land
 together, so the work is one shifted add per (box, points) class and guidepost, of the
@@ -34,14 +34,14 @@ import numpy.typing as npt
 from memo_solver.core.compiled import jit
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach, widen
-from memo_solver.games.yahtzee.need import width as need_width
-from memo_solver.games.yahtzee.policy import outcomes, target_policy, turn_policy
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.scoring import land
-from memo_solver.games.yahtzee.state import State, guidepost
-from memo_solver.games.yahtzee.turn import Guideposts
+from memo_solver.games.yahtzee.analysis.policy import outcomes, target_policy, turn_policy
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.state import State, guidepost
+from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedGame, reach, widen
+from memo_solver.games.yahtzee.solve.need import width as need_width
+from memo_solver.games.yahtzee.solve.scoring import land
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[int, int], None]
@@ -423,7 +423,7 @@ async def target_distribution(
 ) -> Scores:
     """The exact distribution from ``state`` under the target policy for ``need`` more
     points (:func:`target_pass`), solving what it reads on the mean game's ``engine`` and
-    the chance objective's ``need_engine`` (a :class:`memo_solver.games.yahtzee.need.
+    the chance objective's ``need_engine`` (a :class:`memo_solver.games.yahtzee.solve.need.
     NeedGame`'s)."""
     game = need_engine.game
     assert isinstance(game, NeedGame)
@@ -447,7 +447,7 @@ def target_pass(
     the best chance of ``need`` of them: the forward pass of :func:`forward_pass`, where
     the mass of each guidepost is split by the points banked since the state, because the
     need left (``need`` less those points) decides the target policy's choices
-    (:func:`memo_solver.games.yahtzee.policy.target_policy`, its ties broken by the mean
+    (:func:`memo_solver.games.yahtzee.analysis.policy.target_policy`, its ties broken by the mean
     policy). Mass whose need is met (n <= 0) or out of reach of the open boxes moves by the
     mean policy's choices, the rest lane by lane, a lane being one guidepost and one total.
     ``blocks`` are the mean values (:func:`blocks_below`), ``need_blocks`` the chance

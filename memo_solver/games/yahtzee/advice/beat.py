@@ -2,7 +2,7 @@
 
 The opponent (same rule set) plays for points, the mean-optimal strategy, so the points
 still to come to them, Y, have the exact distribution of the forward pass
-(:mod:`memo_solver.games.yahtzee.distribution`), whatever the player does. With banked
+(:mod:`memo_solver.games.yahtzee.analysis.distribution`), whatever the player does. With banked
 scores B (the player's) and C (the opponent's), the player finishes above when the points
 to come X reach ``C - B + Y + 1``. Counted as a *requirement* r, the points still needed to
 be sure of it (``r = C - B + max(Y) + 1 - points banked since now``), the chance once every
@@ -10,11 +10,11 @@ box is filled is ``T(r) = P(Y <= max(Y) - r)``, and 1 once r <= 0.
 
 That is the chance objective's block contract with another end of the game: value ``j`` is
 requirement ``j + 1``, a score moves along the axis (``shift``), and a requirement met is 1.
-So the same kernel solves it (:func:`memo_solver.games.yahtzee.turn.solve_blocks`), from an
+So the same kernel solves it (:func:`memo_solver.games.yahtzee.solve.turn.solve_blocks`), from an
 end-of-game block holding ``T`` instead of zeros, over the player's cone only, a layer at a
 time (a score fills one box, so a layer's successors are all in the layer before it); and
 the actions are ranked as the need's are
-(:func:`memo_solver.games.yahtzee.need_advice.rank_chances`), ties by the mean advice. The
+(:func:`memo_solver.games.yahtzee.advice.need_advice.rank_chances`), ties by the mean advice. The
 table depends on the opponent's distribution, so it is computed per question and not
 stored: two layers of it are held at a time.
 """
@@ -30,13 +30,13 @@ import numpy as np
 from memo_solver.core.engine import Engine
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.advice import Advice, advise
-from memo_solver.games.yahtzee.need import reach
-from memo_solver.games.yahtzee.need_advice import NeedAction, rank_chances
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.state import State
-from memo_solver.games.yahtzee.stats import distribution_in_thread
-from memo_solver.games.yahtzee.turn import solve_blocks
+from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise
+from memo_solver.games.yahtzee.advice.need_advice import NeedAction, rank_chances
+from memo_solver.games.yahtzee.analysis.stats import distribution_in_thread
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.state import State
+from memo_solver.games.yahtzee.solve.need import reach
+from memo_solver.games.yahtzee.solve.turn import solve_blocks
 
 MAX_VALUES: Final = 400_000_000
 """The most values (turn starts times requirements) one question may solve: 3.2 GB

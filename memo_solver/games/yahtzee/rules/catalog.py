@@ -11,8 +11,8 @@ from importlib import resources
 from typing import Final
 
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.rule_file import parse_rule_text
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_text
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 
 START_VALUES: Final[dict[str, float]] = {
     "yahtzee": 254.5877287345,

@@ -3,7 +3,7 @@ and the pass run off the event loop.
 
 A value says what a position is worth on average; a player deciding whether to chase a
 target score also wants the spread: how likely 300 is, what the median is, how often the
-upper bonus comes. :func:`memo_solver.games.yahtzee.distribution.score_distribution`
+upper bonus comes. :func:`memo_solver.games.yahtzee.analysis.distribution.score_distribution`
 computes all of it exactly by a forward pass under the optimal strategy; this module
 gives it as JSON (``memo-solver stats --json``, ``POST /v1/stats``, a ``stats`` job's
 record) and in words through :mod:`memo_solver.cli.reports`.
@@ -26,14 +26,14 @@ import anyio
 import anyio.to_thread
 
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee.distribution import (
+from memo_solver.games.yahtzee.analysis.distribution import (
     Distribution,
     Scores,
     blocks_below,
     forward_pass,
 )
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.state import State, start_state, state_to_json
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, start_state, state_to_json
 
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 """The percentiles printed (the same as :meth:`Distribution.to_json`)."""

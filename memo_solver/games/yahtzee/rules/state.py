@@ -32,8 +32,8 @@ from typing import Final, TypeGuard
 import numpy as np
 
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.dice import FACES
-from memo_solver.games.yahtzee.rules import RuleSet
+from memo_solver.games.yahtzee.rules.dice import FACES
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 
 
 class StateError(UserError):

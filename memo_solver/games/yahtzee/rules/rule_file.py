@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, cast
 
-from memo_solver.games.yahtzee.dice import MAX_DICE, dice_universe
-from memo_solver.games.yahtzee.kinds import KINDS, MAX_POINTS, Params, RuleFileError, describe
-from memo_solver.games.yahtzee.rules import (
+from memo_solver.games.yahtzee.rules.dice import MAX_DICE, dice_universe
+from memo_solver.games.yahtzee.rules.kinds import KINDS, MAX_POINTS, Params, RuleFileError, describe
+from memo_solver.games.yahtzee.rules.rule_set import (
     DEFAULT_DICE,
     DEFAULT_ORDER,
     Category,

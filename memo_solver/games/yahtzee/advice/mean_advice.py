@@ -1,11 +1,11 @@
 """Rank every legal action of a state with its expected final score and its loss.
 
 Ties are broken the same way everywhere (advice, play, the distribution and the
-simulation), on the key of :func:`memo_solver.games.yahtzee.ties.tie`: among actions of
+simulation), on the key of :func:`memo_solver.games.yahtzee.rules.ties.tie`: among actions of
 equal value (to 1e-9), scoring now comes first, then keeps holding more dice, then the
 scorecard order. Keeping every die is worth exactly the best score one reroll later, so
 a player is never told to reroll for nothing. What a score banks comes from
-:func:`memo_solver.games.yahtzee.scoring.score`.
+:func:`memo_solver.games.yahtzee.solve.scoring.score`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import numpy.typing as npt
 from memo_solver.core.cache import BlockCache
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee import one_roll
-from memo_solver.games.yahtzee.dice import Dice
-from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.scoring import Scored, score
-from memo_solver.games.yahtzee.state import State, guidepost
-from memo_solver.games.yahtzee.ties import tie
+from memo_solver.games.yahtzee.rules.dice import Dice
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State, guidepost
+from memo_solver.games.yahtzee.rules.ties import tie
+from memo_solver.games.yahtzee.solve import one_roll
+from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.scoring import Scored, score
 
 _NUMBERS: Final = ("no", "one", "two", "three", "four", "five", "six")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.rules import RuleSet
-from memo_solver.games.yahtzee.turn import solve_blocks
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.turn import solve_blocks
 
 
 def block_key(filled: int) -> str:
@@ -39,7 +39,7 @@ class _ByMask(Mapping[int, Block]):
 
 class YahtzeeGame:
     """Blocks keyed by filled mask, solved in batches by
-    :func:`memo_solver.games.yahtzee.turn.solve_blocks`."""
+    :func:`memo_solver.games.yahtzee.solve.turn.solve_blocks`."""
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules

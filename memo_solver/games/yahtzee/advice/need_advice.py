@@ -1,12 +1,13 @@
 """Rank every legal action of a state by its best chance of scoring at least N more points.
 
-The chances come from the blocks of the chance objective (:mod:`memo_solver.games.yahtzee.need`)
-solved lazily by their own engine, and, mid-turn, from the kernel's steps for the one lane
-of the state's guidepost at need N (:func:`memo_solver.games.yahtzee.one_roll.roll_values`,
-the same steps as the mean advice's). Each action also carries its mean value and loss, from
-the mean advice, because that is what breaks ties: actions whose chances round to the same
-1e-9 tick keep the mean advice's order, so a hopeless position (every chance 0) or a secured
-one (every chance 1, N <= 0 included) is played for points, as a player would.
+The chances come from the blocks of the chance objective
+(:mod:`memo_solver.games.yahtzee.solve.need`) solved lazily by their own engine, and, mid-turn, from
+the kernel's steps for the one lane of the state's guidepost at need N
+(:func:`memo_solver.games.yahtzee.solve.one_roll.roll_values`, the same steps as the mean advice's).
+Each action also carries its mean value and loss, from the mean advice, because that is what breaks
+ties: actions whose chances round to the same 1e-9 tick keep the mean advice's order, so a
+hopeless position (every chance 0) or a secured one (every chance 1, N <= 0 included) is played
+for points, as a player would.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import numpy as np
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.advice import Action, Advice, advise
-from memo_solver.games.yahtzee.game import block_key
-from memo_solver.games.yahtzee.need import NeedBeyondCapError, NeedGame, reach, widen
-from memo_solver.games.yahtzee.one_roll import roll_values
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.state import State, guidepost
-from memo_solver.games.yahtzee.ties import tie
+from memo_solver.games.yahtzee.advice.mean_advice import Action, Advice, advise
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.state import State, guidepost
+from memo_solver.games.yahtzee.rules.ties import tie
+from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedGame, reach, widen
+from memo_solver.games.yahtzee.solve.one_roll import roll_values
 
 
 class NeedAction(NamedTuple):

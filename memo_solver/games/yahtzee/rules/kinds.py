@@ -15,7 +15,7 @@ from typing import Final
 import numpy as np
 
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.dice import FACES, BoolArray, Dice, FloatArray, IntArray
+from memo_solver.games.yahtzee.rules.dice import FACES, BoolArray, Dice, FloatArray, IntArray
 
 _FACE_VALUES: Final = np.arange(1, FACES + 1)
 MAX_POINTS: Final = 10_000

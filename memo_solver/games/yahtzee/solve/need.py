@@ -6,7 +6,7 @@ probability that the points still to come (counted as the mean values count them
 points and every bonus, the points already banked excluded) reach N, under the policy that
 maximises exactly that probability.
 
-Its blocks follow the kernel's block contract (:mod:`memo_solver.games.yahtzee.kernel`)
+Its blocks follow the kernel's block contract (:mod:`memo_solver.games.yahtzee.solve.kernel`)
 with a value axis: value ``j`` of a guidepost is the chance for need ``j + 1``, and scoring
 ``b`` points moves a lane ``b`` steps down the axis (``shift``). A block holds the needs
 from 1 up to its *width*: the smaller of the objective's cap and :func:`reach`, the most the
@@ -29,9 +29,9 @@ import numpy as np
 
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.game import YahtzeeGame, block_key, filled_of
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.turn import IntArray, solve_blocks
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key, filled_of
+from memo_solver.games.yahtzee.solve.turn import IntArray, solve_blocks
 
 DEFAULT_CAP: Final = 400
 """Points to come a table answers for by default: a final score of 400 is past what the

@@ -7,12 +7,12 @@ that box) lands on, the kernel's landing values, apart from the six all-alike ro
 which the Joker and the +100 score again. The second needs every roll one reroll later,
 so the turn's steps run up to that point and stop: no table of every box's score for
 every roll, no turn start, no rounds past the state's own. With no rerolls left that is a
-few hundred operations; a whole turn's tables (:func:`memo_solver.games.yahtzee.turn.
+few hundred operations; a whole turn's tables (:func:`memo_solver.games.yahtzee.solve.turn.
 turn_tables`, what the strategy keeps) are a few thousand more and were a third of a
 warm request's CPU.
 
-The steps are the kernel's own (:mod:`memo_solver.games.yahtzee.kernel`), run in the same
-order on the same arrays as :func:`memo_solver.games.yahtzee.kernel.turn_steps`, so every
+The steps are the kernel's own (:mod:`memo_solver.games.yahtzee.solve.kernel`), run in the same
+order on the same arrays as :func:`memo_solver.games.yahtzee.solve.kernel.turn_steps`, so every
 value is the same float, to the bit, as the whole turn's: this module only chooses which
 steps a roll needs.
 """
@@ -25,14 +25,14 @@ import numpy as np
 import numpy.typing as npt
 
 from memo_solver.core.compiled import jit
-from memo_solver.games.yahtzee.kernel import (
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.solve.kernel import (
     best_keep,
     keep_values,
     landing_values,
     score_rolls,
 )
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.turn import Guideposts, kernel_tables
+from memo_solver.games.yahtzee.solve.turn import Guideposts, kernel_tables
 
 IntArray = npt.NDArray[np.int64]
 
@@ -128,13 +128,13 @@ def roll_values(
 ) -> tuple[list[int], FloatArray, FloatArray]:
     """The open boxes of ``filled``; what scoring roll ``roll`` (an index) in each is worth
     from ``guidepost`` (upper level, bonus level); and, with ``rerolls`` > 0 left, every
-    keep's value (n_keeps,): the turn of :func:`memo_solver.games.yahtzee.turn.turn_tables`
+    keep's value (n_keeps,): the turn of :func:`memo_solver.games.yahtzee.solve.turn.turn_tables`
     at this roll (its ``scores[:, roll, 0]`` and ``keeps[rerolls][:, 0]``), computed for this
     roll alone (with no reroll left, the keeps' values are not computed). ``successors``
     are the blocks after scoring each open box, in box order.
 
     With ``need`` > 0 the successors are blocks of the chance objective, one width for all
-    (:mod:`memo_solver.games.yahtzee.need`), and the values are the chances of scoring at
+    (:mod:`memo_solver.games.yahtzee.solve.need`), and the values are the chances of scoring at
     least ``need`` more points (value ``need - 1`` of the axis, the score shifting it)."""
     tables = kernel_tables(rules)
     boxes, open_boxes = _open_boxes(rules, filled)

@@ -1,9 +1,9 @@
 """One turn's math for a rule set: the tables the compiled kernel reads, and its two uses.
 
 A *guidepost* is a turn-start state ``(filled boxes, upper total u, yahtzee-bonus flag y)``.
-The kernel (:mod:`memo_solver.games.yahtzee.kernel`) knows dice lattices and lanes, not
+The kernel (:mod:`memo_solver.games.yahtzee.solve.kernel`) knows dice lattices and lanes, not
 rules: this module turns a rule set into its arrays once (:class:`KernelTables`, built from
-the one scoring rule in :mod:`memo_solver.games.yahtzee.scoring`), then either solves whole
+the one scoring rule in :mod:`memo_solver.games.yahtzee.solve.scoring`), then either solves whole
 batches of blocks (:func:`solve_blocks`, what the engine calls) or keeps every value inside
 one turn for B guideposts (:func:`turn_tables`: advice, the strategy's choices). The kernel
 module is imported by the first call of either: numba's import costs a process about 0.2 s
@@ -25,9 +25,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.games.yahtzee.dice import Dice
-from memo_solver.games.yahtzee.rules import FloatArray, RuleSet
-from memo_solver.games.yahtzee.scoring import extra_bonus, land, points
+from memo_solver.games.yahtzee.rules.dice import Dice
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.solve.scoring import extra_bonus, land, points
 
 IntArray = npt.NDArray[np.int64]
 FACES_OF_ALIKE: Final = 6
@@ -113,9 +113,9 @@ class KernelTables:
 
     Per box, the rolls fall into classes of equal points (``roll_class``); per class and
     level, where the level lands in the successor block and what it banks (``land_index``,
-    ``land_banked``, from :func:`memo_solver.games.yahtzee.scoring.land`). The Joker's
+    ``land_banked``, from :func:`memo_solver.games.yahtzee.solve.scoring.land`). The Joker's
     points for the six all-alike rolls come in rows of ``adjust`` (from
-    :func:`memo_solver.games.yahtzee.scoring.points`), one per situation that decides them.
+    :func:`memo_solver.games.yahtzee.solve.scoring.points`), one per situation that decides them.
     """
 
     rules: RuleSet
@@ -170,9 +170,9 @@ class KernelTables:
         """(N,): each block's row of :attr:`adjust`, found or made.
 
         What the Joker lets a five of a kind score depends only on which upper faces are
-        still open and whether a lower box is (:func:`memo_solver.games.yahtzee.scoring.points`),
-        so blocks in the same situation share a row, filled box by box from the first block
-        that has each box open."""
+        still open and whether a lower box is
+        (:func:`memo_solver.games.yahtzee.solve.scoring.points`), so blocks in the same situation
+        share a row, filled box by box from the first block that has each box open."""
         rules = self.rules
         yahtzee = rules.yahtzee_box
         if rules.joker == "none" or yahtzee is None:
@@ -338,8 +338,8 @@ def solve_blocks(
     With ``width`` > 1 each guidepost holds that many values along the kernel's value axis
     (blocks (N, n_upper, n_bonus, width), successors the same per block), and ``shift``
     moves a score along the axis instead of adding it: the block contract of
-    :mod:`memo_solver.games.yahtzee.kernel`."""
-    from memo_solver.games.yahtzee import kernel  # numba: imported by the first solve only
+    :mod:`memo_solver.games.yahtzee.solve.kernel`."""
+    from memo_solver.games.yahtzee.solve import kernel  # numba: imported by the first solve only
 
     tables = kernel_tables(rules)
     batch = Batch.of(rules, masks, successors.__getitem__, width)
@@ -392,7 +392,7 @@ def turn_tables(
     (repeated as often as it has lanes) at index ``steps[b]``, the successors hold ``width``
     values per level, and ``shift`` moves a score along the axis (the kernel's block
     contract): the chance objective's turn for one need per lane."""
-    from memo_solver.games.yahtzee import kernel  # numba: imported by the first solve only
+    from memo_solver.games.yahtzee.solve import kernel  # numba: imported by the first solve only
 
     tables = kernel_tables(rules)
     dice = rules.universe

@@ -2,8 +2,8 @@
 
 Equal choices reached by different float sums differ in the last bit, and a choice must not
 depend on that: values that round to the same number of 1e-9 ticks are tied. Kept apart from
-:mod:`memo_solver.games.yahtzee.policy` (whose compiled loops rank by the same ticks) so that
-advice can rank with it without importing the compiler.
+:mod:`memo_solver.games.yahtzee.analysis.policy` (whose compiled loops rank by the same ticks) so
+that advice can rank with it without importing the compiler.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from memo_solver.games.yahtzee.rules import FloatArray
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray
 
 TIE_DECIMALS: Final = 9
 TIE_SCALE: Final = 10.0**TIE_DECIMALS

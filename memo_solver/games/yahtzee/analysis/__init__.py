@@ -1,0 +1,2 @@
+"""What a solved game says over whole games: the policy, the exact score distribution, statistics,
+simulation, table export."""
