@@ -1,10 +1,10 @@
 """A precompute through two workers on a 3-master Redis Cluster, beside one standalone Redis.
 
-For each kind of Redis, fresh every round (tests/redis_cluster.py and tests/redis_server.py:
-loopback, free ports, AOF every second as in docker-compose.yml), two ``python -m worker``
-processes are started (on a cluster, each through another master's URL) and, once both beat,
-``memo-solver --redis URL precompute --rules R --wait`` is run through a third way in (the
-seed list on a cluster). Reported per run:
+For each kind of Redis, fresh every round (tests/support/redis_cluster.py and
+tests/support/redis_server.py: loopback, free ports, AOF every second as in docker-compose.yml), two
+``python -m worker`` processes are started (on a cluster, each through another master's URL) and,
+once both beat, ``memo-solver --redis URL precompute --rules R --wait`` is run through a third way
+in (the seed list on a cluster). Reported per run:
 
 - wall time of the precompute (the CLI process, from queueing to the pinned start value);
 - CPU (user + sys, /proc) of the two workers and every redis-server over the same span;
@@ -44,9 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the Redis, cluster and process helpers of the tests
 
 from _bench import cpu_seconds  # noqa: E402
-from redis_cluster import RedisCluster  # noqa: E402
-from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import layout_of, wait_for  # noqa: E402
+from support.redis_cluster import RedisCluster  # noqa: E402
+from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
+from support.worker_support import layout_of, wait_for  # noqa: E402
 
 from memo_solver.core.engine import namespace  # noqa: E402
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set  # noqa: E402

@@ -15,7 +15,7 @@ memory (``VmHWM``) and redis-server's, the memo's size (Redis ``used_memory`` an
 of the blocks hash), the blocks stored, and each worker's share. Targets: <= 10 minutes and
 <= 4 GiB (workers and Redis together).
 
-Run (a few minutes; needs redis-server, see tests/redis_server.py)::
+Run (a few minutes; needs redis-server, see tests/support/redis_server.py)::
 
     .venv/bin/python scripts/bench_dice_of_doom.py              # words
     .venv/bin/python scripts/bench_dice_of_doom.py --json       # one JSON object
@@ -41,8 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the Redis and process helpers of the test suite
 
 from _bench import cpu_seconds  # noqa: E402
-from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
+from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
+from support.worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
 
 from memo_solver.core.engine import namespace  # noqa: E402
 from memo_solver.core.runtime import pin_blas_threads  # noqa: E402

@@ -1,7 +1,7 @@
 """What health, coverage, ``status`` and ``worker --check`` cost on a Redis that holds
 200,000 keys of someone else's: none of them may walk the keyspace.
 
-A fresh ``redis-server`` (tests/redis_server.py: loopback, a free port, AOF as in
+A fresh ``redis-server`` (tests/support/redis_server.py: loopback, a free port, AOF as in
 docker-compose.yml) is filled with ``--foreign`` keys (200,000 plain strings, written
 through a pipeline), ``yahtzee-lower`` is solved into it (``precompute --here``), one
 worker is started (``python -m worker --id bench-w1``) and ``memo-solver serve`` is
@@ -19,7 +19,7 @@ started as a child, the real CLI. Then, one after the other:
 ``--source DIR`` runs the children from another checkout of the project (its folder goes
 first on PYTHONPATH, with this interpreter and its packages): how main measured before.
 
-Run (about a minute; needs redis-server, see tests/redis_server.py)::
+Run (about a minute; needs redis-server, see tests/support/redis_server.py)::
 
     .venv/bin/python scripts/bench_health.py
     .venv/bin/python scripts/bench_health.py --json
@@ -48,8 +48,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test su
 
 import httpx  # noqa: E402
 import redis  # noqa: E402
-from redis_cluster import RedisCluster  # noqa: E402
-from redis_server import RedisServer, ensure_redis_server, free_port  # noqa: E402
+from support.redis_cluster import RedisCluster  # noqa: E402
+from support.redis_server import RedisServer, ensure_redis_server, free_port  # noqa: E402
 
 TARGET_MS = 50.0
 ROUTES = (
@@ -222,7 +222,7 @@ def main() -> int:
     parser.add_argument(
         "--cluster",
         action="store_true",
-        help="on a 3-master Redis Cluster (tests/redis_cluster.py)",
+        help="on a 3-master Redis Cluster (tests/support/redis_cluster.py)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()

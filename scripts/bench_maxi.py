@@ -166,7 +166,7 @@ def main() -> int:
     }
     if args.two_workers:
         import bench_workers  # noqa: F401  (puts tests/ on the path: redis_server)
-        from redis_server import ensure_redis_server
+        from support.redis_server import ensure_redis_server
 
         result["two_workers"] = two_workers(ensure_redis_server())
     if args.json:

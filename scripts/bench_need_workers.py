@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test su
 
 from _bench import child_env, cpu_seconds, memo_solver_command  # noqa: E402
 from bench_workers import start_worker  # noqa: E402
-from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import wait_for  # noqa: E402
+from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
+from support.worker_support import wait_for  # noqa: E402
 
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set  # noqa: E402
 from memo_solver.games.yahtzee.solve.need_table import table_bytes  # noqa: E402

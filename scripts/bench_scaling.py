@@ -30,7 +30,7 @@ and the load average before and after go with the figures. Words print a Markdow
 per part; ``--json`` prints one object with every run.
 
 Run on any many-core host from a checkout (installed, or ``PYTHONPATH=$PWD``; the worker
-parts need ``redis-server`` on the PATH, see tests/redis_server.py), with the compile
+parts need ``redis-server`` on the PATH, see tests/support/redis_server.py), with the compile
 cache warmed first (``python -m memo_solver compile``); about two minutes for the
 ``yahtzee`` parts on 16 cores, plus about 130 CPU s per ``maxi-yatzy`` run::
 
@@ -56,7 +56,7 @@ from typing import Any
 import bench_workers as bw  # puts tests/ on the path: redis_server
 from _bench import child_env, run_child
 from bench_kernel import host
-from redis_server import ensure_redis_server
+from support.redis_server import ensure_redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 LSCPU_KEYS = (

@@ -25,7 +25,7 @@ twice); the split of the work is reported (target: the larger share <= 60 %).
 
 Every run checks the start value against the pin (254.5877287345, to 1e-9).
 
-Run (about two minutes with 3 rounds; needs redis-server, see tests/redis_server.py)::
+Run (about two minutes with 3 rounds; needs redis-server, see tests/support/redis_server.py)::
 
     .venv/bin/python scripts/bench_workers.py            # words
     .venv/bin/python scripts/bench_workers.py --json     # one JSON object
@@ -52,8 +52,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test su
 
 import redis  # noqa: E402
 from _bench import cpu_seconds  # noqa: E402
-from redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
+from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
+from support.worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
 
 from memo_solver.jobs.queue import Job  # noqa: E402
 from memo_solver.stores import redis_keys  # noqa: E402

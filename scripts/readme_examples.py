@@ -50,7 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from redis_server import RedisServer  # noqa: E402  (the tests' real redis-server helper)
+from support.redis_server import RedisServer  # noqa: E402  (the tests' real redis-server helper)
 
 README = ROOT / "README.md"
 TOKEN = "s3cret"

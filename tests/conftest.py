@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import redis
-from cli_support import TINY_RULES
-from redis_cluster import RedisCluster
-from redis_server import RedisServer, ensure_redis_server, free_port
-from worker_support import Children
+from support.cli_support import TINY_RULES
+from support.redis_cluster import RedisCluster
+from support.redis_server import RedisServer, ensure_redis_server, free_port
+from support.worker_support import Children
 
 from memo_solver.core.store import Store
 from memo_solver.stores import redis_keys
@@ -206,7 +206,7 @@ def cluster_redis(
 def redis_cluster(
     redis_binary: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RedisCluster]:
-    """A real Redis Cluster of three masters for the whole session (tests/redis_cluster.py);
+    """A real Redis Cluster of three masters for the whole session (tests/support/redis_cluster.py);
     tests that share it empty it first (``cluster_url``). A test that kills nodes starts a
     cluster of its own."""
     with RedisCluster(tmp_path_factory.mktemp("cluster"), binary=redis_binary) as cluster:

@@ -11,13 +11,13 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-import brute_force
 import numpy as np
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from dice_variants import FORCED, MAXI, VARIANTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import brute_force
+from support.dice_variants import FORCED, MAXI, VARIANTS
 
 from memo_solver.core.cache import BlockCache
 from memo_solver.core.engine import Engine, open_engine

@@ -27,7 +27,8 @@ import anyio
 import export_openapi
 import httpx
 import pytest
-from api_support import (
+from prometheus_client.parser import text_string_to_metric_families
+from support.api_support import (
     LOWER_PIN,
     OPENAPI_PATH,
     SAME,
@@ -44,9 +45,14 @@ from api_support import (
     late_states,
     random_state,
 )
-from prometheus_client.parser import text_string_to_metric_families
-from redis_server import RedisServer
-from store_faults import FULL, READ_ONLY, on_every_connection, redis_at_maxmemory, store_file
+from support.redis_server import RedisServer
+from support.store_faults import (
+    FULL,
+    READ_ONLY,
+    on_every_connection,
+    redis_at_maxmemory,
+    store_file,
+)
 
 from memo_solver.cli import main as memo_cli
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from api_support import api_client, build_app, error_of
+from support.api_support import api_client, build_app, error_of
 
 from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from api_support import (
+from support.api_support import (
     LOWER_PIN,
     OPENAPI_PATH,
     TOL,
@@ -35,7 +35,7 @@ from api_support import (
     cli,
     error_of,
 )
-from redis_server import RedisServer, free_port
+from support.redis_server import RedisServer, free_port
 
 from memo_solver.jobs.queue import Job
 from memo_solver.service.settings import ADMIN_TOKEN_ENV

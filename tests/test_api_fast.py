@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from api_support import api_client, as_json, late_states, random_state
 from prometheus_client.parser import text_string_to_metric_families
+from support.api_support import api_client, as_json, late_states, random_state
 
 from memo_solver.games.yahtzee.advice.mean_advice import Action, Advice
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS

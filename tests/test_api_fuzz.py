@@ -22,10 +22,8 @@ from typing import Any
 
 import pytest
 import schemathesis
-from api_support import OPENAPI_PATH, build_app
 from fastapi import FastAPI
 from hypothesis import HealthCheck, settings
-from redis_server import RedisServer
 from schemathesis.python.asgi import get_client, shutdown_lifespans
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -34,6 +32,8 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from support.api_support import OPENAPI_PATH, build_app
+from support.redis_server import RedisServer
 
 from memo_solver.service.app import ApiSettings
 from memo_solver.service.settings import ADMIN_TOKEN_ENV

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_support import OPENAPI_PATH, api_client, error_of
+from support.api_support import OPENAPI_PATH, api_client, error_of
 from test_api import poll_until_ok
 
 from memo_solver.core.engine import namespace_of, open_engine

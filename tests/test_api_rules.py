@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from api_support import api_client, bearer, error_of
+from support.api_support import api_client, bearer, error_of
 
 from memo_solver.core.engine import namespace_of
 from memo_solver.games.yahtzee.need_entry import need_entry

@@ -24,9 +24,9 @@ from typing import Any
 
 import anyio
 import pytest
-from cli_support import TEMPFAIL, TINY_RULES, one_error_line
-from redis_server import RedisServer, free_port
-from store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
+from support.cli_support import TEMPFAIL, TINY_RULES, one_error_line
+from support.redis_server import RedisServer, free_port
+from support.store_faults import FULL, on_every_connection, redis_at_maxmemory, store_file
 
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.common import EXIT_UNAVAILABLE

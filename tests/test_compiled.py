@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import TINY_RULES
 from platformdirs import user_cache_path
+from support.cli_support import TINY_RULES
 
 from memo_solver.core.compiled import CACHE_ENV, cache_dir
 
 CLI = Path(sys.executable).with_name("memo-solver")
-COMPILE_EVERYTHING = Path(__file__).with_name("compile_everything.py")
+COMPILE_EVERYTHING = Path(__file__).parent / "support" / "compile_everything.py"
 TIMEOUT_S = 300
 TOGETHER = 2
 """Processes started at once on an empty cache folder: two race for every entry (a third

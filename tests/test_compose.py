@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 import yaml
-from redis_server import RedisServer, free_port
+from support.redis_server import RedisServer, free_port
 
 from memo_solver.stores.redis_client import (
     CLUSTER_ENV,

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from api_support import api_client, child_env, error_of
+from support.api_support import api_client, child_env, error_of
 
 from memo_solver.games.dice_of_doom.advice import solve
 from memo_solver.games.dice_of_doom.board import DoomError

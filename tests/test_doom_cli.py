@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import one_error_line
+from support.cli_support import one_error_line
 from test_doom_game import every_2x2_outcome
 from test_doom_play import BOOK_2X2
 

@@ -9,7 +9,7 @@ The promises tests/test_worker.py checks for Yahtzee, for the second game:
 - malformed Dice of Doom jobs (a bad block key, a bad board, a statistics job, which this
   game has not) are acknowledged, logged and survived.
 
-The process helpers are tests/worker_support.py's.
+The process helpers are tests/support/worker_support.py's.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ import anyio
 import pytest
 import redis
 import redis.asyncio as aioredis
-from test_doom_game import every_2x2_outcome
-from worker_support import (
+from support.worker_support import (
     HEARTBEAT_S,
     HOST,
     TAKE_OVER_WITHIN_S,
@@ -46,6 +45,7 @@ from worker_support import (
     taken_over_by,
     wait_for,
 )
+from test_doom_game import every_2x2_outcome
 
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.games.dice_of_doom.advice import DoomAdvice, advise

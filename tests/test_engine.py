@@ -18,7 +18,7 @@ import anyio
 import anyio.lowlevel
 import numpy as np
 import pytest
-from store_faults import FULL, on_every_connection, store_file
+from support.store_faults import FULL, on_every_connection, store_file
 
 from memo_solver.core import engine as engine_module
 from memo_solver.core.cache import CACHE_MB_ENV, DEFAULT_CACHE_MB

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_support import build_app
-from cli_support import TEMPFAIL, USAGE
 from fastapi import FastAPI
+from support.api_support import build_app
+from support.cli_support import TEMPFAIL, USAGE
 
 import memo_solver
 from memo_solver.cli import main as memo_cli

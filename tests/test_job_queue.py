@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from api_support import api_client, error_of
+from support.api_support import api_client, error_of
 
 from memo_solver.jobs import queue as jobs
 from memo_solver.jobs.queue import JobQueue

@@ -17,10 +17,10 @@ from typing import Any
 
 import anyio
 import pytest
-import rulebook_brute_force as brute
 from anyio.from_thread import start_blocking_portal
-from bottom_up import solve_all
-from portal_engines import PortalEngines
+from support import rulebook_brute_force as brute
+from support.bottom_up import solve_all
+from support.portal_engines import PortalEngines
 
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.advice.mean_advice import advise

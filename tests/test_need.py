@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-import need_brute_force as brute
 import pytest
-import rulebook_brute_force as mean_brute
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rule_strategies import TinyState, tiny_rule_sets, tiny_states
+from support import need_brute_force as brute
+from support import rulebook_brute_force as mean_brute
+from support.rule_strategies import TinyState, tiny_rule_sets, tiny_states
 
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.advice.need_advice import NeedAdvice, advise_need

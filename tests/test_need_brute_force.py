@@ -14,10 +14,10 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-import rulebook_brute_force as mean
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from need_brute_force import (
+from support import rulebook_brute_force as mean
+from support.need_brute_force import (
     chance,
     chance_actions,
     forget,
@@ -27,8 +27,8 @@ from need_brute_force import (
     most_points,
     state_chance,
 )
-from rule_strategies import TinyState, tiny_rule_sets, tiny_states
-from rulebook_brute_force import keep_name, outcomes
+from support.rule_strategies import TinyState, tiny_rule_sets, tiny_states
+from support.rulebook_brute_force import keep_name, outcomes
 
 TOL = 1e-9
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import one_error_line
+from support.cli_support import one_error_line
 from test_cli import answer, memo_solver
 
 from memo_solver.cli.parser import DEFAULT_NEED_CAP

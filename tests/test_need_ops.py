@@ -10,9 +10,16 @@ from pathlib import Path
 import anyio
 import pytest
 import redis
-from api_support import child_env, cli
-from cli_support import TINY_RULES, one_error_line
-from worker_support import Children, job_record, start_workers, stored_keys, wait_for, with_store
+from support.api_support import child_env, cli
+from support.cli_support import TINY_RULES, one_error_line
+from support.worker_support import (
+    Children,
+    job_record,
+    start_workers,
+    stored_keys,
+    wait_for,
+    with_store,
+)
 
 from memo_solver.core.engine import namespace_of
 from memo_solver.games.yahtzee.need_entry import need_entry

@@ -16,12 +16,12 @@ from __future__ import annotations
 from itertools import combinations
 
 import anyio
-import need_brute_force as brute
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rule_strategies import TinyState, tiny_rule_sets, tiny_states
+from support import need_brute_force as brute
+from support.rule_strategies import TinyState, tiny_rule_sets, tiny_states
 
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.advice.need_advice import advise_need

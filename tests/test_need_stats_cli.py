@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_support import one_error_line
+from support.cli_support import one_error_line
 from test_cli import answer, memo_solver
 
 TOL = 1e-9

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from dice_variants import SIX_DICE, THREE_DICE
+from support.dice_variants import SIX_DICE, THREE_DICE
 
 from memo_solver.cli.play import play_game
 from memo_solver.core.engine import open_engine

@@ -1,4 +1,4 @@
-"""The product on a real Redis Cluster: three masters on loopback (tests/redis_cluster.py).
+"""The product on a real Redis Cluster: three masters on loopback (tests/support/redis_cluster.py).
 
 What an operator does, through any node: every command, the service and the workers work
 (the store contract itself runs on the cluster in tests/test_store.py); a seed list works;
@@ -18,9 +18,9 @@ from pathlib import Path
 import anyio
 import pytest
 import redis
-from api_support import api_client, error_of
-from redis_cluster import RedisCluster
-from worker_support import (
+from support.api_support import api_client, error_of
+from support.redis_cluster import RedisCluster
+from support.worker_support import (
     Children,
     check,
     cli,

@@ -32,9 +32,9 @@ import anyio
 import httpx
 import pytest
 import redis
-from api_support import LOWER_PIN, TOL, UPPER_PIN, api_client, error_of
-from redis_server import RedisServer, free_port
-from worker_support import (
+from support.api_support import LOWER_PIN, TOL, UPPER_PIN, api_client, error_of
+from support.redis_server import RedisServer, free_port
+from support.worker_support import (
     ENV,
     Children,
     check,

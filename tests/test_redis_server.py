@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis_server import RedisServer, ensure_redis_server, free_port
+from support.redis_server import RedisServer, ensure_redis_server, free_port
 
 
 @pytest.fixture(scope="module")

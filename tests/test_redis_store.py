@@ -32,8 +32,8 @@ import anyio
 import pytest
 import redis
 from redis.crc import key_slot
-from redis_server import RedisServer, free_port
-from worker_support import stored_blocks
+from support.redis_server import RedisServer, free_port
+from support.worker_support import stored_blocks
 
 from memo_solver.core.codec import FORMAT_VERSION
 from memo_solver.core.compiled import CACHE_ENV, cache_dir

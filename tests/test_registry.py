@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from api_support import child_env
+from support.api_support import child_env
 
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import start_blocking_portal
-from api_support import api_client
-from dice_variants import FORCED, SIX_DICE
-from portal_engines import PortalEngines
+from support.api_support import api_client
+from support.dice_variants import FORCED, SIX_DICE
+from support.portal_engines import PortalEngines
 
 from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise
 from memo_solver.games.yahtzee.advice.review import GameError, Review, read_game, review_game

@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
-from cli_support import USAGE
-from rulebook_brute_force import value as rulebook_value
+from support.cli_support import USAGE
+from support.rulebook_brute_force import value as rulebook_value
 
 from memo_solver.cli import main as memo_cli
 from memo_solver.core.engine import open_engine

@@ -10,11 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from brute_force import HASKELL_PUBLISHED, HASKELL_TURN_START
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rule_strategies import tiny_rule_sets, tiny_states
-from rulebook_brute_force import actions, keep_name, outcomes, plain_points, state_value, value
+from support.brute_force import HASKELL_PUBLISHED, HASKELL_TURN_START
+from support.rule_strategies import tiny_rule_sets, tiny_states
+from support.rulebook_brute_force import (
+    actions,
+    keep_name,
+    outcomes,
+    plain_points,
+    state_value,
+    value,
+)
 
 TOL = 1e-9
 

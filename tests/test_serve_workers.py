@@ -23,9 +23,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_support import LOWER_PIN, TOL, child_env
-from redis_server import free_port
-from worker_support import wait_for
+from support.api_support import LOWER_PIN, TOL, child_env
+from support.redis_server import free_port
+from support.worker_support import wait_for
 
 from memo_solver.cli.main import main
 

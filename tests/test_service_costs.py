@@ -25,10 +25,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from api_support import api_client, bearer, build_app, error_of
-from redis_server import RedisServer
+from support.api_support import api_client, bearer, build_app, error_of
+from support.redis_server import RedisServer
+from support.web_support import Service as ServeProcess
 from test_api_need import TINY  # three boxes and two dice: cold in milliseconds
-from web_support import Service as ServeProcess
 
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser

@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 import pytest
-from api_support import child_env
-from redis_server import free_port
-from worker_support import wait_for
+from support.api_support import child_env
+from support.redis_server import free_port
+from support.worker_support import wait_for
 
 from memo_solver.cli.main import main
 from memo_solver.service.serving import (

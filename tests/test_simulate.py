@@ -24,9 +24,9 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
-import yahtzee_figures
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from dice_variants import FORCED, SIX_DICE, VARIANTS
+from support import yahtzee_figures
+from support.dice_variants import FORCED, SIX_DICE, VARIANTS
 
 from memo_solver.cli.analysis import SimulateOptions, simulate_command
 from memo_solver.cli.common import Output, UsageError

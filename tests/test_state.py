@@ -7,9 +7,9 @@ import pickle
 
 import numpy as np
 import pytest
-from dice_variants import FORCED, MAXI, THREE_DICE
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.dice_variants import FORCED, MAXI, THREE_DICE
 
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet

@@ -22,15 +22,15 @@ from typing import cast
 
 import numpy as np
 import pytest
-import yahtzee_figures
 from anyio.from_thread import start_blocking_portal
-from api_support import api_client
-from brute_force import CHANCE, FIVES, SIXES, YAHTZEE, EndGame
-from cli_support import one_error_line
-from dice_variants import FORCED, MAXI, SIX_DICE, VARIANTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from portal_engines import PortalEngines
+from support import yahtzee_figures
+from support.api_support import api_client
+from support.brute_force import CHANCE, FIVES, SIXES, YAHTZEE, EndGame
+from support.cli_support import one_error_line
+from support.dice_variants import FORCED, MAXI, SIX_DICE, VARIANTS
+from support.portal_engines import PortalEngines
 
 from memo_solver.cli import analysis
 from memo_solver.core.engine import Engine, open_engine

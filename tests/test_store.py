@@ -18,8 +18,8 @@ from typing import Any
 import anyio
 import pytest
 from redis.exceptions import OutOfMemoryError
-from redis_server import RedisServer
-from store_faults import (
+from support.redis_server import RedisServer
+from support.store_faults import (
     FULL,
     READ_ONLY,
     FailingConnection,

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 from anyio.from_thread import start_blocking_portal
-from cli_support import one_error_line
-from dice_variants import FORCED, SIX_DICE
+from support.cli_support import one_error_line
+from support.dice_variants import FORCED, SIX_DICE
 
 from memo_solver.cli import analysis
 from memo_solver.core.engine import open_engine

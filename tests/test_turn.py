@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bottom_up import solve_all
+from support.bottom_up import solve_all
 
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 from memo_solver.games.yahtzee.rules.dice import dice_universe

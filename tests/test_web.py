@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import (
+from support.web_support import (
     CHROMIUM_ARGS,
     DESKTOP,
     PHONE,

@@ -34,8 +34,8 @@ from typing import Any
 import anyio
 import pytest
 import redis
-from redis_server import RedisServer, free_port
-from worker_support import (
+from support.redis_server import RedisServer, free_port
+from support.worker_support import (
     ENV,
     HEARTBEAT_S,
     HOST,
@@ -700,7 +700,7 @@ async def test_a_rule_set_deleted_during_its_precompute_fails_the_job_and_its_wo
     """Two workers precompute a registered rule set and an operator deletes it: the job
     fails saying so (never done), each worker's next claim or commit is refused, so that no
     block is written back into the deleted namespace, and both go idle."""
-    from api_support import api_client, bearer
+    from support.api_support import api_client, bearer
 
     from memo_solver.core.engine import namespace_of
     from memo_solver.games.yahtzee.rules.rule_file import rule_set_document

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 import redis
-from cli_support import one_error_line
-from worker_support import ENV, HEARTBEAT_S, Children, heartbeat, start_workers, wait_for
+from support.cli_support import one_error_line
+from support.worker_support import ENV, HEARTBEAT_S, Children, heartbeat, start_workers, wait_for
 
 from memo_solver.cli.parser import build_parser
 from memo_solver.cli.worker_options import settings_from, settings_of

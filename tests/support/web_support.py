@@ -25,9 +25,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from redis_server import free_port
+from support.redis_server import free_port
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

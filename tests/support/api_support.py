@@ -26,7 +26,7 @@ from memo_solver.games.yahtzee.rules.state import State, state_to_json
 from memo_solver.jobs.storage import open_store_and_queue
 from memo_solver.service.app import ApiSettings, create_app
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 OPENAPI_PATH = REPO / "openapi.json"
 TOL = 1e-9
 """Against the pinned start values (they are printed to 10 decimals)."""

@@ -25,7 +25,8 @@ from typing import Self
 
 import redis
 from redis.crc import key_slot
-from redis_server import RedisServer, free_port
+
+from support.redis_server import RedisServer, free_port
 
 SLOTS = 16384
 NODE_TIMEOUT_MS = 5000

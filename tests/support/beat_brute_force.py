@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from need_brute_force import mean_policy_distribution
-from rulebook_brute_force import (
+from support.need_brute_force import mean_policy_distribution
+from support.rulebook_brute_force import (
     Game,
     Roll,
     Rules,

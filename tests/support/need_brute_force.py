@@ -39,7 +39,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from functools import cache
 
-from rulebook_brute_force import (
+from support.rulebook_brute_force import (
     FACES,
     Game,
     Roll,
