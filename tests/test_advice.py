@@ -14,8 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import brute_force
 from support.dice_variants import FORCED, MAXI, VARIANTS
 

@@ -7,8 +7,7 @@ import zlib
 import msgpack
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from memo_solver.core.codec import FORMAT_VERSION, checksum, decode_block, encode_block
 from memo_solver.core.game import Block

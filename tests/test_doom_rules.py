@@ -5,8 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from memo_solver.games.dice_of_doom.board import (
     Board,

@@ -11,8 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memo_solver.games.dice_of_doom import tree as doom_tree
 from memo_solver.games.dice_of_doom.board import Board, DoomError, parse_board, winners

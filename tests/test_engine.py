@@ -23,8 +23,7 @@ from support.store_faults import FULL, on_every_connection, store_file
 from memo_solver.core import engine as engine_module
 from memo_solver.core.cache import CACHE_MB_ENV, DEFAULT_CACHE_MB
 from memo_solver.core.codec import decode_block
-from memo_solver.core.engine import Cost, Counters, Engine, open_engine
-from memo_solver.core.engine import namespace as namespace_of
+from memo_solver.core.engine import Cost, Counters, Engine, namespace as namespace_of, open_engine
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block, Game
 from memo_solver.core.store import Claim, Store, StoreFullError

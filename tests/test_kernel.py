@@ -13,8 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memo_solver.games.yahtzee.rules.rule_file import parse_rule_text
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet

@@ -1,18 +1,22 @@
 """The layers hold: no import cycle at all, and the import-linter contracts pass.
 
 Surfaces (worker, CLI, service, jobs) -> games -> stores -> core, never upwards; the game
-families know nothing of each other (the contracts in pyproject.toml). Beyond them, no two
+families know nothing of each other; inside the Yahtzee family, rules < solve < analysis <
+advice < its registration (the contracts in pyproject.toml). Beyond them, no two
 modules import each other, even through others and even inside a function: a cycle is how
 a layer starts to know the shapes of the one above it.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("memo_solver", "worker")
@@ -121,3 +125,35 @@ def test_the_import_contracts_are_kept() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
+
+
+@pytest.mark.slow  # one lint-imports run over a copy of the packages: a few CPU s
+def test_an_upward_import_between_the_yahtzee_rooms_breaks_the_contract(tmp_path: Path) -> None:
+    """The family's rooms contract has teeth: a copy of the packages in which the rules room
+    imports the advice above it fails ``lint-imports``, naming that contract and that import
+    (the checkout itself is never touched)."""
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("*.pyc"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    ties = tmp_path / "memo_solver" / "games" / "yahtzee" / "rules" / "ties.py"
+    ties.write_text(
+        ties.read_text() + "\nfrom memo_solver.games.yahtzee.advice import mean_advice  # planted\n"
+    )
+    lint = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run(
+        [str(lint)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 broken" in result.stdout
+    broken = " ".join(result.stdout.split("Broken contracts")[-1].split())
+    assert "The Yahtzee family's rooms" in broken
+    assert (
+        "memo_solver.games.yahtzee.rules.ties -> memo_solver.games.yahtzee.advice.mean_advice"
+        in broken
+    )

@@ -18,10 +18,8 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from support import need_brute_force as brute
-from support import rulebook_brute_force as mean_brute
+from hypothesis import given, settings, strategies as st
+from support import need_brute_force as brute, rulebook_brute_force as mean_brute
 from support.rule_strategies import TinyState, tiny_rule_sets, tiny_states
 
 from memo_solver.core.engine import open_engine

@@ -14,8 +14,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import rulebook_brute_force as mean
 from support.need_brute_force import (
     chance,

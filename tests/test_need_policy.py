@@ -18,8 +18,7 @@ from itertools import combinations
 import anyio
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import need_brute_force as brute
 from support.rule_strategies import TinyState, tiny_rule_sets, tiny_states
 

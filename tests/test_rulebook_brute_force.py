@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support.brute_force import HASKELL_PUBLISHED, HASKELL_TURN_START
 from support.rule_strategies import tiny_rule_sets, tiny_states
 from support.rulebook_brute_force import (

@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import rulebook_brute_force as brute
 from support.rule_strategies import TinyState, tiny_rule_sets, tiny_states
 

@@ -14,8 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS, get_rule_set
 from memo_solver.games.yahtzee.rules.rule_set import Joker, RuleSet
@@ -23,8 +22,8 @@ from memo_solver.games.yahtzee.rules.state import State, guidepost, parse_state
 from memo_solver.games.yahtzee.rules.ties import tie
 from memo_solver.games.yahtzee.solve.scoring import (
     Scored,
-    after,
     land,
+    next_turn_start,
     points,
     roll_points,
     score,
@@ -108,7 +107,7 @@ def assert_forms_agree(rules: RuleSet, state: State, box: int) -> None:
             continue
         banked = (by_roll["upper_bonus"][roll], by_roll["extra"][roll])
         assert scored == Scored(int(table[roll]), *map(int, banked)), (here, box)
-        following = after(rules, here, box, scored.points)
+        following = next_turn_start(rules, here, box, scored.points)
         assert guidepost(following, rules) == (by_roll["upper"][roll], by_roll["flag"][roll])
         fifty = following.yahtzee_bonus and not state.yahtzee_bonus
         assert by_roll["fifty"][roll] == fifty
@@ -144,7 +143,7 @@ def assert_turn_agrees(rules: RuleSet, state: State, seed: int) -> None:
             if scored is None:
                 assert values[i, roll, 0] == -np.inf
                 continue
-            landed = guidepost(after(rules, here, box, scored.points), rules)
+            landed = guidepost(next_turn_start(rules, here, box, scored.points), rules)
             expected = scored.points + scored.bonus + successors[box][landed]
             assert values[i, roll, 0] == expected, (here, box)
 
@@ -206,7 +205,7 @@ def test_scoring_moves_the_scorecard_as_a_player_adds_it_up(
         assert len(set(state.dice)) == 1
         return
     category = rules.categories[box]
-    following = after(rules, state, box, scored.points)
+    following = next_turn_start(rules, state, box, scored.points)
     assert following.filled == state.filled | 1 << box
     assert following.upper == state.upper + (scored.points if category.upper_face else 0)
     assert following.dice is None
@@ -224,7 +223,7 @@ def test_reaching_63_banks_the_upper_bonus_once() -> None:
     state = parse_state("open=fives,sixes,chance upper=48 dice=55512 rerolls=0", YAHTZEE)
     fives = YAHTZEE.category_index("fives")
     assert score(YAHTZEE, state, fives) == Scored(15, 35, 0)  # 48 + 15 = 63 exactly
-    at_63 = after(YAHTZEE, state, fives, 15)
+    at_63 = next_turn_start(YAHTZEE, state, fives, 15)
     assert at_63.upper == 63
     sixes = dataclasses.replace(at_63, dice=(1, 6, 6, 6, 6), rerolls_left=0)
     assert score(YAHTZEE, sixes, YAHTZEE.category_index("sixes")) == Scored(24, 0, 0)
@@ -239,7 +238,7 @@ def test_falling_short_of_63_banks_nothing_and_a_lower_box_never_does() -> None:
     assert score(YAHTZEE, state, YAHTZEE.category_index("fives")) == Scored(10, 0, 0)
     at_62 = parse_state("open=sixes,chance upper=62 dice=66665 rerolls=0", YAHTZEE)
     assert score(YAHTZEE, at_62, YAHTZEE.category_index("chance")) == Scored(29, 0, 0)
-    assert after(YAHTZEE, at_62, YAHTZEE.category_index("chance"), 29).upper == 62
+    assert next_turn_start(YAHTZEE, at_62, YAHTZEE.category_index("chance"), 29).upper == 62
 
 
 def test_the_guidepost_lands_on_the_capped_total_with_the_bonus_on_the_crossing() -> None:
@@ -314,10 +313,10 @@ def test_50_in_the_yahtzee_box_is_recorded_and_a_scratch_is_not() -> None:
     state = parse_state("open=yahtzee,chance dice=33333 rerolls=0", YAHTZEE)
     box = YAHTZEE.category_index("yahtzee")
     assert score(YAHTZEE, state, box) == Scored(50, 0, 0)  # the first one banks no +100
-    assert after(YAHTZEE, state, box, 50).yahtzee_bonus
+    assert next_turn_start(YAHTZEE, state, box, 50).yahtzee_bonus
     scratch = dataclasses.replace(state, dice=(1, 2, 3, 3, 3))
     assert score(YAHTZEE, scratch, box) == Scored(0, 0, 0)
-    assert not after(YAHTZEE, scratch, box, 0).yahtzee_bonus
+    assert not next_turn_start(YAHTZEE, scratch, box, 0).yahtzee_bonus
 
 
 def test_without_a_bonus_rule_a_second_yahtzee_banks_nothing_more() -> None:

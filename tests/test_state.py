@@ -7,8 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support.dice_variants import FORCED, MAXI, THREE_DICE
 
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS

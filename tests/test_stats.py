@@ -23,8 +23,7 @@ from typing import cast
 import numpy as np
 import pytest
 from anyio.from_thread import start_blocking_portal
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import yahtzee_figures
 from support.api_support import api_client
 from support.brute_force import CHANCE, FIVES, SIXES, YAHTZEE, EndGame

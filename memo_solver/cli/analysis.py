@@ -32,28 +32,29 @@ from memo_solver.cli.reports import (
     plot_title,
 )
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee.advice.review import GameError, review_game
-from memo_solver.games.yahtzee.analysis.distribution import (
-    Distribution,
-    Progress,
-    score_distribution,
-)
-from memo_solver.games.yahtzee.analysis.simulate import MAX_GAMES, PolicyCache, Target, simulate
-from memo_solver.games.yahtzee.analysis.stats import need_stats_json, stats_json
-from memo_solver.games.yahtzee.analysis.summary import Strategy
-from memo_solver.games.yahtzee.analysis.table import (
+from memo_solver.games.yahtzee import (
+    MAX_GAMES,
     PARQUET_EXTRA,
     WRITERS,
-    build_table,
-    output_format,
-)
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
-from memo_solver.games.yahtzee.rules.state import (
+    Distribution,
+    GameError,
+    PolicyCache,
+    Progress,
+    RuleSet,
     State,
     StateError,
+    Strategy,
+    Target,
+    build_table,
+    need_stats_json,
+    output_format,
     parse_state,
+    review_game,
+    score_distribution,
+    simulate,
     start_state,
     state_to_json,
+    stats_json,
 )
 
 if TYPE_CHECKING:
@@ -103,9 +104,7 @@ async def need_stats_command(
 ) -> int:
     """``memo-solver stats --need N``: the exact distribution under the target policy
     (``engine``: the need table's) beside the mean policy's (``mean``), computed here."""
-    from memo_solver.games.yahtzee.advice.need_advice import advise_need
-    from memo_solver.games.yahtzee.analysis.distribution import target_distribution
-    from memo_solver.games.yahtzee.solve.need import NeedGame
+    from memo_solver.games.yahtzee import NeedGame, advise_need, target_distribution
 
     if options.plot is not None:
         raise UsageError("--plot draws the mean policy's distribution: leave out --need")
@@ -267,7 +266,7 @@ async def simulate_command(
     payload = summary.to_json(options.thresholds)
     text = describe_simulation(summary, options.thresholds)
     if target is not None:
-        from memo_solver.games.yahtzee.advice.need_advice import advise_need
+        from memo_solver.games.yahtzee import advise_need
 
         start = await advise_need(target.engine, engine, rules, start_state(), target.need)
         exact = start.probability

@@ -18,7 +18,7 @@ from memo_solver.cli.common import Output
 def compile_command(out: Output) -> int:
     started = time.monotonic()
     from memo_solver.core import compiled
-    from memo_solver.games.yahtzee.warm_up import warm_up
+    from memo_solver.games.yahtzee import warm_up
 
     warm_up()
     counts = compiled.compile_counts()

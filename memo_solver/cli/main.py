@@ -42,7 +42,7 @@ from memo_solver.core.store import StoreUnavailableError
 if TYPE_CHECKING:
     from memo_solver.core.engine import Engine
     from memo_solver.games.entry import GameEntry
-    from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+    from memo_solver.games.yahtzee import RuleSet
     from memo_solver.jobs.queue import JobQueue
     from memo_solver.jobs.settings import WorkerSettings
     from memo_solver.jobs.storage import Location
@@ -251,13 +251,10 @@ def _store_name(args: argparse.Namespace) -> str:
 
 
 def cmd_rules(action: str, name: str | None, out: Output) -> int:
-    from memo_solver.games.yahtzee.rules.catalog import RULE_SETS, get_rule_set
+    from memo_solver.games.yahtzee import RULE_SETS, get_rule_set
 
     if action == "show":
-        from memo_solver.games.yahtzee.rules.rule_file import (
-            format_rule_document,
-            rule_set_document,
-        )
+        from memo_solver.games.yahtzee import format_rule_document, rule_set_document
 
         if name is None:
             raise UsageError("rules show: name the built-in rule set to print, e.g. yatzy")
@@ -407,7 +404,7 @@ async def _operate(args: argparse.Namespace, location: Location, out: Output) ->
         if args.command == "status":
             also = None
             if args.rules_file is not None:
-                from memo_solver.games.yahtzee.family import entry_for
+                from memo_solver.games.yahtzee import entry_for
 
                 also = entry_for(_rules_of_file(args.rules_file))
             return await ops.status(args.verify, store, queue, location, out, also)
@@ -437,7 +434,7 @@ def _game(args: argparse.Namespace) -> GameEntry:
     from memo_solver.games.registry import family, get_game
 
     if getattr(args, "rules_file", None) is not None and args.game == "yahtzee":
-        from memo_solver.games.yahtzee.family import entry_for
+        from memo_solver.games.yahtzee import entry_for
 
         return entry_for(_rule_set(args))
     parameter = family(args.game).parameter
@@ -446,7 +443,7 @@ def _game(args: argparse.Namespace) -> GameEntry:
 
 def _rule_set(args: argparse.Namespace) -> RuleSet:
     """``--rules NAME``, or the rule set of ``--rules-file FILE``."""
-    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+    from memo_solver.games.yahtzee import get_rule_set
 
     if args.rules_file is None:
         return get_rule_set(args.rules)
@@ -457,8 +454,7 @@ def _rules_of_file(path: Path) -> RuleSet:
     """The rule set of ``--rules-file``, refused when it takes a built-in's name for other
     rules: its answers would be printed under that name (as the service refuses to register
     it, 409). A copy of the built-in itself (``rules show``'s file) is that rule set."""
-    from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
-    from memo_solver.games.yahtzee.rules.rule_file import read_rule_file
+    from memo_solver.games.yahtzee import RULE_SETS, read_rule_file
 
     rules = read_rule_file(path)
     built_in = RULE_SETS.get(rules.name)
@@ -477,7 +473,7 @@ async def _with_engine(rules: RuleSet, location: Location, work: EngineWork) -> 
     """Every solving command runs here: on an engine whose solves show their progress."""
     from memo_solver.cli.progress import SolveProgress
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.family import entry_for
+    from memo_solver.games.yahtzee import entry_for
     from memo_solver.jobs.storage import open_store_and_queue
 
     entry = entry_for(rules)
@@ -499,8 +495,7 @@ async def _with_need_engines(
     the bulk of the work) and the mean game's, whose values break ties, on one store."""
     from memo_solver.cli.progress import SolveProgress
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.family import entry_for
-    from memo_solver.games.yahtzee.solve.need import NeedGame
+    from memo_solver.games.yahtzee import NeedGame, entry_for
     from memo_solver.jobs.storage import open_store_and_queue
 
     entry, game = entry_for(rules), NeedGame(rules, cap)
@@ -559,8 +554,7 @@ def _beat_work(args: argparse.Namespace, out: Output) -> EngineWork:
     """``advise --opponent``: every move's chance of finishing above the opponent."""
 
     async def beat(engine: Engine, rules: RuleSet, _: object) -> int:
-        from memo_solver.games.yahtzee.advice.beat import Opponent, advise_beat
-        from memo_solver.games.yahtzee.rules.state import StateError, parse_state
+        from memo_solver.games.yahtzee import Opponent, StateError, advise_beat, parse_state
 
         try:
             them = parse_state(args.opponent, rules)
@@ -617,8 +611,7 @@ def _engine_work(args: argparse.Namespace, out: Output) -> EngineWork:
 
 
 async def _advise(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
-    from memo_solver.games.yahtzee.advice.mean_advice import advise
-    from memo_solver.games.yahtzee.rules.state import parse_state
+    from memo_solver.games.yahtzee import advise, parse_state
 
     async def answer(text: str) -> tuple[dict[str, object], str]:
         advice = await advise(engine, rules, parse_state(text, rules))
@@ -630,8 +623,7 @@ async def _advise(state_text: str, engine: Engine, rules: RuleSet, out: Output) 
 async def _advise_need(
     state_text: str, need: int, engine: Engine, mean: Engine, rules: RuleSet, out: Output
 ) -> int:
-    from memo_solver.games.yahtzee.advice.need_advice import advise_need
-    from memo_solver.games.yahtzee.rules.state import parse_state
+    from memo_solver.games.yahtzee import advise_need, parse_state
 
     async def answer(text: str) -> tuple[dict[str, object], str]:
         advice = await advise_need(engine, mean, rules, parse_state(text, rules), need)
@@ -647,7 +639,7 @@ async def _answer_states(
 ) -> int:
     """One state's answer, or with ``-`` one JSON line per state read from standard input
     (a bad line answered with its error, the others still answered; exit 2 if any was)."""
-    from memo_solver.games.yahtzee.rules.state import StateError
+    from memo_solver.games.yahtzee import StateError
 
     if state_text != "-":
         out.emit(*await answer(state_text))
@@ -703,8 +695,7 @@ def _need_advice_text(advice: Any) -> str:
 async def _value_need(
     state_text: str, need: int, engine: Engine, mean: Engine, rules: RuleSet, out: Output
 ) -> int:
-    from memo_solver.games.yahtzee.advice.need_advice import advise_need
-    from memo_solver.games.yahtzee.rules.state import parse_state
+    from memo_solver.games.yahtzee import advise_need, parse_state
 
     async def answer(text: str) -> tuple[dict[str, object], str]:
         before = engine.counters.computed + mean.counters.computed
@@ -724,8 +715,7 @@ async def _value_need(
 
 
 async def _value(state_text: str, engine: Engine, rules: RuleSet, out: Output) -> int:
-    from memo_solver.games.yahtzee.advice.mean_advice import advise
-    from memo_solver.games.yahtzee.rules.state import parse_state
+    from memo_solver.games.yahtzee import advise, parse_state
 
     async def answer(text: str) -> tuple[dict[str, object], str]:
         before = engine.counters.computed

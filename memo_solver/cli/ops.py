@@ -28,9 +28,7 @@ from memo_solver.core.engine import (
 from memo_solver.core.store import Store
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import UnknownGameError, get_game, registry, value_table
-from memo_solver.games.yahtzee.need_entry import need_entry_of
-from memo_solver.games.yahtzee.solve.need import NeedGame
-from memo_solver.games.yahtzee.solve.need_table import table_bytes
+from memo_solver.games.yahtzee import NeedGame, need_entry_of, table_bytes
 from memo_solver.jobs.queue import JobQueue, Record
 from memo_solver.jobs.storage import Location
 from memo_solver.stores.redis import RedisStore

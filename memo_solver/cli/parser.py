@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memo_solver.cli.common import EXIT_USAGE, PROG, REDIS_ENV, STORE_ENV
-from memo_solver.cli.worker_options import DESCRIPTION as WORKER_DESCRIPTION
-from memo_solver.cli.worker_options import REDIS_HELP as WORKER_REDIS_HELP
-from memo_solver.cli.worker_options import add_worker_options
+from memo_solver.cli.worker_options import (
+    DESCRIPTION as WORKER_DESCRIPTION,
+    REDIS_HELP as WORKER_REDIS_HELP,
+    add_worker_options,
+)
 from memo_solver.core.cache import CACHE_MB_ENV, DEFAULT_CACHE_MB
 from memo_solver.games import registry
 from memo_solver.games.entry import Parameter

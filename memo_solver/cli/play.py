@@ -23,17 +23,20 @@ from anyio.from_thread import BlockingPortal
 
 from memo_solver.cli.table_words import HELP, QUIT, UNDO, cost_mark, did_you_mean
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee.advice.mean_advice import (
+from memo_solver.games.yahtzee import (
     Action,
     Advice,
+    RuleSet,
+    State,
+    StateError,
     advise,
+    advise_need,
     every_die,
+    example_dice,
+    next_turn_start,
     number_word,
+    start_state,
 )
-from memo_solver.games.yahtzee.advice.need_advice import advise_need
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
-from memo_solver.games.yahtzee.rules.state import State, StateError, example_dice, start_state
-from memo_solver.games.yahtzee.solve import scoring
 
 _SHOWN = 6
 ALL = ("all",)
@@ -328,7 +331,7 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     total = point.total + action.points + action.bonus
     extra = f" (+{action.bonus} bonus)" if action.bonus else ""
     table.say(f"  scored {action.points} in {action.label}{extra}; total {total}")
-    return _Point(scoring.after(rules, state, box, action.points), total, point.turn + 1)
+    return _Point(next_turn_start(rules, state, box, action.points), total, point.turn + 1)
 
 
 async def _advice(

@@ -15,13 +15,18 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
-from memo_solver.games.yahtzee.advice.review import Review
-from memo_solver.games.yahtzee.analysis.distribution import Distribution
-from memo_solver.games.yahtzee.analysis.stats import PERCENTILES
-from memo_solver.games.yahtzee.analysis.summary import PERCENTILES as SIMULATED_PERCENTILES
-from memo_solver.games.yahtzee.analysis.summary import Summary
-from memo_solver.games.yahtzee.rules.rule_set import Category, RuleSet
-from memo_solver.games.yahtzee.rules.state import State, format_state, start_state
+from memo_solver.games.yahtzee import (
+    PERCENTILES,
+    SIMULATED_PERCENTILES,
+    Category,
+    Distribution,
+    Review,
+    RuleSet,
+    State,
+    Summary,
+    format_state,
+    start_state,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -16,8 +16,10 @@ import time
 from collections.abc import Sequence
 
 import anyio
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import (
+    ConnectionError as RedisConnectionError,
+    TimeoutError as RedisTimeoutError,
+)
 
 from memo_solver.cli.worker_options import settings_from
 from memo_solver.core.store import StoreUnavailableError

@@ -39,7 +39,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memo_solver.games.yahtzee.advice.mean_advice import Action, Advice
+from memo_solver.games.yahtzee import Action, Advice
 from memo_solver.service import metrics
 
 Answer = Callable[[Scope, Any], Awaitable[bytes | None]]

@@ -14,8 +14,7 @@ from starlette.types import Scope
 
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import UnknownGameError, get_game
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
-from memo_solver.games.yahtzee.rules.state import State, parse_state, state_from_json
+from memo_solver.games.yahtzee import RuleSet, State, parse_state, state_from_json
 from memo_solver.service.errors import ApiError
 from memo_solver.service.models import RulesInput, StateInput
 from memo_solver.service.service import Service

@@ -18,7 +18,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from memo_solver.games.yahtzee.solve.need import DEFAULT_CAP
+from memo_solver.games.yahtzee import DEFAULT_CAP
 from memo_solver.service.fast import ActionOut, ErrorDetail
 
 MAX_BATCH = 1000

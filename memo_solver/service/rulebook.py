@@ -27,10 +27,14 @@ from memo_solver.core.engine import fingerprint_in, namespace_of, of_this_format
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import RegistrationQuotaError, Store, StoreUnavailableError
 from memo_solver.games.registry import value_table
-from memo_solver.games.yahtzee.family import definition_of
-from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
-from memo_solver.games.yahtzee.rules.rule_file import is_rule_set_name, parse_rule_text, rule_text
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee import (
+    RULE_SETS,
+    RuleSet,
+    definition_of,
+    is_rule_set_name,
+    parse_rule_text,
+    rule_text,
+)
 from memo_solver.jobs.queue import JobQueue
 from memo_solver.jobs.settings import DEFAULT_JOB_TTL_S
 from memo_solver.service.errors import ApiError

@@ -35,10 +35,7 @@ from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import Claim, Store, StoreUnavailableError
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
-from memo_solver.games.yahtzee.family import entry_for
-from memo_solver.games.yahtzee.need_entry import need_entry
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
-from memo_solver.games.yahtzee.solve.need_table import cone_values
+from memo_solver.games.yahtzee import RuleSet, cone_values, entry_for, need_entry
 from memo_solver.jobs.queue import Job, JobError, JobQueue
 from memo_solver.service import metrics
 from memo_solver.service.errors import ApiError

@@ -21,13 +21,24 @@ from fastapi import Request, Response
 from starlette.types import Scope
 
 from memo_solver.core.engine import Engine
-from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise, advise_held, blocks_needed
-from memo_solver.games.yahtzee.advice.need_advice import NeedAdvice, advise_need
-from memo_solver.games.yahtzee.family import entry_for
-from memo_solver.games.yahtzee.need_entry import need_entry
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
-from memo_solver.games.yahtzee.rules.state import State, StateError, state_to_json
-from memo_solver.games.yahtzee.solve.need import DEFAULT_CAP, NeedBeyondCapError, check_cap, reach
+from memo_solver.games.yahtzee import (
+    DEFAULT_CAP,
+    Advice,
+    NeedAdvice,
+    NeedBeyondCapError,
+    RuleSet,
+    State,
+    StateError,
+    advise,
+    advise_held,
+    advise_need,
+    blocks_needed,
+    check_cap,
+    entry_for,
+    need_entry,
+    reach,
+    state_to_json,
+)
 from memo_solver.jobs.queue import Job
 from memo_solver.service.errors import AsciiJSONResponse
 from memo_solver.service.fast import (

@@ -10,9 +10,13 @@ import numpy as np
 from fastapi import Request
 
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.advice.review import read_game, review_game
-from memo_solver.games.yahtzee.analysis.distribution import Distribution
-from memo_solver.games.yahtzee.analysis.stats import distribution_in_thread, stats_json
+from memo_solver.games.yahtzee import (
+    Distribution,
+    distribution_in_thread,
+    read_game,
+    review_game,
+    stats_json,
+)
 from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import client_of, rules_of, state_of
 from memo_solver.service.models import ReviewOut, ReviewRequest, StatsOut, StatsRequest

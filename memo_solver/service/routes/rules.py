@@ -16,11 +16,15 @@ from fastapi import Query, Request, Response
 from memo_solver.core.engine import namespace
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
-from memo_solver.games.yahtzee.family import definition_of, entry_for
-from memo_solver.games.yahtzee.need_entry import need_entry_of
-from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
-from memo_solver.games.yahtzee.rules.rule_file import MAX_RULE_BYTES, parse_rule_text
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee import (
+    MAX_RULE_BYTES,
+    RULE_SETS,
+    RuleSet,
+    definition_of,
+    entry_for,
+    need_entry_of,
+    parse_rule_text,
+)
 from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import authorize, rules_of
 from memo_solver.service.models import CoverageOut, RegisteredOut, RuleSetOut, UnregisteredOut

@@ -25,7 +25,7 @@ from memo_solver.games.yahtzee.advice.mean_advice import Action, advise
 from memo_solver.games.yahtzee.rules.dice import FACES
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import State, format_state, start_state
-from memo_solver.games.yahtzee.solve.scoring import after, roll_points
+from memo_solver.games.yahtzee.solve.scoring import next_turn_start, roll_points
 
 WORST = 3
 """How many of the worst mistakes the report spells out."""
@@ -357,7 +357,7 @@ async def review_game(engine: Engine, rules: RuleSet, game: object) -> Review:
             chosen = _pick(advice.actions, "score", name)
             decisions.append(Decision(number, "box", here, chosen, best))
             scored.append(Scored(number, name, chosen.points, chosen.bonus))
-            state = after(rules, state, turn.box, chosen.points)
+            state = next_turn_start(rules, state, turn.box, chosen.points)
     remaining = (await advise(engine, rules, state)).value
     worst = sorted((d for d in decisions if d.loss > MISTAKE_TOL), key=lambda d: (-d.loss, d.turn))[
         :WORST

@@ -38,8 +38,13 @@ from memo_solver.games.yahtzee.analysis.policy import outcomes, target_policy, t
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
 from memo_solver.games.yahtzee.rules.state import State, guidepost
 from memo_solver.games.yahtzee.solve.game import block_key
-from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedGame, reach, widen
-from memo_solver.games.yahtzee.solve.need import width as need_width
+from memo_solver.games.yahtzee.solve.need import (
+    NeedBeyondCapError,
+    NeedGame,
+    reach,
+    widen,
+    width as need_width,
+)
 from memo_solver.games.yahtzee.solve.scoring import land
 from memo_solver.games.yahtzee.solve.turn import Guideposts
 

@@ -52,8 +52,12 @@ from memo_solver.games.yahtzee.analysis.summary import Strategy, Summary
 from memo_solver.games.yahtzee.rules.dice import FACES, MAX_DICE, Dice
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.solve.game import block_key
-from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedGame, reach
-from memo_solver.games.yahtzee.solve.need import width as need_width
+from memo_solver.games.yahtzee.solve.need import (
+    NeedBeyondCapError,
+    NeedGame,
+    reach,
+    width as need_width,
+)
 from memo_solver.games.yahtzee.solve.scoring import land, points
 from memo_solver.games.yahtzee.solve.turn import Guideposts
 

@@ -21,7 +21,7 @@ Strategy = Literal["optimal", "greedy"]
 """Who plays the games: the optimal strategy, or the greedy baseline."""
 IntArray = npt.NDArray[np.int64]
 
-PERCENTILES: Final = (5, 25, 50, 75, 95)
+SIMULATED_PERCENTILES: Final = (5, 25, 50, 75, 95)
 
 
 @dataclass
@@ -172,8 +172,8 @@ class Summary:
             "std_se": self.std_se,
             "median": self.percentile(0.5),
             "median_se": self.percentile_se(0.5),
-            "percentiles": {str(q): self.percentile(q / 100) for q in PERCENTILES},
-            "percentiles_se": {str(q): self.percentile_se(q / 100) for q in PERCENTILES},
+            "percentiles": {str(q): self.percentile(q / 100) for q in SIMULATED_PERCENTILES},
+            "percentiles_se": {str(q): self.percentile_se(q / 100) for q in SIMULATED_PERCENTILES},
             "survival": {t: p for t, (p, _) in survival.items()},
             "survival_se": {t: se for t, (_, se) in survival.items()},
             "min": int(np.flatnonzero(self.histogram)[0]),

@@ -78,7 +78,7 @@ def score(rules: RuleSet, state: State, box: int) -> Scored | None:
     return Scored(points, upper_bonus, extra)
 
 
-def after(rules: RuleSet, state: State, box: int, points: int) -> State:
+def next_turn_start(rules: RuleSet, state: State, box: int, points: int) -> State:
     """The next turn's start once ``points`` are scored in ``box``: the box filled, the real
     upper total moved, a 50 in the Yahtzee box recorded (whatever the bonus rules)."""
     category = rules.categories[box]
