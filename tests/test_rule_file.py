@@ -35,7 +35,9 @@ from memo_solver.games.yahtzee.solve.turn import Guideposts
 from memo_solver.stores.memory import MemoryStore
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "rules"
-PACKAGED = Path(__file__).parent.parent / "memo_solver" / "games" / "yahtzee" / "rule_sets"
+PACKAGED = (
+    Path(__file__).parent.parent / "memo_solver" / "games" / "yahtzee" / "rules" / "rule_sets"
+)
 
 
 def score(rules: RuleSet, box: str, *faces: int) -> float:
