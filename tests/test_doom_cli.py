@@ -1,6 +1,6 @@
 """``memo-solver --game dice-of-doom`` end to end: a real process on a store of its own.
 
-The same contract as Yahtzee's command (tests/test_cli.py): answers in words and in JSON,
+The same contract as Yahtzee's command (tests/test_cli_*.py): answers in words and in JSON,
 one line on stderr and exit status 2 for anything the user typed wrong, and a store that a
 precompute fills, ``status`` reports, ``export`` and ``import`` copy, and ``advise`` reads.
 The figures pinned here are the published ones (``shared/dice_of_doom.md``); the game

@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli_support import one_error_line
-from test_cli import answer, memo_solver
+from support.cli_support import answer, memo_solver, one_error_line
 
 from memo_solver.cli.parser import DEFAULT_NEED_CAP
 from memo_solver.games.yahtzee.solve.need import DEFAULT_CAP

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.cli_support import one_error_line
-from test_cli import answer, memo_solver
+from support.cli_support import answer, memo_solver, one_error_line
 
 TOL = 1e-9
 

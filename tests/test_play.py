@@ -302,7 +302,7 @@ def test_play_on_an_empty_store_says_turn_1_then_what_it_solves(tmp_path: Path) 
 
 
 def test_play_on_an_empty_terminal_shows_turn_1_then_the_progress(tmp_path: Path) -> None:
-    from test_cli import on_a_terminal
+    from support.cli_support import on_a_terminal
 
     screen = on_a_terminal(
         str(CLI), "--store", str(tmp_path / "empty.sqlite3"), "play", "--rules", "yahtzee"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from test_cli import CLI, ENV, TIMEOUT_S, on_a_terminal
+from support.cli_support import CLI, ENV, TIMEOUT_S, on_a_terminal
 from test_engine import LOWER, below, mask_with_open
 
 from memo_solver.cli.progress import cost_words

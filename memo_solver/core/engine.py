@@ -9,6 +9,19 @@ is committed as soon as its batch is, so an interrupted solve resumes where it s
 claim is held only while its batch is computed; the engine renews all its claims every
 third of a lease and releases them in a shielded scope when the work is cancelled or fails.
 
+One module of about 780 lines, on purpose: the engine is one piece of state (the process
+memo, the blocks in flight, the claims held, the queues and the counters) that all its
+paths share: a top-down query, a layered solve, the plan and cost a query tells first, the
+batch pipeline, the coalesced lookups and the claim renewal. The rules that tie them (a
+block is solved at most once in a process, whichever path asks for it; a claim is held only
+while its batch is computed, and given back in a shielded scope) each hold across several
+paths, so they are read in one place; cut by path, each module would reach into the
+others' state. What is not the engine lives beside it: the process memo
+(:mod:`~memo_solver.core.cache`), the block bytes (:mod:`~memo_solver.core.codec`), what it
+knows of a game and of a store (:mod:`~memo_solver.core.game`,
+:mod:`~memo_solver.core.store`), and engines opened on demand
+(:mod:`~memo_solver.core.engine_pool`).
+
 A cold question whose cone is large (past :data:`LAYERED_CONE_VALUES` values that no store
 may hold) is not solved top-down, which holds a task, an in-flight record and the successors
 of every block of the cone at once (a new user's ``maxi-yatzy`` question: 8 GB): it is solved
@@ -156,6 +169,17 @@ class Engine:
         self.memo = BlockCache(memo_bytes() if cache_bytes is None else cache_bytes)
         self._in_flight: dict[str, _InFlight] = {}
         self._held: set[str] = set()
+        # The two queues (blocks ready to solve, lookups to make) are a list each with a
+        # wake-up event, not anyio memory object streams, for what their consumers do with
+        # them: each takes its backlog as one batch (every waiting lookup in one store round
+        # trip, as many ready blocks as a batch holds), which a list hands over in one slice
+        # and a stream one ``receive_nowait`` at a time until ``WouldBlock`` (0.5 us a block
+        # against 0.2: nothing beside a block's solve, so speed does not decide it). What a
+        # stream adds goes unused: a bound (each sender waits on its item's own event, which
+        # brings its answer back, so the backlog is at most the tasks waiting), an end (the
+        # consumers are cancelled with the engine), several consumers (one each). And a
+        # stream's two ends must be closed, or anyio warns (an error in the suite), also for
+        # an engine built and never opened.
         self._ready: list[_Job] = []
         self._work = anyio.Event()
         self._lookups: list[_Lookup] = []

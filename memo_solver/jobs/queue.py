@@ -37,14 +37,9 @@ from memo_solver.core.errors import UserError
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import get_game, value_table
 from memo_solver.stores import redis_keys
-from memo_solver.stores.redis import (
-    LUA_FREES,
-    LUA_NOW_MS,
-    LUA_WRITES,
-    RedisStore,
-    milliseconds,
-)
+from memo_solver.stores.redis import RedisStore, milliseconds
 from memo_solver.stores.redis_client import Client
+from memo_solver.stores.redis_scripts import LUA_FREES, LUA_NOW_MS, LUA_WRITES
 
 log = logging.getLogger("worker")
 """The workers' log: a worker taking over a job says so from here."""

@@ -5,12 +5,24 @@ each batch operation splits its keys by group and sends one command or one Lua s
 group touched, all in one pipeline (on a cluster, one round trip per node, in parallel):
 ``HMGET`` for lookups, a script for a group's claims, one for its commits (write the blocks,
 drop the caller's claims, publish the keys on the group's channel, atomically). Every
-script's keys are one group's, so one slot.
+script's keys are one group's, so one slot; the scripts themselves, as Lua source with the
+``KEYS`` and ``ARGV`` each takes, are :mod:`memo_solver.stores.redis_scripts`.
 
 Waiters are woken by sharded pub/sub (:mod:`memo_solver.stores.redis_notifications`); a
 waiter registers *before* it looks, so a commit between the look and the wait is never
 missed, and it re-checks the claim every second, so a lost message or a dead holder costs
 at most one lease.
+
+One module of about 680 lines, on purpose: it is the one class of the ``Store`` protocol on
+Redis, and each of its jobs (blocks, claims, waits, coverage, namespaces and strays,
+registrations, the probe and the node report) goes through the same private means: the
+client under its connection cap (``_reachable``), the script runner that sends a script
+again to a server that lost it (``_run``), and the namespace's layout as this process knows
+it (``_layout``, ``_mark``, ``_forget``, with the namespaces held gone). Cut by job, each
+module would reach into that state. What is not this class lives beside it already: the
+keys (:mod:`~memo_solver.stores.redis_keys`), the address and its faults
+(:mod:`~memo_solver.stores.redis_client`), the commits heard
+(:mod:`~memo_solver.stores.redis_notifications`) and the scripts.
 """
 
 from __future__ import annotations
@@ -38,7 +50,7 @@ from memo_solver.core.store import (
     StoreUnavailableError,
     Write,
 )
-from memo_solver.stores import redis_keys
+from memo_solver.stores import redis_keys, redis_scripts
 from memo_solver.stores.redis_client import (
     FAULTS,
     MAX_CONNECTIONS,
@@ -60,262 +72,8 @@ command while its memory, the command's own bytes in its query buffer included, 
 ``maxmemory``, so a Redis a few hundred KB short of it accepts a probe's few bytes and
 refuses every block. A commit batch is a few MiB at most (the whole ``yahtzee`` is 8 MiB)."""
 log = logging.getLogger(__name__)
-
-# Claims live twice: a key per block with the lease as its TTL (what a waiter checks) and a
-# member of the group's claims set scored by the same expiry in Redis's own clock (what
-# coverage counts, with no SCAN). Every script keeps the two in step and prunes the set of
-# lapsed members as it goes, so the set holds about the live claims and never grows.
-# Every script opens with a shebang (Redis 7) that says what it does to memory, so that a
-# Redis at maxmemory refuses a script that would grow it before it starts, never halfway
-# (without one, Redis refuses only the first write, and not at all after a DEL).
-LUA_WRITES: Final = "#!lua\n"
-"""A script that may grow what Redis holds: refused at once by a Redis at maxmemory."""
-LUA_FREES: Final = "#!lua flags=allow-oom\n"
-"""A script that only deletes, expires or overwrites a small fixed record: it runs even at
-maxmemory, so claims are let go and workers stay visible while Redis refuses new blocks."""
-LUA_READS: Final = "#!lua flags=no-writes\n"
-"""A script that only reads: it runs at maxmemory, so status and health still answer."""
-
-LUA_NOW_MS: Final = """
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-"""
-"""Sets ``now``, Redis's own clock in ms, for a script: expiry scores then agree with the
-TTLs Redis keeps, whichever host's script wrote them."""
-
-# KEYS: the group's blocks hash, claims set, copy of the layout record, then one claim key
-# per block. ARGV: token, lease ms, '' (so that ARGV[i] is KEYS[i]'s block), then block keys.
-# 'gone', claiming nothing, when the copy is (see _COMMIT).
-_CLAIM: Final = (
-    LUA_WRITES
-    + LUA_NOW_MS
-    + """
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  return 'gone'
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local expiry = now + tonumber(ARGV[2])
-local out = {}
-for i = 4, #KEYS do
-  local field = ARGV[i]
-  if redis.call('HEXISTS', KEYS[1], field) == 1 then
-    out[#out + 1] = 'done'
-  elseif redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    redis.call('ZADD', KEYS[2], expiry, field)
-    out[#out + 1] = 'claimed'
-  elseif redis.call('GET', KEYS[i]) == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
-    redis.call('ZADD', KEYS[2], expiry, field)
-    out[#out + 1] = 'claimed'
-  else
-    out[#out + 1] = 'busy'
-  end
-end
-return out
-"""
-)
-
-# KEYS: the group's claims set, then claim keys. ARGV: token, lease ms, then block keys.
-_RENEW: Final = (
-    LUA_FREES
-    + LUA_NOW_MS
-    + """
-for i = 2, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[i + 1])
-  end
-end
-return 0
-"""
-)
-
-# KEYS: the group's claims set, its channel, then claim keys. ARGV: token, the key
-# separator, then block keys. Publishes the released keys in one message.
-_RELEASE: Final = (
-    LUA_FREES
-    + """
-local released = {}
-for i = 3, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[1] then
-    redis.call('DEL', KEYS[i])
-    redis.call('ZREM', KEYS[1], ARGV[i])
-    released[#released + 1] = ARGV[i]
-  end
-end
-if #released > 0 then
-  redis.call('SPUBLISH', KEYS[2], table.concat(released, ARGV[2]))
-end
-return 0
-"""
-)
-
-# KEYS: the group's blocks hash, claims set, channel, copy of the layout record, then one
-# claim key per block. ARGV: token ('' for none), the key separator, then (block key, data)
-# pairs. Publishes every committed key in one message; writes nothing and answers -1 when
-# the layout record's copy is gone (the namespace deleted since this process wrote to it).
-_COMMIT: Final = (
-    LUA_WRITES
-    + """
-if redis.call('EXISTS', KEYS[4]) == 0 then
-  return -1
-end
-local keys = {}
-for i = 5, #KEYS do
-  local at = 3 + (i - 5) * 2
-  redis.call('HSET', KEYS[1], ARGV[at], ARGV[at + 1])
-  if ARGV[1] ~= '' and redis.call('GET', KEYS[i]) == ARGV[1] then
-    redis.call('DEL', KEYS[i])
-    redis.call('ZREM', KEYS[2], ARGV[at])
-  end
-  keys[#keys + 1] = ARGV[at]
-end
-redis.call('SPUBLISH', KEYS[3], table.concat(keys, ARGV[2]))
-return 0
-"""
-)
-
-# KEYS: the group's claims set, its blocks hash. ARGV: MEMORY USAGE samples. Blocks stored,
-# live claims, and the bytes Redis spends on the hash (sampled): a few O(1) commands.
-_COVERAGE: Final = (
-    LUA_READS
-    + LUA_NOW_MS
-    + """
-local size = redis.call('MEMORY', 'USAGE', KEYS[2], 'SAMPLES', ARGV[1]) or 0
-return {redis.call('HLEN', KEYS[2]), redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), size}
-"""
-)
 _MEMORY_SAMPLES: Final = 5
-
-# KEYS: the group's blocks hash, claims set, copy of the layout record, then its claim
-# keys (or any keys of the group: its strays). Counts the blocks and
-# deletes every key at once; UNLINK frees a large hash in the background instead of blocking
-# Redis while it does. It only deletes, so it runs at maxmemory: a full Redis is when an
-# operator prunes.
-_DELETE_GROUP: Final = (
-    LUA_FREES
-    + """
-local blocks = redis.call('HLEN', KEYS[1])
-for i = 1, #KEYS do
-  redis.call('UNLINK', KEYS[i])
-end
-return blocks
-"""
-)
-
-# KEYS: the layout record, the blocks hash and claims set of the one-group layout (a
-# namespace written before groups existed, which keeps no record until now). ARGV: the
-# groups of a new namespace. The namespace's number of groups, fixed by the first writer.
-_LAYOUT: Final = (
-    LUA_WRITES
-    + """
-local groups = redis.call('GET', KEYS[1])
-if groups then
-  return tonumber(groups)
-end
-groups = ARGV[1]
-if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
-  groups = '1'
-end
-redis.call('SET', KEYS[1], groups)
-return tonumber(groups)
-"""
-)
 _SCAN_COUNT: Final = 1000
-
-# KEYS: the registrations' (redis_keys.REGISTRATIONS). ARGV: name, fingerprint, document,
-# quota. Registers the name if it is free and fewer than quota names are (nil), else answers
-# the document that holds it, or 0 when the quota is reached.
-_REGISTER = (
-    LUA_WRITES
-    + """
-local held = redis.call('HGET', KEYS[2], ARGV[1])
-if held then
-  return held
-end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
-  return 0
-end
-redis.call('ZADD', KEYS[1], 0, ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-redis.call('HINCRBY', KEYS[4], ARGV[2], 1)
-return false
-"""
-)
-
-# KEYS: the registered names, their documents. ARGV: the ZRANGEBYLEX lower bound, the limit.
-# Names and documents, alternately.
-_REGISTRATIONS_PAGE = (
-    LUA_READS
-    + """
-local out = {}
-for _, name in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], '+', 'LIMIT', 0, ARGV[2])) do
-  out[#out + 1] = name
-  out[#out + 1] = redis.call('HGET', KEYS[2], name)
-end
-return out
-"""
-)
-
-# KEYS: the registered documents, the stamps. ARGV: when, then the names asked about.
-_MARK_USED = (
-    LUA_WRITES
-    + """
-for i = 2, #ARGV do
-  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
-    redis.call('HSET', KEYS[2], ARGV[i], ARGV[1])
-  end
-end
-return 0
-"""
-)
-
-# KEYS: the registered names, the stamps. ARGV: now. Names and stamps, alternately; a name
-# without one is stamped now, a stamp without a name dropped. It runs at maxmemory (what an
-# operator pruning a full Redis needs): it adds at most a stamp per registration, a few bytes
-# each, bounded by the registration quota.
-_LAST_USED = (
-    LUA_FREES
-    + """
-local out = {}
-for _, name in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local used = redis.call('HGET', KEYS[2], name)
-  if not used then
-    used = ARGV[1]
-    redis.call('HSET', KEYS[2], name, used)
-  end
-  out[#out + 1] = name
-  out[#out + 1] = used
-end
-for _, name in ipairs(redis.call('HKEYS', KEYS[2])) do
-  if not redis.call('ZSCORE', KEYS[1], name) then
-    redis.call('HDEL', KEYS[2], name)
-  end
-end
-return out
-"""
-)
-
-# KEYS: the registrations'. ARGV: name. Nil when the name is not registered, else how many
-# names its fingerprint still has. It only deletes and counts down, so it runs at maxmemory.
-_UNREGISTER = (
-    LUA_FREES
-    + """
-local fingerprint = redis.call('HGET', KEYS[3], ARGV[1])
-if not fingerprint then
-  return false
-end
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-local others = redis.call('HINCRBY', KEYS[4], fingerprint, -1)
-if others <= 0 then
-  redis.call('HDEL', KEYS[4], fingerprint)
-end
-return others
-"""
-)
 
 
 @dataclass(frozen=True)
@@ -418,7 +176,7 @@ class RedisStore:
         if create:
             self._gone.check(namespace)
             wanted = self.groups or self._expected.get(namespace, redis_keys.DEFAULT_GROUPS)
-            [groups] = await self._run(_LAYOUT, [(keys, [wanted])])
+            [groups] = await self._run(redis_scripts.LAYOUT, [(keys, [wanted])])
             await self._mark(Layout(namespace, int(groups)))
         else:
             async with self._reachable() as client:
@@ -503,7 +261,7 @@ class RedisStore:
             )
             for g, group_keys in split.items()
         ]
-        answers = await self._run(_CLAIM, calls)
+        answers = await self._run(redis_scripts.CLAIM, calls)
         if not all(isinstance(found, list) for found in answers):
             self._forget(namespace)
             raise self._gone.hold(namespace)
@@ -519,7 +277,7 @@ class RedisStore:
             return
         lease = milliseconds(lease_s)
         await self._run(
-            _RENEW,
+            redis_scripts.RENEW,
             [
                 (
                     [layout.claims(g), *(layout.claim(g, k) for k in group_keys)],
@@ -534,7 +292,7 @@ class RedisStore:
         if layout is None:
             return
         await self._run(
-            _RELEASE,
+            redis_scripts.RELEASE,
             [
                 (
                     [
@@ -564,7 +322,7 @@ class RedisStore:
                 layout.marker(g),
             ]
             calls.append(([*script_keys, *(layout.claim(g, k) for k in group_keys)], args))
-        if -1 in await self._run(_COMMIT, calls):
+        if -1 in await self._run(redis_scripts.COMMIT, calls):
             self._forget(namespace)
             raise self._gone.hold(namespace)
 
@@ -632,7 +390,7 @@ class RedisStore:
         calls = [
             ([layout.claims(g), layout.blocks(g)], [_MEMORY_SAMPLES]) for g in range(layout.groups)
         ]
-        replies = await self._run(_COVERAGE, calls)
+        replies = await self._run(redis_scripts.COVERAGE, calls)
         return Coverage(
             blocks=sum(int(r[0]) for r in replies),
             claims=sum(int(r[1]) for r in replies),
@@ -684,7 +442,7 @@ class RedisStore:
                 )
                 for g in range(layout.groups)
             ]
-            blocks = sum(int(n) for n in await self._run(_DELETE_GROUP, calls))
+            blocks = sum(int(n) for n in await self._run(redis_scripts.DELETE_GROUP, calls))
         async with self._reachable() as client:
             await client.unlink(redis_keys.layout(namespace), redis_keys.definition(namespace))
             await client.srem(redis_keys.WRITTEN, namespace)
@@ -729,7 +487,7 @@ class RedisStore:
         for number, keys in by_group.items():
             hashed = redis_keys.group_blocks(namespace, number)  # the script counts it first
             calls.append(([hashed, *(key for key in keys if key != hashed)], []))
-        return sum(int(n) for n in await self._run(_DELETE_GROUP, calls))
+        return sum(int(n) for n in await self._run(redis_scripts.DELETE_GROUP, calls))
 
     async def _stray_keys(self, match: str) -> dict[str, list[str]]:
         """The group keys among those ``match`` finds that no layout record names, by
@@ -757,7 +515,8 @@ class RedisStore:
         """One script in the ``{rules}`` slot (one slot on a cluster too): the count and the
         write are one step."""
         [held] = await self._run(
-            _REGISTER, [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document, quota])]
+            redis_scripts.REGISTER,
+            [(list(redis_keys.REGISTRATIONS), [name, fingerprint, document, quota])],
         )
         if held == 0:
             raise RegistrationQuotaError(quota)
@@ -772,20 +531,22 @@ class RedisStore:
         """Redis orders members of equal score bytewise (``ZRANGEBYLEX``)."""
         keys = [redis_keys.REGISTERED_NAMES, redis_keys.REGISTERED_DOCUMENTS]
         lowest = f"({after}" if after else "-"
-        [flat] = await self._run(_REGISTRATIONS_PAGE, [(keys, [lowest, limit])])
+        [flat] = await self._run(redis_scripts.REGISTRATIONS_PAGE, [(keys, [lowest, limit])])
         return [(_text(name), bytes(doc)) for name, doc in zip(flat[::2], flat[1::2], strict=True)]
 
     async def unregister(self, name: str) -> int | None:
-        [others] = await self._run(_UNREGISTER, [(list(redis_keys.REGISTRATIONS), [name])])
+        [others] = await self._run(
+            redis_scripts.UNREGISTER, [(list(redis_keys.REGISTRATIONS), [name])]
+        )
         return None if others is None else int(others)
 
     async def mark_used(self, names: Sequence[str], at: float) -> None:
         keys = [redis_keys.REGISTERED_DOCUMENTS, redis_keys.REGISTERED_USED]
-        await self._run(_MARK_USED, [(keys, [repr(at), *names])])
+        await self._run(redis_scripts.MARK_USED, [(keys, [repr(at), *names])])
 
     async def last_used(self, now: float) -> list[tuple[str, float]]:
         keys = [redis_keys.REGISTERED_NAMES, redis_keys.REGISTERED_USED]
-        [flat] = await self._run(_LAST_USED, [(keys, [repr(now)])])
+        [flat] = await self._run(redis_scripts.LAST_USED, [(keys, [repr(now)])])
         pairs = zip(flat[::2], flat[1::2], strict=True)
         return [(_text(name), float(used)) for name, used in pairs]
 

@@ -14,6 +14,16 @@ of a half-second ``yahtzee`` solve, however many threads solved it).
 A transaction commits only when every statement of it succeeded, and rolls back otherwise.
 SQLite's errors leave as store errors (:mod:`memo_solver.core.store`) naming the file: full,
 read-only, locked past the timeout, or failed.
+
+One module of about 680 lines, on purpose: it is the one class of the ``Store`` protocol on
+SQLite, and each of its jobs (blocks, claims, waits, coverage, namespaces, definitions,
+registrations; the probe apart, on its own connection) is a function run in a worker thread
+on the one connection under its lock (``_run``): its errors worded by ``_fault``, its writes
+made in one ``_transaction`` and counted towards the next checkpoint. Its SQL is written
+where it runs, beside the schema it reads (the tables of the file, and those made on first
+use, which a reader first checks are there): a module of the schema alone would part every
+statement from the columns and the ``WITHOUT ROWID`` keys it is written for, and a module
+per job would reach into the connection, its lock and the checkpoint counter.
 """
 
 from __future__ import annotations
