@@ -17,8 +17,8 @@ Two subcommands, each run once in its own process so that its figures are its ow
 
 Run::
 
-    .venv/bin/python scripts/bench_need.py table --store /tmp/need.sqlite3 --threads 2
-    .venv/bin/python scripts/bench_need.py pins --store /tmp/need.sqlite3
+    .venv/bin/python scripts/bench/bench_need.py table --store /tmp/need.sqlite3 --threads 2
+    .venv/bin/python scripts/bench/bench_need.py pins --store /tmp/need.sqlite3
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ Every run checks the start value against the pin (254.5877287345, to 1e-9).
 
 Run (about two minutes with 3 rounds; needs redis-server, see tests/support/redis_server.py)::
 
-    .venv/bin/python scripts/bench_workers.py            # words
-    .venv/bin/python scripts/bench_workers.py --json     # one JSON object
+    .venv/bin/python scripts/bench/bench_workers.py            # words
+    .venv/bin/python scripts/bench/bench_workers.py --json     # one JSON object
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
 
 import redis  # noqa: E402

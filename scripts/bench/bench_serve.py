@@ -6,7 +6,7 @@ What it does:
    and run as root, else it says how) and precomputes ``yahtzee`` into a temporary SQLite
    store (or uses ``--store``), so every answer is warm in the store.
 2. Writes the request bodies before any timing: ``--bodies`` random valid states (seeded,
-   as ``scripts/load_api.py`` makes them), and one per filled mask for the warm-up, and a
+   as ``scripts/bench/load_api.py`` makes them), and one per filled mask for the warm-up, and a
    ``wrk`` Lua script that sends them in turn.
 3. For each run, each process count (``--workers``, default 1 and 2) and each tree (this
    one, then ``--base``: a worktree of the commit to compare with, with its own ``.venv``),
@@ -27,8 +27,8 @@ their requests/s.
 
 Run::
 
-    .venv/bin/python scripts/bench_serve.py --base /work/wt-serve-base
-    .venv/bin/python scripts/bench_serve.py --base ../base --runs 3 --duration 10 --json
+    .venv/bin/python scripts/bench/bench_serve.py --base /work/wt-serve-base
+    .venv/bin/python scripts/bench/bench_serve.py --base ../base --runs 3 --duration 10 --json
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from typing import Any
 from _bench import child_env
 from load_api import every_mask_bodies, free_port, make_bodies
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LUA = """
 local bodies = {}
 for line in io.lines(os.getenv("BODIES")) do bodies[#bodies + 1] = line end

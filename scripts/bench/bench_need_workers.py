@@ -11,8 +11,8 @@ none computed twice); and the start's chance of the cap, for the record.
 
 Run (``yahtzee`` at the default cap: a few CPU minutes and about 2 GB in Redis)::
 
-    .venv/bin/python scripts/bench_need_workers.py
-    .venv/bin/python scripts/bench_need_workers.py --rules yahtzee-lower --cap 100 --json
+    .venv/bin/python scripts/bench/bench_need_workers.py
+    .venv/bin/python scripts/bench/bench_need_workers.py --rules yahtzee-lower --cap 100 --json
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
 
 from _bench import child_env, cpu_seconds, memo_solver_command  # noqa: E402

@@ -16,9 +16,9 @@ Median and max; target <= 50 ms.
 
 Run::
 
-    .venv/bin/python scripts/bench_advice.py                 # precomputes into a temp file
-    .venv/bin/python scripts/bench_advice.py --store S.db    # reuse (and fill) a store
-    .venv/bin/python scripts/bench_advice.py --json
+    .venv/bin/python scripts/bench/bench_advice.py                 # precomputes into a temp file
+    .venv/bin/python scripts/bench/bench_advice.py --store S.db    # reuse (and fill) a store
+    .venv/bin/python scripts/bench/bench_advice.py --json
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ request of a fresh server (no warm-up request at all) is reported for informatio
 
 Run::
 
-    .venv/bin/python scripts/bench_api.py               # --runs 5 --cold 10; --json
+    .venv/bin/python scripts/bench/bench_api.py               # --runs 5 --cold 10; --json
 """
 
 from __future__ import annotations

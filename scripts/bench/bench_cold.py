@@ -14,8 +14,8 @@ value/precompute and the targets: peak RSS at most 1.5 times, CPU at most 1.2 ti
 
 Run (``yahtzee``: seconds; ``maxi-yatzy``: about two CPU minutes a child)::
 
-    .venv/bin/python scripts/bench_cold.py --rules yahtzee
-    .venv/bin/python scripts/bench_cold.py --rules maxi-yatzy --rounds 1
+    .venv/bin/python scripts/bench/bench_cold.py --rules yahtzee
+    .venv/bin/python scripts/bench/bench_cold.py --rules maxi-yatzy --rounds 1
 """
 
 from __future__ import annotations

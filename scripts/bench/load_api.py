@@ -50,11 +50,11 @@ run's figures are not the benchmark's).
 
 Run::
 
-    .venv/bin/python scripts/load_api.py                      # precomputes into a temp file
-    .venv/bin/python scripts/load_api.py --store S.db --json  # reuse a store; one JSON object
-    .venv/bin/python scripts/load_api.py --rate 500            # open loop, 500 requests/s
-    .venv/bin/python scripts/load_api.py --rate 1100 --requests 22000  # >= 1,000 answered/s
-    .venv/bin/python scripts/load_api.py --client raw          # or httpx: the other clients
+    .venv/bin/python scripts/bench/load_api.py                      # precomputes into a temp file
+    .venv/bin/python scripts/bench/load_api.py --store S.db --json  # reuse a store; one JSON object
+    .venv/bin/python scripts/bench/load_api.py --rate 500            # open loop, 500 requests/s
+    .venv/bin/python scripts/bench/load_api.py --rate 1100 --requests 22000  # >= 1,000 answered/s
+    .venv/bin/python scripts/bench/load_api.py --client raw          # or httpx: the other clients
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ value to 1e-9, and both sides' games the same (the same seed, the same strategy:
 
 Run (about 4 minutes with 3 rounds on a 2-core host)::
 
-    .venv/bin/python scripts/bench_forward.py --base /work/wt-base
-    .venv/bin/python scripts/bench_forward.py --base /work/wt-base --empty-store --json
+    .venv/bin/python scripts/bench/bench_forward.py --base /work/wt-base
+    .venv/bin/python scripts/bench/bench_forward.py --base /work/wt-base --empty-store --json
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--base", type=Path, required=True, help="worktree of the base commit")
-    parser.add_argument("--ours", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--ours", type=Path, default=Path(__file__).resolve().parents[2])
     parser.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     parser.add_argument("--games", type=int, default=2000, help="games simulated (2000)")
     parser.add_argument("--seed", type=int, default=1, help="simulation seed (1)")

@@ -1,6 +1,6 @@
 """What the benchmark scripts share: finding the CLI, running a child and reading its cost.
 
-Each script runs as ``python scripts/<name>.py``, so this folder is first on ``sys.path``
+Each script runs as ``python scripts/bench/<name>.py``, so this folder is first on ``sys.path``
 and ``from _bench import ...`` finds this module without installing it.
 """
 

@@ -17,9 +17,9 @@ of the blocks hash), the blocks stored, and each worker's share. Targets: <= 10 
 
 Run (a few minutes; needs redis-server, see tests/support/redis_server.py)::
 
-    .venv/bin/python scripts/bench_dice_of_doom.py              # words
-    .venv/bin/python scripts/bench_dice_of_doom.py --json       # one JSON object
-    .venv/bin/python scripts/bench_dice_of_doom.py --skip-precompute
+    .venv/bin/python scripts/bench/bench_dice_of_doom.py              # words
+    .venv/bin/python scripts/bench/bench_dice_of_doom.py --json       # one JSON object
+    .venv/bin/python scripts/bench/bench_dice_of_doom.py --skip-precompute
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # the Redis and process helpers of the test suite
 
 from _bench import cpu_seconds  # noqa: E402

@@ -16,8 +16,8 @@ average before and after.
 
 Run (about a minute)::
 
-    .venv/bin/python scripts/bench_need_advice.py
-    .venv/bin/python scripts/bench_need_advice.py cold --states 3 --json
+    .venv/bin/python scripts/bench/bench_need_advice.py
+    .venv/bin/python scripts/bench/bench_need_advice.py cold --states 3 --json
 """
 
 from __future__ import annotations

@@ -34,10 +34,12 @@ parts need ``redis-server`` on the PATH, see tests/support/redis_server.py), wit
 cache warmed first (``python -m memo_solver compile``); about two minutes for the
 ``yahtzee`` parts on 16 cores, plus about 130 CPU s per ``maxi-yatzy`` run::
 
-    python scripts/bench_scaling.py                                  # yahtzee, 1-16
-    python scripts/bench_scaling.py --threads 1,2,4,8,16 --workers 1,2,4,8,16 --rounds 3 --json
-    python scripts/bench_scaling.py --threads '' --workers '' --maxi-threads 16,1 --maxi-workers 16
-    python scripts/bench_scaling.py --threads 1,2 --workers 1,2 --rounds 1   # a 2-core check
+    python scripts/bench/bench_scaling.py                                  # yahtzee, 1-16
+    python scripts/bench/bench_scaling.py --threads 1,2,4,8,16 --workers 1,2,4,8,16 \\
+        --rounds 3 --json
+    python scripts/bench/bench_scaling.py --threads '' --workers '' --maxi-threads 16,1 \\
+        --maxi-workers 16
+    python scripts/bench/bench_scaling.py --threads 1,2 --workers 1,2 --rounds 1   # a 2-core check
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from _bench import child_env, run_child
 from bench_kernel import host
 from support.redis_server import ensure_redis_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LSCPU_KEYS = (
     "Model name",
     "CPU(s)",
@@ -80,7 +82,7 @@ THREADS_CHILD = """
 import json, resource, sys, tempfile, time
 from pathlib import Path
 import anyio
-sys.path.insert(0, "scripts")
+sys.path.insert(0, "scripts/bench")
 from _bench import machine_busy_s
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set

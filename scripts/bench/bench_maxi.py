@@ -18,8 +18,8 @@ What it measures:
 
 Run (about a minute)::
 
-    .venv/bin/python scripts/bench_maxi.py
-    .venv/bin/python scripts/bench_maxi.py --json
+    .venv/bin/python scripts/bench/bench_maxi.py
+    .venv/bin/python scripts/bench/bench_maxi.py --json
 """
 
 from __future__ import annotations

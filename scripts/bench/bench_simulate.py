@@ -16,9 +16,9 @@ second on a 2-core machine. Peak memory is the process's maximum resident set.
 
 Run::
 
-    .venv/bin/python scripts/bench_simulate.py                # precomputes into a temp file
-    .venv/bin/python scripts/bench_simulate.py --store S.db   # reuse (and fill) a store
-    .venv/bin/python scripts/bench_simulate.py --json
+    .venv/bin/python scripts/bench/bench_simulate.py                # precomputes into a temp file
+    .venv/bin/python scripts/bench/bench_simulate.py --store S.db   # reuse (and fill) a store
+    .venv/bin/python scripts/bench/bench_simulate.py --json
 """
 
 from __future__ import annotations

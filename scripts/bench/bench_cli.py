@@ -10,8 +10,8 @@ into a temporary file (or ``--store`` is reused and filled if needed). ``memo-so
 
 Run::
 
-    .venv/bin/python scripts/bench_cli.py
-    .venv/bin/python scripts/bench_cli.py --json
+    .venv/bin/python scripts/bench/bench_cli.py
+    .venv/bin/python scripts/bench/bench_cli.py --json
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ and the cluster's wall and CPU over the standalone's (target: within 10 %).
 
 Run (about two minutes for yatzy, one round; needs redis-server)::
 
-    .venv/bin/python scripts/bench_cluster.py                       # yatzy
-    .venv/bin/python scripts/bench_cluster.py --rules maxi-yatzy    # about 0.6 GB in Redis
-    .venv/bin/python scripts/bench_cluster.py --rounds 3 --json
+    .venv/bin/python scripts/bench/bench_cluster.py                       # yatzy
+    .venv/bin/python scripts/bench/bench_cluster.py --rules maxi-yatzy    # about 0.6 GB in Redis
+    .venv/bin/python scripts/bench/bench_cluster.py --rounds 3 --json
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # the Redis, cluster and process helpers of the tests
 
 from _bench import cpu_seconds  # noqa: E402

@@ -17,8 +17,8 @@ The wheel is not a dependency of the project: the script makes a scratch venv (d
 
 Run (about 1 minute with 3 rounds)::
 
-    .venv/bin/python scripts/bench_precompute.py            # words
-    .venv/bin/python scripts/bench_precompute.py --json     # one JSON object
+    .venv/bin/python scripts/bench/bench_precompute.py            # words
+    .venv/bin/python scripts/bench/bench_precompute.py --json     # one JSON object
 """
 
 from __future__ import annotations

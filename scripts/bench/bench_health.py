@@ -21,11 +21,11 @@ first on PYTHONPATH, with this interpreter and its packages): how main measured 
 
 Run (about a minute; needs redis-server, see tests/support/redis_server.py)::
 
-    .venv/bin/python scripts/bench_health.py
-    .venv/bin/python scripts/bench_health.py --json
-    .venv/bin/python scripts/bench_health.py --cluster    # on a 3-master Redis Cluster
+    .venv/bin/python scripts/bench/bench_health.py
+    .venv/bin/python scripts/bench/bench_health.py --json
+    .venv/bin/python scripts/bench/bench_health.py --cluster    # on a 3-master Redis Cluster
     git worktree add /tmp/main-wt main
-    .venv/bin/python scripts/bench_health.py --source /tmp/main-wt --samples 3 --cli-samples 1
+    .venv/bin/python scripts/bench/bench_health.py --source /tmp/main-wt --samples 3 --cli-samples 1
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
 
 import httpx  # noqa: E402

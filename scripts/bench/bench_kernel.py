@@ -9,7 +9,7 @@ child's own ``time.process_time`` around the timed part), alternating the two ve
   solved the way each version's precompute solves them: the base one block at a time
   (``solve_block``), ours a layer chunk at a time (``solve_blocks``). Target: ours at least
   5x faster.
-- ``advice``: each version's ``scripts/bench_advice.py --json``: warm advice median (the
+- ``advice``: each version's ``scripts/bench/bench_advice.py --json``: warm advice median (the
   whole game in the process memo) and cold advice for a three-open-box state (a fresh
   in-memory store, then a fresh SQLite file, per state). Targets: warm no slower than the
   base; cold on the in-memory store at most 5 ms.
@@ -30,9 +30,9 @@ about 2 minutes) and reused after.
 
 Run (about 3 minutes)::
 
-    .venv/bin/python scripts/bench_kernel.py                 # every part, words
-    .venv/bin/python scripts/bench_kernel.py maxi threads    # some parts
-    .venv/bin/python scripts/bench_kernel.py --json
+    .venv/bin/python scripts/bench/bench_kernel.py                 # every part, words
+    .venv/bin/python scripts/bench/bench_kernel.py maxi threads    # some parts
+    .venv/bin/python scripts/bench/bench_kernel.py --json
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from typing import Any
 
 from _bench import child_env, memo_solver_command, run_child
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASE_COMMIT = "7438a9f"
 """main before the compiled kernel: the numpy turn math."""
 DEFAULT_BASE = Path("/tmp/memo-solver-bench/base")
@@ -251,7 +251,10 @@ def bench_advice(ours: str, base: str, rounds: int, states: int) -> dict[str, An
     for round_no in range(rounds):
         order = [("ours", ours, ROOT), ("base", base, Path(base).parents[2])]
         for name, python, checkout in order if round_no % 2 == 0 else order[::-1]:
-            script = str(checkout / "scripts" / "bench_advice.py")
+            # Since the scripts moved into folders (``scripts/bench/``); older bases have
+            # the benchmark at the top of ``scripts/``.
+            moved = checkout / "scripts" / "bench" / "bench_advice.py"
+            script = str(moved if moved.exists() else checkout / "scripts" / "bench_advice.py")
             runs[name].append(child_json([python, script, "--json", "--states", str(states)]))
 
     def figure(name: str, *path: str) -> float:

@@ -14,8 +14,8 @@ not touched. Prints medians, the host's CPU and the load average.
 
 Run::
 
-    .venv/bin/python scripts/bench_compile.py
-    .venv/bin/python scripts/bench_compile.py --json
+    .venv/bin/python scripts/bench/bench_compile.py
+    .venv/bin/python scripts/bench/bench_compile.py --json
 """
 
 from __future__ import annotations
