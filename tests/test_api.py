@@ -43,8 +43,8 @@ from support.api_support import (
     child_env,
     error_of,
     late_states,
-    random_state,
 )
+from support.random_states import random_state
 from support.redis_server import RedisServer
 from support.store_faults import (
     FULL,

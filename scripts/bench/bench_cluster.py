@@ -40,18 +40,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))  # the Redis, cluster and process helpers of the tests
+from _bench import cpu_seconds
+from support.redis_cluster import RedisCluster
+from support.redis_server import RedisServer, ensure_redis_server
+from support.worker_support import layout_of, wait_for
 
-from _bench import cpu_seconds  # noqa: E402
-from support.redis_cluster import RedisCluster  # noqa: E402
-from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from support.worker_support import layout_of, wait_for  # noqa: E402
-
-from memo_solver.core.engine import namespace  # noqa: E402
-from memo_solver.games.yahtzee.rules.catalog import get_rule_set  # noqa: E402
-from memo_solver.games.yahtzee.solve.game import YahtzeeGame  # noqa: E402
-from memo_solver.stores import redis_keys  # noqa: E402
+from memo_solver.core.engine import namespace
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame
+from memo_solver.stores import redis_keys
 
 NOT_BLOCK_COMMANDS = {"info", "config", "cluster", "ping", "hello", "client", "command"}
 """What the bench, health checks and client handshakes send: not the workload's."""

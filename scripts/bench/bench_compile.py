@@ -10,7 +10,8 @@ What it measures, each as a whole process (CPU = user + sys of the child, from
   filled one (every later command).
 
 Each process gets its folder through ``MEMO_SOLVER_COMPILE_CACHE``; the user's own cache is
-not touched. Prints medians, the host's CPU and the load average.
+not touched. Prints medians, the host's CPU and the load average. No target: the figures are
+for the record (README, "Compiled code").
 
 Run::
 
@@ -28,7 +29,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _bench import ChildRun, child_env, memo_solver_command, run_child
+from _bench import ChildRun, child_env, memo_solver_command, run_child, verdict
 
 STATE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
 
@@ -92,8 +93,7 @@ def main() -> int:
         "compile_warm_reported_s": [json.loads(r.stdout)["seconds"] for r in runs["compile_warm"]],
     }
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        return verdict([], result)
     print(f"host: {result['cpu']} (numba: {result['numba_cpu']}), {args.rounds} rounds")
     print(f"load average before {result['load_average_before']}, after "
           f"{result['load_average_after']}")  # fmt: skip
@@ -111,7 +111,7 @@ def main() -> int:
             f"{label:<38} {row['median_cpu_s']:>12.3f} {row['median_wall_s']:>14.3f} "
             f"{row['max_cpu_s']:>10.3f}"
         )
-    return 0
+    return verdict([])
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import ExitStack
@@ -30,17 +29,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
+from _bench import child_env, cpu_seconds, memo_solver_command
+from bench_workers import start_worker
+from support.redis_server import RedisServer, ensure_redis_server
+from support.worker_support import wait_for
 
-from _bench import child_env, cpu_seconds, memo_solver_command  # noqa: E402
-from bench_workers import start_worker  # noqa: E402
-from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from support.worker_support import wait_for  # noqa: E402
-
-from memo_solver.games.yahtzee.rules.catalog import get_rule_set  # noqa: E402
-from memo_solver.games.yahtzee.solve.need_table import table_bytes  # noqa: E402
-from memo_solver.stores import redis_keys  # noqa: E402
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.need_table import table_bytes
+from memo_solver.stores import redis_keys
 
 WORKERS = ("need-1", "need-2")
 
