@@ -219,7 +219,9 @@ def verdict(targets: Sequence[Target], result: dict[str, Any] | None = None) -> 
     JSON with the targets in it; without, one line per target (or that there is none).
     0 when every target is met (or there is none), 1 when one is missed."""
     if result is not None:
-        print(json.dumps({**result, "targets": [t.as_json() for t in targets]}, indent=2))
+        met = "every target met" if all(t.met for t in targets) else "a target missed"
+        said = {"targets": [t.as_json() for t in targets], "verdict": met if targets else NO_TARGET}
+        print(json.dumps(result | said, indent=2))
     elif targets:
         for target in targets:
             print(target.line())
