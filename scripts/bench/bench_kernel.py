@@ -16,13 +16,13 @@ child's own ``time.process_time`` around the timed part), alternating the two ve
 - ``library``: ours only, a cold ``yahtzee`` precompute into a fresh SQLite file through the
   CLI and through ``open_engine`` from a script: the library path as fast as the CLI.
 - ``threads``: ours only, in one process with the kernel already loaded, the solve phase of
-  a cold ``yahtzee`` solve (``solve_layers`` on an in-memory store, then on a fresh SQLite
-  file, as ``precompute`` does) with one thread and with two, and the bare kernel on the
-  widest layer in one Python thread and in two (what two cores give the SIMD code itself,
-  before any engine work); the load average before and after, and for each run how many
-  cores other processes kept busy (``/proc/stat`` less this process's own CPU): medians
-  over every round, and over the quiet rounds (others under ``QUIET_CORES`` in both runs of
-  the pair). Target: two threads at most 0.6 of one.
+  a cold ``yahtzee`` solve (or ``--rules``; ``solve_layers`` on an in-memory store, then on
+  a fresh SQLite file, as ``precompute`` does) with one thread and with two, and the bare
+  kernel on the widest layer in one Python thread and in two (what two cores give the SIMD
+  code itself, before any engine work); the load average before and after, and for each
+  run how many cores other processes kept busy (``/proc/stat`` less this process's own
+  CPU): medians over every round, and over the quiet rounds (others under ``QUIET_CORES``
+  in both runs of the pair). Target: two threads at most 0.6 of one.
 
 The base version is a git worktree of ``--base-commit`` (default: the commit before the
 kernel) with its own venv, made under ``/tmp/memo-solver-bench/base`` on first use (pip,
@@ -127,8 +127,8 @@ from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.sqlite import SQLiteStore
 
-game = YahtzeeGame(get_rule_set("yahtzee"))
 rounds = int(sys.argv[1])
+game = YahtzeeGame(get_rule_set(sys.argv[2]))
 folder = Path(tempfile.mkdtemp(prefix="bench-threads-"))
 files = iter(range(10**6))
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -297,11 +297,11 @@ def bench_library(ours: str, rounds: int, tmp: Path) -> dict[str, Any]:
     }
 
 
-def bench_threads(ours: str, rounds: int) -> dict[str, Any]:
+def bench_threads(ours: str, rounds: int, rules: str) -> dict[str, Any]:
     """Medians over every round, and over the quiet rounds: those in which other processes
     kept less than ``QUIET_CORES`` busy during both runs of the pair (on a 2-core machine
     shared with other sessions, one busy neighbour turns two threads into one)."""
-    result = child_json([ours, "-c", THREADS_CHILD, str(rounds)])
+    result = child_json([ours, "-c", THREADS_CHILD, str(rounds), rules])
     report: dict[str, Any] = {
         "load_before": result["load_before"],
         "load_after": result["load_after"],
@@ -370,6 +370,7 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=24, help="maxi blocks per layer")
     parser.add_argument("--repeats", type=int, default=2, help="maxi passes over the sample")
     parser.add_argument("--states", type=int, default=300, help="warm advice states")
+    parser.add_argument("--rules", default="yahtzee", help="the threads part's (yahtzee)")
     parser.add_argument("--base", type=Path, default=DEFAULT_BASE, help="base checkout")
     parser.add_argument("--base-commit", default=BASE_COMMIT, help="its commit, if made")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -396,7 +397,7 @@ def main() -> int:
         if "library" in parts:
             report["library"] = bench_library(ours, args.rounds, Path(tmp))
         if "threads" in parts:
-            report["threads"] = bench_threads(ours, args.rounds)
+            report["threads"] = bench_threads(ours, args.rounds, args.rules)
     report["load_end"] = os.getloadavg()
     targets = targets_of(report, args)
     if args.json:

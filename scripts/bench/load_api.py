@@ -2,8 +2,8 @@
 
 What it does:
 
-1. Precomputes ``yahtzee`` into a temporary SQLite store with ``memo-solver precompute``
-   (or reuses ``--store``, filling it if needed), so every answer is warm in the store.
+1. Precomputes ``yahtzee`` (or ``--rules``) into a temporary SQLite store with ``memo-solver
+   precompute`` (or reuses ``--store``, filling it if needed), so every answer is warm in the store.
 2. Starts one server process, ``memo-solver --store <store> serve --host 127.0.0.1 --port
    <free port>`` (one uvicorn worker), and waits for ``GET /readyz``.
 3. Builds every request body before any timing: a random valid state per request (seeded),
@@ -105,31 +105,33 @@ PATH = "/v1/advice"
 # --- request bodies -----------------------------------------------------------------------
 
 
-def random_body(rng: random.Random, filled: int | None = None) -> bytes:
-    """The JSON body of one advice request for a random valid warm ``yahtzee`` state."""
+def random_body(
+    rng: random.Random, filled: int | None = None, rules_name: str = "yahtzee"
+) -> bytes:
+    """The JSON body of one advice request for a random valid warm state."""
     from memo_solver.games.yahtzee.rules.catalog import get_rule_set
     from memo_solver.games.yahtzee.rules.state import state_to_json
 
-    rules = get_rule_set("yahtzee")
+    rules = get_rule_set(rules_name)
     if filled is None:
         filled = rng.randrange(rules.all_filled)  # never all filled: that is game over
     state = state_to_json(random_state(rules, rng, filled), rules)
-    return json.dumps({"rules": "yahtzee", "state": state}, separators=(",", ":")).encode()
+    return json.dumps({"rules": rules_name, "state": state}, separators=(",", ":")).encode()
 
 
-def make_bodies(seed: int, count: int) -> list[bytes]:
+def make_bodies(seed: int, count: int, rules_name: str = "yahtzee") -> list[bytes]:
     rng = random.Random(seed)
-    return [random_body(rng) for _ in range(count)]
+    return [random_body(rng, None, rules_name) for _ in range(count)]
 
 
-def every_mask_bodies(seed: int) -> list[bytes]:
+def every_mask_bodies(seed: int, rules_name: str = "yahtzee") -> list[bytes]:
     """One request per filled mask but the last (8,191): together they touch every block."""
     from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     rng = random.Random(seed)
-    masks = list(range(get_rule_set("yahtzee").all_filled))
+    masks = list(range(get_rule_set(rules_name).all_filled))
     rng.shuffle(masks)
-    return [random_body(rng, filled) for filled in masks]
+    return [random_body(rng, filled, rules_name) for filled in masks]
 
 
 # --- the server process -------------------------------------------------------------------
@@ -596,6 +598,7 @@ def main() -> int:
         help="open loop: offer this many requests/s (at most --concurrency in flight) "
         "instead of sending each as soon as the last is answered",
     )
+    parser.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     parser.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     parser.add_argument("--memo-solver", help="our console script (default: beside python)")
     parser.add_argument(
@@ -621,14 +624,14 @@ def main() -> int:
     mode = "closed loop" if args.rate is None else f"open loop at {args.rate:g} req/s"
 
     command = memo_solver_command(args.memo_solver)
-    bodies = make_bodies(args.seed, args.requests)
+    bodies = make_bodies(args.seed, args.requests, args.rules)
     if args.warmup is None:
-        warm_bodies = every_mask_bodies(args.seed + 1)
+        warm_bodies = every_mask_bodies(args.seed + 1, args.rules)
     else:
-        warm_bodies = make_bodies(args.seed + 1, args.warmup)
+        warm_bodies = make_bodies(args.seed + 1, args.warmup, args.rules)
     with tempfile.TemporaryDirectory(prefix="load-api-") as tmp:
         store = str(args.store or Path(tmp) / "warm.sqlite3")
-        solve = precompute_cli(command, store, "yahtzee")
+        solve = precompute_cli(command, store, args.rules)
         port = free_port()
         argv = [command, "--store", store, "serve", "--host", "127.0.0.1", "--port", str(port)]
         with open(Path(tmp) / "server.log", "w+b") as log:
