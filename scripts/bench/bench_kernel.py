@@ -117,7 +117,7 @@ print(json.dumps({"value": anyio.run(main)}))
 """
 
 THREADS_CHILD = """
-import gc, json, os, resource, sys, tempfile, threading, time
+import gc, json, os, resource, shutil, sys, tempfile, threading, time
 from pathlib import Path
 import anyio
 from memo_solver.games.yahtzee.solve import turn
@@ -188,7 +188,10 @@ async def main() -> dict[str, object]:
             runs[f"kernel/{threads}"].append(bare_kernel(threads, blocks, widest))
     return {"runs": runs, "load_before": load_before, "load_after": os.getloadavg()}
 
-print(json.dumps(anyio.run(main)))
+try:
+    print(json.dumps(anyio.run(main)))
+finally:
+    shutil.rmtree(folder)
 """
 
 
