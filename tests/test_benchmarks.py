@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _bench import NO_TARGET, Target, add_targets, verdict
+from _bench import NO_TARGET, Target, add_targets, bare_env, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "scripts" / "bench"
@@ -214,8 +214,7 @@ def run(benchmark: Run, folder: Path) -> Outcome:
     """One benchmark to its end, in a folder of its own (its temporary files too), on an
     environment without the caller's ``MEMO_SOLVER_`` settings."""
     folder.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")}
-    env["TMPDIR"] = str(folder)  # what a benchmark leaves behind goes with the test's folder
+    env = bare_env() | {"TMPDIR": str(folder)}  # what a benchmark leaves goes with it
     with (folder / "out").open("w+b") as out, (folder / "err").open("w+b") as err:
         child = subprocess.Popen(benchmark.argv(), cwd=folder, env=env, stdout=out, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)

@@ -51,6 +51,12 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "OPENBLAS_NUM_THREADS": "1", **extra}
 
 
+def bare_env() -> dict[str, str]:
+    """:func:`child_env` without the caller's ``MEMO_SOLVER_`` settings: the workers and the
+    CLI of a measured set-up read only what the benchmark gives them."""
+    return {k: v for k, v in child_env().items() if not k.startswith("MEMO_SOLVER_")}
+
+
 @dataclass(frozen=True)
 class ChildRun:
     """One child process: its output and what it cost."""
@@ -125,11 +131,14 @@ def peak_rss_mb(pid: int | None = None) -> float:
     return math.nan
 
 
-def precompute_cli(command: str, store: Path | str, rules: str) -> dict[str, Any]:
+def precompute_cli(
+    command: str, store: Path | str, rules: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """``memo-solver --store STORE precompute --rules RULES --json`` as a child (filling the
-    store, or finding it full): its JSON answer. The warm figures are timed on that store."""
+    store, or finding it full; ``env``: :func:`child_env`'s by default): its JSON answer. The
+    warm figures are timed on that store."""
     argv = [command, "--store", str(store), "precompute", "--rules", rules, "--json"]
-    payload: dict[str, Any] = json.loads(run_child(argv, child_env()).stdout)
+    payload: dict[str, Any] = json.loads(run_child(argv, env or child_env()).stdout)
     return payload
 
 

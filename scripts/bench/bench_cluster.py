@@ -40,7 +40,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from _bench import Target, add_targets, cpu_seconds, verdict
+from _bench import Target, add_targets, bare_env, cpu_seconds, verdict
 from support.redis_cluster import RedisCluster
 from support.redis_server import RedisServer, ensure_redis_server
 from support.worker_support import layout_of, wait_for
@@ -55,11 +55,6 @@ NOT_BLOCK_COMMANDS = {"info", "config", "cluster", "ping", "hello", "client", "c
 SHARE_TARGET = 0.45
 SLOWDOWN_TARGET = 1.10
 TOLERANCE = 1e-9
-
-
-def env() -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")}
-    return {**clean, "OPENBLAS_NUM_THREADS": "1"}
 
 
 def one_run(kind: str, rules: str, folder: Path) -> dict[str, Any]:
@@ -95,7 +90,7 @@ def one_run(kind: str, rules: str, folder: Path) -> dict[str, Any]:
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=env(),
+                env=bare_env(),
             )
             stack.callback(process.wait, 30)
             stack.callback(process.terminate)
@@ -113,7 +108,7 @@ def one_run(kind: str, rules: str, folder: Path) -> dict[str, Any]:
         done = subprocess.run(
             [sys.executable, "-m", "memo_solver", "--redis", urls[2], "precompute", "--rules",
              rules, "--wait", "--json"],
-            capture_output=True, text=True, env=env(), check=False, timeout=3600,
+            capture_output=True, text=True, env=bare_env(), check=False, timeout=3600,
         )  # fmt: skip
         wall = time.perf_counter() - started
         spent = {pid: cpu_seconds(pid) - before[pid] for pid in pids}

@@ -29,7 +29,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _bench import ChildRun, child_env, memo_solver_command, run_child, verdict
+from _bench import ChildRun, child_env, memo_solver_command, precompute_cli, run_child, verdict
 
 STATE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
 
@@ -72,7 +72,7 @@ def main() -> int:
         warm_folder = str(Path(tmp) / "warm")
         warm = child_env(MEMO_SOLVER_COMPILE_CACHE=warm_folder)
         run_child([command, "compile"], warm)
-        run_child([command, "--store", store, "precompute", "--rules", "yahtzee"], warm)
+        precompute_cli(command, store, "yahtzee", warm)
         advise = [command, "--store", store, "advise", "--rules", "yahtzee", STATE]
         for round_ in range(args.rounds):
             cold = child_env(MEMO_SOLVER_COMPILE_CACHE=str(Path(tmp) / f"cold-{round_}"))

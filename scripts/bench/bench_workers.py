@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from _bench import Target, add_targets, cpu_seconds, verdict
+from _bench import Target, add_targets, bare_env, cpu_seconds, verdict
 from support.redis_server import RedisServer, ensure_redis_server
 from support.worker_support import layout_of, stored_blocks, wait_for
 
@@ -126,11 +126,6 @@ class PoolRun:
         return sum(self.worker_cpu_s.values()) + self.redis_cpu_s
 
 
-def env() -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")}
-    return {**clean, "OPENBLAS_NUM_THREADS": "1"}
-
-
 def check_value(value: float, what: str) -> float:
     if abs(value - PINNED_START) > TOLERANCE:
         raise SystemExit(f"{what}: start value {value!r}, pinned {PINNED_START}")
@@ -142,7 +137,7 @@ def cli(*args: str) -> Any:
         [sys.executable, "-m", "memo_solver", *args, "--json"],
         capture_output=True,
         text=True,
-        env=env(),
+        env=bare_env(),
         check=False,
     )
     if done.returncode != 0:
@@ -157,7 +152,7 @@ def run_embedded(workdir: Path, round_no: int, rules: str | None = None) -> Embe
     argv += ["precompute", "--rules", rules, "--json"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
-        process = subprocess.Popen(argv, env=env(), stdout=out, stderr=errors)
+        process = subprocess.Popen(argv, env=bare_env(), stdout=out, stderr=errors)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -183,7 +178,7 @@ def start_worker(stack: ExitStack, url: str, name: str, logs: Path, heartbeat_s:
     argv = [sys.executable, "-m", "worker", "--redis", url, "--id", name]
     process = subprocess.Popen(
         [*argv, "--heartbeat", str(heartbeat_s)],
-        env=env(),
+        env=bare_env(),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
