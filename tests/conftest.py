@@ -70,6 +70,7 @@ QUICK_FILES: frozenset[str] = frozenset(
         "test_turn.py",
         "test_rules.py",
         "test_state.py",
+        "test_benchmarks.py",
         "test_codec.py",
         "test_advice.py",
         "test_engine.py",

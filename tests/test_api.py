@@ -43,8 +43,8 @@ from support.api_support import (
     child_env,
     error_of,
     late_states,
-    random_state,
 )
+from support.random_states import random_state
 from support.redis_server import RedisServer
 from support.store_faults import (
     FULL,
@@ -985,7 +985,7 @@ async def test_metrics_count_a_request_past_its_deadline(tmp_path: Path) -> None
 def test_committed_openapi_json_is_the_apps_document() -> None:
     committed = OPENAPI_PATH.read_text(encoding="utf-8")
     assert committed == openapi_document(build_app(MemoryStore)), (
-        "openapi.json is out of date: run .venv/bin/python scripts/export_openapi.py"
+        "openapi.json is out of date: run .venv/bin/python scripts/tools/export_openapi.py"
     )
 
 

@@ -18,7 +18,8 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.api_support import api_client, as_json, late_states, random_state
+from support.api_support import api_client, as_json, late_states
+from support.random_states import random_state
 
 from memo_solver.games.yahtzee.advice.mean_advice import Action, Advice
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS

@@ -166,7 +166,7 @@ def test_a_killed_precompute_is_resumed_by_the_next_one(tmp_path: Path) -> None:
     assert payload["blocks_already_stored"] == left["blocks_done"]
     assert payload["blocks_already_stored"] + payload["blocks_computed"] == 8192
     # The killed holder's claims are free at once (its pid is gone: test_store.py checks
-    # that); how long the rest takes is compute, measured by scripts/bench_precompute.py.
+    # that); how long the rest takes is compute, measured by scripts/bench/bench_precompute.py.
 
     status = answer(memo_solver(store, "status", "--json"))["rule_sets"]["yahtzee"]
     assert (status["blocks_done"], status["claims_held"]) == (8192, 0)

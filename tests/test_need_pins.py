@@ -1,6 +1,6 @@
 """From the start of official Yahtzee: the best chance of a final score of at least T, pinned.
 
-Two computations establish each figure (``scripts/bench_need.py pins`` printed them first,
+Two computations establish each figure (``scripts/bench/bench_need.py pins`` printed them first,
 from a table at cap 400; BENCHMARKS.md, "#19 need table"): (a) the chance objective's value,
 read from the start block of the whole need table (the kernel's backward values), and (b)
 P(final score >= T) of the exact distribution under the target policy (the forward pass

@@ -1,9 +1,9 @@
 """The README's shell examples, run for real: what it shows is what the commands print.
 
-``scripts/readme_examples.py`` runs every console block in a sandbox (a solved ``yahtzee``
+``scripts/tools/readme_examples.py`` runs every console block in a sandbox (a solved ``yahtzee``
 store, a real redis-server, workers and ``serve`` where a block asks for them) and compares
 line by line, ``...`` standing for text that changes from run to run. When this fails,
-``.venv/bin/python scripts/readme_examples.py --write`` rewrites the drifted output.
+``.venv/bin/python scripts/tools/readme_examples.py --write`` rewrites the drifted output.
 """
 
 from __future__ import annotations

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import pickle
+import random
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from support.dice_variants import FORCED, MAXI, THREE_DICE
+from support.random_states import random_state
 
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
@@ -328,3 +330,17 @@ def test_valid_states_round_trip_through_every_form(case: tuple[RuleSet, State])
     assert parse_state(json.dumps(state_to_json(state, rules)), rules) == state
     assert state_from_json(state_to_json(state, rules), rules) == state
     assert parse_state(reference_line(state, rules), rules) == state
+
+
+@pytest.mark.parametrize("rules", RULES.values(), ids=lambda rules: rules.name)
+def test_a_random_state_of_any_dice_count_is_one_the_rules_accept(rules: RuleSet) -> None:
+    """The tests' and the benchmarks' random states (tests/support/random_states.py) roll the
+    rule set's own dice, and every one reads back through the JSON form unchanged."""
+    rng = random.Random(30)
+    for _ in range(100):
+        filled = rng.randrange(rules.all_filled)
+        while not rules.is_reachable(filled):  # forced order: only the prefixes
+            filled = rng.randrange(rules.all_filled)
+        state = random_state(rules, rng, filled, rolled=rng.random() < 0.9)
+        assert state.dice is None or len(state.dice) == rules.dice
+        assert state_from_json(state_to_json(state, rules), rules) == state

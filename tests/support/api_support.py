@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 from fastapi import FastAPI
 
 from memo_solver.core.store import Store
@@ -25,6 +24,7 @@ from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import State, state_to_json
 from memo_solver.jobs.storage import open_store_and_queue
 from memo_solver.service.app import ApiSettings, create_app
+from support.random_states import random_state
 
 REPO = Path(__file__).resolve().parents[2]
 OPENAPI_PATH = REPO / "openapi.json"
@@ -87,23 +87,6 @@ async def api_client(
 
 
 # --- random valid states ----------------------------------------------------------------------
-
-
-def random_state(rules: RuleSet, rng: random.Random, filled: int, *, rolled: bool = True) -> State:
-    """A valid state with this filled mask: an upper total the filled upper boxes can make,
-    the Yahtzee bonus only with the Yahtzee box filled, random dice and rerolls left (or
-    none before the turn's first roll)."""
-    totals = [int(t) for t in np.flatnonzero(rules.upper_totals(filled))]
-    box = rules.yahtzee_box
-    bonus = box is not None and bool(filled >> box & 1) and rng.random() < 0.5
-    if not rolled:
-        return State(filled, rng.choice(totals), bonus, None, None)
-    dice: tuple[int, ...]
-    if rng.random() < 0.1:  # five of a kind: where the bonuses and the Joker rules come in
-        dice = (rng.randint(1, 6),) * 5
-    else:
-        dice = tuple(sorted(rng.randint(1, 6) for _ in range(5)))
-    return State(filled, rng.choice(totals), bonus, rng.randint(0, rules.rerolls), dice)
 
 
 def late_states(

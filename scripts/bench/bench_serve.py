@@ -6,7 +6,7 @@ What it does:
    and run as root, else it says how) and precomputes ``yahtzee`` into a temporary SQLite
    store (or uses ``--store``), so every answer is warm in the store.
 2. Writes the request bodies before any timing: ``--bodies`` random valid states (seeded,
-   as ``scripts/load_api.py`` makes them), and one per filled mask for the warm-up, and a
+   as ``scripts/bench/load_api.py`` makes them), and one per filled mask for the warm-up, and a
    ``wrk`` Lua script that sends them in turn.
 3. For each run, each process count (``--workers``, default 1 and 2) and each tree (this
    one, then ``--base``: a worktree of the commit to compare with, with its own ``.venv``),
@@ -25,16 +25,17 @@ On 2 shared cores with ``wrk`` beside the server, 2 processes cannot show scalin
 load generator and the neighbours take the other core): read their CPU per request, not
 their requests/s.
 
+Target (with ``--base``): this tree's server CPU per request at most 0.6 of the base's.
+
 Run::
 
-    .venv/bin/python scripts/bench_serve.py --base /work/wt-serve-base
-    .venv/bin/python scripts/bench_serve.py --base ../base --runs 3 --duration 10 --json
+    .venv/bin/python scripts/bench/bench_serve.py --base /work/wt-serve-base
+    .venv/bin/python scripts/bench/bench_serve.py --base ../base --runs 3 --duration 10 --json
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -47,10 +48,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from _bench import child_env
+from _bench import ROOT, Target, add_targets, child_env, precompute_cli, verdict
 from load_api import every_mask_bodies, free_port, make_bodies
 
-ROOT = Path(__file__).resolve().parent.parent
 LUA = """
 local bodies = {}
 for line in io.lines(os.getenv("BODIES")) do bodies[#bodies + 1] = line end
@@ -170,8 +170,14 @@ def one_run(
     return {**figures, "cpu_ms_per_request": 1e3 * cpu / figures["requests"]}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+CPU_RATIO_TARGET = 0.6
+"""Server CPU per request, this tree's over the base's (issue #18, against ``1e45a7b``)."""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--base", type=Path, help="a worktree of the commit to compare with")
     parser.add_argument("--store", type=Path, help="an SQLite store with yahtzee precomputed")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
@@ -181,6 +187,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--bodies", type=int, default=4000, help="distinct request bodies")
     parser.add_argument("--json", action="store_true")
+    add_targets(parser, cpu_ratio=CPU_RATIO_TARGET)
     args = parser.parse_args()
     args.wrk = find_wrk()
     trees = {"this": ROOT} | ({"base": args.base.resolve()} if args.base else {})
@@ -188,19 +195,7 @@ def main() -> None:
         work = Path(folder)
         store = args.store or work / "yahtzee.sqlite3"
         if args.store is None:
-            subprocess.run(
-                [
-                    ROOT / ".venv/bin/memo-solver",
-                    "--store",
-                    store,
-                    "precompute",
-                    "--rules",
-                    "yahtzee",
-                ],
-                check=True,
-                env=child_env(),
-                stdout=subprocess.DEVNULL,
-            )
+            precompute_cli(str(ROOT / ".venv/bin/memo-solver"), store, "yahtzee")
         files = {"bodies": work / "bodies.txt", "warm": work / "warm.txt", "lua": work / "a.lua"}
         files["bodies"].write_bytes(b"\n".join(make_bodies(1, args.bodies)) + b"\n")
         files["warm"].write_bytes(b"\n".join(every_mask_bodies(2)) + b"\n")
@@ -216,9 +211,15 @@ def main() -> None:
                     results[name].setdefault(workers, []).append(figures)
                     print(f"run {run + 1}: {name} x{workers}: {figures}", file=sys.stderr)
     report = summarize(results, trees, args)
+    targets = [
+        Target(
+            f"CPU/request this/base, x{row['workers']}", row["cpu_vs_base"], args.target_cpu_ratio
+        )
+        for row in report["rows"]
+        if "cpu_vs_base" in row
+    ]
     if args.json:
-        print(json.dumps(report, indent=2))
-        return
+        return verdict(targets, report)
     print(
         f"warm POST /v1/advice, wrk -t1 -c{args.connections}, {args.duration:.0f} s, "
         f"medians of {args.runs} runs; load average {report['load_average']}"
@@ -230,6 +231,7 @@ def main() -> None:
             f"{row['tree']:<6} {row['workers']:>5} {row['rps']:>8.0f} {row['p50_ms']:>7.2f} "
             f"{row['p99_ms']:>7.2f} {row['cpu_ms_per_request']:>10.3f}{ratio}"
         )
+    return verdict(targets)
 
 
 def summarize(
@@ -259,4 +261,4 @@ def summarize(
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -27,8 +27,8 @@ Every run checks the start value against the pin (254.5877287345, to 1e-9).
 
 Run (about two minutes with 3 rounds; needs redis-server, see tests/support/redis_server.py)::
 
-    .venv/bin/python scripts/bench_workers.py            # words
-    .venv/bin/python scripts/bench_workers.py --json     # one JSON object
+    .venv/bin/python scripts/bench/bench_workers.py            # words
+    .venv/bin/python scripts/bench/bench_workers.py --json     # one JSON object
 """
 
 from __future__ import annotations
@@ -47,16 +47,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
+import redis
+from _bench import Target, add_targets, bare_env, cpu_seconds, verdict
+from support.redis_server import RedisServer, ensure_redis_server
+from support.worker_support import layout_of, stored_blocks, wait_for
 
-import redis  # noqa: E402
-from _bench import cpu_seconds  # noqa: E402
-from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from support.worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
-
-from memo_solver.jobs.queue import Job  # noqa: E402
-from memo_solver.stores import redis_keys  # noqa: E402
+from memo_solver.jobs.queue import Job
+from memo_solver.stores import redis_keys
 
 RULES = "yahtzee"
 BLOCKS = 8192
@@ -129,11 +126,6 @@ class PoolRun:
         return sum(self.worker_cpu_s.values()) + self.redis_cpu_s
 
 
-def env() -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_SOLVER_")}
-    return {**clean, "OPENBLAS_NUM_THREADS": "1"}
-
-
 def check_value(value: float, what: str) -> float:
     if abs(value - PINNED_START) > TOLERANCE:
         raise SystemExit(f"{what}: start value {value!r}, pinned {PINNED_START}")
@@ -145,7 +137,7 @@ def cli(*args: str) -> Any:
         [sys.executable, "-m", "memo_solver", *args, "--json"],
         capture_output=True,
         text=True,
-        env=env(),
+        env=bare_env(),
         check=False,
     )
     if done.returncode != 0:
@@ -153,13 +145,14 @@ def cli(*args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def run_embedded(workdir: Path, round_no: int, rules: str = RULES) -> EmbeddedRun:
+def run_embedded(workdir: Path, round_no: int, rules: str | None = None) -> EmbeddedRun:
+    rules = rules or RULES  # the measured one, as ``use_rules`` set it
     store = workdir / f"embedded-{round_no}.sqlite3"
     argv = [sys.executable, "-m", "memo_solver", "--store", str(store)]
     argv += ["precompute", "--rules", rules, "--json"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
-        process = subprocess.Popen(argv, env=env(), stdout=out, stderr=errors)
+        process = subprocess.Popen(argv, env=bare_env(), stdout=out, stderr=errors)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -185,7 +178,7 @@ def start_worker(stack: ExitStack, url: str, name: str, logs: Path, heartbeat_s:
     argv = [sys.executable, "-m", "worker", "--redis", url, "--id", name]
     process = subprocess.Popen(
         [*argv, "--heartbeat", str(heartbeat_s)],
-        env=env(),
+        env=bare_env(),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -330,6 +323,7 @@ def main() -> int:
     parser.add_argument(
         "--rules", default=RULES, help="the built-in to precompute (default: yahtzee)"
     )
+    add_targets(parser, cpu_ratio=CPU_RATIO_TARGET, split=SPLIT_TARGET)
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -402,43 +396,41 @@ def main() -> int:
         "embedded_startup_cpu_s": startup,
         "cpu_ratio": ratio,
         "cpu_ratio_without_startup": ratio_solving,
-        "cpu_ratio_target": CPU_RATIO_TARGET,
-        "cpu_ratio_met": ratio <= CPU_RATIO_TARGET,
         "two_workers": {
             "splits": [s.computed for s in splits],
             "sums": [s.total for s in splits],
             "wall_s": statistics.median(s.wall_s for s in splits),
             "larger_share_max": larger,
             "no_duplicates": exact,
-            "split_target": SPLIT_TARGET,
-            "split_met": larger <= SPLIT_TARGET,
         },
         "runs": {
             "embedded": [asdict(r) for r in embedded],
             "redis_one_worker": [{**asdict(r), "cpu_s": r.cpu_s} for r in shared],
         },
     }
+    targets = [
+        Target("CPU one worker + redis-server / embedded", ratio, args.target_cpu_ratio),
+        Target.holds("two workers: no block computed twice", exact),
+        Target("two workers: larger share", larger, args.target_split),
+    ]
     if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        say(
-            f"medians: embedded {embedded_cpu:.2f} CPU s; one worker + redis-server "
-            f"{redis_cpu:.2f} CPU s (worker {summary['redis_one_worker']['worker_cpu_s']:.2f} "
-            f"+ redis {summary['redis_one_worker']['redis_server_cpu_s']:.2f}); ratio "
-            f"{ratio:.3f} (target <= {CPU_RATIO_TARGET}: "
-            f"{'met' if ratio <= CPU_RATIO_TARGET else 'MISSED'})"
-        )
-        say(
-            f"  (the embedded figure includes {startup:.2f} CPU s of start-up, which the "
-            f"worker's leaves out; without it the ratio is {ratio_solving:.3f})"
-        )
-        say(
-            f"two workers: sums {[s.total for s in splits]} "
-            f"({'no block computed twice' if exact else 'DUPLICATES'}); larger share at most "
-            f"{larger:.1%} (target <= {SPLIT_TARGET:.0%}: "
-            f"{'met' if larger <= SPLIT_TARGET else 'MISSED'})"
-        )
-    return 0 if exact else 1
+        return verdict(targets, summary)
+    say(
+        f"medians: embedded {embedded_cpu:.2f} CPU s; one worker + redis-server "
+        f"{redis_cpu:.2f} CPU s (worker {summary['redis_one_worker']['worker_cpu_s']:.2f} "
+        f"+ redis {summary['redis_one_worker']['redis_server_cpu_s']:.2f}); ratio "
+        f"{ratio:.3f}"
+    )
+    say(
+        f"  (the embedded figure includes {startup:.2f} CPU s of start-up, which the "
+        f"worker's leaves out; without it the ratio is {ratio_solving:.3f})"
+    )
+    say(
+        f"two workers: sums {[s.total for s in splits]} "
+        f"({'no block computed twice' if exact else 'DUPLICATES'}); larger share at most "
+        f"{larger:.1%}"
+    )
+    return verdict(targets)
 
 
 if __name__ == "__main__":

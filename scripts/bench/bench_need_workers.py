@@ -7,12 +7,12 @@ sys) the workers and redis-server spent between the job's queueing and its end (
 ``/proc/<pid>/stat``; the workers' start-up not counted); each worker's peak resident
 memory (``VmHWM``); what Redis holds (``used_memory``) and its AOF on disk once rewritten;
 the blocks each worker computed (from ``status``: their sum must be the table's block count,
-none computed twice); and the start's chance of the cap, for the record.
+none computed twice: the one target); and the start's chance of the cap, for the record.
 
 Run (``yahtzee`` at the default cap: a few CPU minutes and about 2 GB in Redis)::
 
-    .venv/bin/python scripts/bench_need_workers.py
-    .venv/bin/python scripts/bench_need_workers.py --rules yahtzee-lower --cap 100 --json
+    .venv/bin/python scripts/bench/bench_need_workers.py
+    .venv/bin/python scripts/bench/bench_need_workers.py --rules yahtzee-lower --cap 100 --json
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import ExitStack
@@ -30,33 +29,34 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the RedisServer helper of the test suite
+from _bench import (
+    Target,
+    add_targets,
+    child_env,
+    cpu_seconds,
+    memo_solver_command,
+    peak_rss_mb,
+    verdict,
+)
+from bench_workers import start_worker
+from support.redis_server import RedisServer, ensure_redis_server
+from support.worker_support import wait_for
 
-from _bench import child_env, cpu_seconds, memo_solver_command  # noqa: E402
-from bench_workers import start_worker  # noqa: E402
-from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from support.worker_support import wait_for  # noqa: E402
-
-from memo_solver.games.yahtzee.rules.catalog import get_rule_set  # noqa: E402
-from memo_solver.games.yahtzee.solve.need_table import table_bytes  # noqa: E402
-from memo_solver.stores import redis_keys  # noqa: E402
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.need_table import table_bytes
+from memo_solver.stores import redis_keys
 
 WORKERS = ("need-1", "need-2")
 
 
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rules", default="yahtzee")
     parser.add_argument("--cap", type=int, default=400)
     parser.add_argument("--json", action="store_true")
+    add_targets(parser, computed_twice=0)
     args = parser.parse_args()
     cli = memo_solver_command(None)
     rules = get_rule_set(args.rules)
@@ -117,8 +117,12 @@ def main() -> int:
             "computed_twice": sum(counts.values()) - rules.block_count,
         }
     report["load_after"] = os.getloadavg()
-    print(json.dumps(report, indent=None if args.json else 2))
-    return 0
+    twice = report["computed_twice"]
+    targets = [Target("blocks computed twice", twice, args.target_computed_twice)]
+    if args.json:
+        return verdict(targets, report)
+    print(json.dumps(report, indent=2))
+    return verdict(targets)
 
 
 if __name__ == "__main__":

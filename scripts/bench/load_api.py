@@ -2,8 +2,8 @@
 
 What it does:
 
-1. Precomputes ``yahtzee`` into a temporary SQLite store with ``memo-solver precompute``
-   (or reuses ``--store``, filling it if needed), so every answer is warm in the store.
+1. Precomputes ``yahtzee`` (or ``--rules``) into a temporary SQLite store with ``memo-solver
+   precompute`` (or reuses ``--store``, filling it if needed), so every answer is warm in the store.
 2. Starts one server process, ``memo-solver --store <store> serve --host 127.0.0.1 --port
    <free port>`` (one uvicorn worker), and waits for ``GET /readyz``.
 3. Builds every request body before any timing: a random valid state per request (seeded),
@@ -50,11 +50,11 @@ run's figures are not the benchmark's).
 
 Run::
 
-    .venv/bin/python scripts/load_api.py                      # precomputes into a temp file
-    .venv/bin/python scripts/load_api.py --store S.db --json  # reuse a store; one JSON object
-    .venv/bin/python scripts/load_api.py --rate 500            # open loop, 500 requests/s
-    .venv/bin/python scripts/load_api.py --rate 1100 --requests 22000  # >= 1,000 answered/s
-    .venv/bin/python scripts/load_api.py --client raw          # or httpx: the other clients
+    .venv/bin/python scripts/bench/load_api.py                      # precomputes into a temp file
+    .venv/bin/python scripts/bench/load_api.py --store S.db --json  # reuse a store; one JSON object
+    .venv/bin/python scripts/bench/load_api.py --rate 500            # open loop, 500 requests/s
+    .venv/bin/python scripts/bench/load_api.py --rate 1100 --requests 22000  # >= 1,000 answered/s
+    .venv/bin/python scripts/bench/load_api.py --client raw          # or httpx: the other clients
 """
 
 from __future__ import annotations
@@ -81,7 +81,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _bench import child_env, memo_solver_command, percentile
+from _bench import (
+    Target,
+    add_targets,
+    child_env,
+    cpu_seconds,
+    machine_busy_s,
+    memo_solver_command,
+    percentile,
+    precompute_cli,
+    verdict,
+)
+from support.random_states import random_state
 
 TARGET_RPS = 1000.0
 TARGET_P50_MS = 5.0
@@ -94,41 +105,33 @@ PATH = "/v1/advice"
 # --- request bodies -----------------------------------------------------------------------
 
 
-def random_body(rng: random.Random, filled: int | None = None) -> bytes:
-    """The JSON body of one advice request for a random valid warm ``yahtzee`` state."""
-    import numpy as np
-
+def random_body(
+    rng: random.Random, filled: int | None = None, rules_name: str = "yahtzee"
+) -> bytes:
+    """The JSON body of one advice request for a random valid warm state."""
     from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.state import state_to_json
 
-    rules = get_rule_set("yahtzee")
+    rules = get_rule_set(rules_name)
     if filled is None:
         filled = rng.randrange(rules.all_filled)  # never all filled: that is game over
-    totals = [int(t) for t in np.flatnonzero(rules.upper_totals(filled))]
-    box = rules.yahtzee_box
-    bonus = box is not None and bool(filled >> box & 1) and rng.random() < 0.5
-    state = {
-        "filled": [c.name for i, c in enumerate(rules.categories) if filled >> i & 1],
-        "upper": rng.choice(totals),
-        "yahtzee_bonus": bonus,
-        "rerolls_left": rng.randint(0, rules.rerolls),
-        "dice": [rng.randint(1, 6) for _ in range(5)],
-    }
-    return json.dumps({"rules": "yahtzee", "state": state}, separators=(",", ":")).encode()
+    state = state_to_json(random_state(rules, rng, filled), rules)
+    return json.dumps({"rules": rules_name, "state": state}, separators=(",", ":")).encode()
 
 
-def make_bodies(seed: int, count: int) -> list[bytes]:
+def make_bodies(seed: int, count: int, rules_name: str = "yahtzee") -> list[bytes]:
     rng = random.Random(seed)
-    return [random_body(rng) for _ in range(count)]
+    return [random_body(rng, None, rules_name) for _ in range(count)]
 
 
-def every_mask_bodies(seed: int) -> list[bytes]:
+def every_mask_bodies(seed: int, rules_name: str = "yahtzee") -> list[bytes]:
     """One request per filled mask but the last (8,191): together they touch every block."""
     from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 
     rng = random.Random(seed)
-    masks = list(range(get_rule_set("yahtzee").all_filled))
+    masks = list(range(get_rule_set(rules_name).all_filled))
     rng.shuffle(masks)
-    return [random_body(rng, filled) for filled in masks]
+    return [random_body(rng, filled, rules_name) for filled in masks]
 
 
 # --- the server process -------------------------------------------------------------------
@@ -139,22 +142,6 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def proc_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a live process so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    # After the command name: state is field 3, utime 14 and stime 15 (1-based).
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def machine_busy_s() -> float:
-    """CPU seconds all cores of the machine have spent busy so far (``/proc/stat``: every
-    state but idle and iowait), to tell how much the neighbours took during a run."""
-    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    ticks = [int(f) for f in fields]
-    busy = sum(ticks[:8]) - ticks[3] - ticks[4]  # user nice system idle iowait irq softirq steal
-    return busy / os.sysconf("SC_CLK_TCK")
 
 
 def wait_ready(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> float:
@@ -535,7 +522,7 @@ def run_loop(work: Coroutine[Any, Any, Tally], loop: str) -> Tally:
 def run_phase(
     port: int, pid: int, bodies: Sequence[bytes], args: argparse.Namespace, rate: float | None
 ) -> dict[str, Any]:
-    server_cpu = proc_cpu_s(pid)
+    server_cpu = cpu_seconds(pid)
     client_cpu = time.process_time()
     busy = machine_busy_s()
     started = time.perf_counter()
@@ -547,7 +534,7 @@ def run_phase(
             drive(port, bodies, args.concurrency, args.client, deadline, rate), args.loop
         )
     wall = (tally.finished or time.perf_counter()) - (tally.started or started)
-    server_cpu = proc_cpu_s(pid) - server_cpu
+    server_cpu = cpu_seconds(pid) - server_cpu
     client_cpu = time.process_time() - client_cpu
     others = machine_busy_s() - busy - server_cpu - client_cpu
     ms = [s * 1e3 for s in tally.latencies] or [math.nan]
@@ -611,6 +598,7 @@ def main() -> int:
         help="open loop: offer this many requests/s (at most --concurrency in flight) "
         "instead of sending each as soon as the last is answered",
     )
+    parser.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     parser.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     parser.add_argument("--memo-solver", help="our console script (default: beside python)")
     parser.add_argument(
@@ -621,6 +609,13 @@ def main() -> int:
         "the figures of such a run are not the benchmark's)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_targets(
+        parser,
+        requests=TARGET_MIN_REQUESTS,
+        rps=TARGET_RPS,
+        p50_ms=TARGET_P50_MS,
+        p99_ms=TARGET_P99_MS,
+    )
     args = parser.parse_args()
     if min(args.requests, args.concurrency, args.max_seconds, args.rate or 1) <= 0:
         parser.error("--requests, --concurrency, --max-seconds and --rate must be positive")
@@ -629,20 +624,14 @@ def main() -> int:
     mode = "closed loop" if args.rate is None else f"open loop at {args.rate:g} req/s"
 
     command = memo_solver_command(args.memo_solver)
-    bodies = make_bodies(args.seed, args.requests)
+    bodies = make_bodies(args.seed, args.requests, args.rules)
     if args.warmup is None:
-        warm_bodies = every_mask_bodies(args.seed + 1)
+        warm_bodies = every_mask_bodies(args.seed + 1, args.rules)
     else:
-        warm_bodies = make_bodies(args.seed + 1, args.warmup)
+        warm_bodies = make_bodies(args.seed + 1, args.warmup, args.rules)
     with tempfile.TemporaryDirectory(prefix="load-api-") as tmp:
         store = str(args.store or Path(tmp) / "warm.sqlite3")
-        solve = subprocess.run(
-            [command, "--store", store, "precompute", "--rules", "yahtzee", "--json"],
-            env=child_env(),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        solve = precompute_cli(command, store, args.rules)
         port = free_port()
         argv = [command, "--store", store, "serve", "--host", "127.0.0.1", "--port", str(port)]
         with open(Path(tmp) / "server.log", "w+b") as log:
@@ -669,31 +658,29 @@ def main() -> int:
                 except ChildProcessError:
                     server_total_cpu = server_rss_mb = math.nan
 
-    checks = {
-        "requests_ge_20000": timed["requests"] >= TARGET_MIN_REQUESTS,
-        "rps_ge_1000": timed["requests_per_s"] >= TARGET_RPS,
-        "p50_le_5_ms": timed["p50_ms"] <= TARGET_P50_MS,
-        "p99_le_25_ms": timed["p99_ms"] <= TARGET_P99_MS,
-        "zero_errors": timed["errors"] == 0,
-    }
+    targets = [
+        Target("timed requests", timed["requests"], args.target_requests, at_least=True),
+        Target("requests/s", timed["requests_per_s"], args.target_rps, at_least=True),
+        Target("p50 ms", timed["p50_ms"], args.target_p50_ms),
+        Target("p99 ms", timed["p99_ms"], args.target_p99_ms),
+        Target.holds("no error", timed["errors"] == 0),
+    ]
     result = {
         "server": [*argv[:2], "<store>", *argv[3:-1], "<port>"],
         "client": args.client,
         "mode": mode,
         "concurrency": args.concurrency,
         "seed": args.seed,
-        "precompute": json.loads(solve.stdout),
+        "precompute": solve,
         "ready_s": ready_s,
         "warmup": warm,
         "timed": timed,
         "server_total_cpu_s": server_total_cpu,
         "server_peak_rss_mb": server_rss_mb,
         "load_average": os.getloadavg(),
-        "checks": checks,
     }
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        return verdict(targets, result)
     print(
         f"POST {PATH}: {timed['requests']} requests, {mode}, concurrency {args.concurrency}, "
         f"client {args.client}, one uvicorn process (ready in {ready_s:.2f} s)"
@@ -719,9 +706,7 @@ def main() -> int:
     )
     if timed["first_error"]:
         print(f"  first error: {timed['first_error']}")
-    for name, passed in checks.items():
-        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
-    return 0
+    return verdict(targets)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,13 @@ What it measures, each as a whole process (CPU = user + sys of the child, from
   filled one (every later command).
 
 Each process gets its folder through ``MEMO_SOLVER_COMPILE_CACHE``; the user's own cache is
-not touched. Prints medians, the host's CPU and the load average.
+not touched. Prints medians, the host's CPU and the load average. No target: the figures are
+for the record (README, "Compiled code").
 
 Run::
 
-    .venv/bin/python scripts/bench_compile.py
-    .venv/bin/python scripts/bench_compile.py --json
+    .venv/bin/python scripts/bench/bench_compile.py
+    .venv/bin/python scripts/bench/bench_compile.py --json
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _bench import ChildRun, child_env, memo_solver_command, run_child
+from _bench import ChildRun, child_env, memo_solver_command, precompute_cli, run_child, verdict
 
 STATE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
 
@@ -71,7 +72,7 @@ def main() -> int:
         warm_folder = str(Path(tmp) / "warm")
         warm = child_env(MEMO_SOLVER_COMPILE_CACHE=warm_folder)
         run_child([command, "compile"], warm)
-        run_child([command, "--store", store, "precompute", "--rules", "yahtzee"], warm)
+        precompute_cli(command, store, "yahtzee", warm)
         advise = [command, "--store", store, "advise", "--rules", "yahtzee", STATE]
         for round_ in range(args.rounds):
             cold = child_env(MEMO_SOLVER_COMPILE_CACHE=str(Path(tmp) / f"cold-{round_}"))
@@ -92,8 +93,7 @@ def main() -> int:
         "compile_warm_reported_s": [json.loads(r.stdout)["seconds"] for r in runs["compile_warm"]],
     }
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        return verdict([], result)
     print(f"host: {result['cpu']} (numba: {result['numba_cpu']}), {args.rounds} rounds")
     print(f"load average before {result['load_average_before']}, after "
           f"{result['load_average_after']}")  # fmt: skip
@@ -111,7 +111,7 @@ def main() -> int:
             f"{label:<38} {row['median_cpu_s']:>12.3f} {row['median_wall_s']:>14.3f} "
             f"{row['max_cpu_s']:>10.3f}"
         )
-    return 0
+    return verdict([])
 
 
 if __name__ == "__main__":

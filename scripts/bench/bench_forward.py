@@ -25,8 +25,8 @@ value to 1e-9, and both sides' games the same (the same seed, the same strategy:
 
 Run (about 4 minutes with 3 rounds on a 2-core host)::
 
-    .venv/bin/python scripts/bench_forward.py --base /work/wt-base
-    .venv/bin/python scripts/bench_forward.py --base /work/wt-base --empty-store --json
+    .venv/bin/python scripts/bench/bench_forward.py --base /work/wt-base
+    .venv/bin/python scripts/bench/bench_forward.py --base /work/wt-base --empty-store --json
 """
 
 from __future__ import annotations
@@ -39,7 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _bench import ChildRun, child_env, run_child
+from _bench import (
+    ROOT,
+    ChildRun,
+    Target,
+    add_targets,
+    child_env,
+    precompute_cli,
+    run_child,
+    verdict,
+)
 
 SPEEDUP_TARGET = 3.0
 TOLERANCE = 1e-9
@@ -85,13 +94,14 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--base", type=Path, required=True, help="worktree of the base commit")
-    parser.add_argument("--ours", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--ours", type=Path, default=ROOT, help="this checkout (default)")
     parser.add_argument("--rules", default="yahtzee", help="rule set (default: yahtzee)")
     parser.add_argument("--games", type=int, default=2000, help="games simulated (2000)")
     parser.add_argument("--seed", type=int, default=1, help="simulation seed (1)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (3)")
     parser.add_argument("--empty-store", action="store_true", help="also simulate-empty")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_targets(parser, speedup=SPEEDUP_TARGET)
     args = parser.parse_args()
 
     steps = ["stats", "simulate"] + (["simulate-empty"] if args.empty_store else [])
@@ -102,12 +112,8 @@ def main() -> int:
             for name, root in (("ours", args.ours), ("base", args.base))
         }
         for side in sides.values():
-            solved = run_child(
-                [side.command, "--store", str(side.store), "precompute", "--rules", args.rules,
-                 "--json"],
-                child_env(),
-            )  # fmt: skip
-            side.start_value = float(json.loads(solved.stdout)["value"])
+            solved = precompute_cli(side.command, side.store, args.rules)
+            side.start_value = float(solved["value"])
             for step in steps:
                 run(side, step, args, scratch)  # warm: compile caches, the OS's file cache
         for round_no in range(args.rounds):
@@ -130,19 +136,29 @@ def main() -> int:
         for step in steps
     }
     speedup = {step: medians[step]["base"] / medians[step]["ours"] for step in steps}
-    checks = {
-        f"{step}_at_least_{SPEEDUP_TARGET:g}x": speedup[step] >= SPEEDUP_TARGET
+    targets = [
+        Target(f"{step} speed-up base/ours", speedup[step], args.target_speedup, at_least=True)
         for step in ("stats", "simulate")
-    }
-    for name in SIDES:
-        side = sides[name]
-        checks[f"{name}_distribution_mean_is_the_value_1e-9"] = all(
-            abs(answer["mean"] - side.start_value) <= TOLERANCE for answer in side.answers["stats"]
+    ]
+    targets += [
+        Target.holds(
+            f"{name}: the distribution's mean is the start value to 1e-9",
+            all(
+                abs(answer["mean"] - sides[name].start_value) <= TOLERANCE
+                for answer in sides[name].answers["stats"]
+            ),
         )
-    checks["both_sides_play_the_same_games"] = all(
-        sides["ours"].answers[step][0]["mean"] == sides["base"].answers[step][0]["mean"]
-        for step in steps
-        if step != "stats"
+        for name in SIDES
+    ]
+    targets.append(
+        Target.holds(
+            "both sides play the same games",
+            all(
+                sides["ours"].answers[step][0]["mean"] == sides["base"].answers[step][0]["mean"]
+                for step in steps
+                if step != "stats"
+            ),
+        )
     )
     result = {
         "rules": args.rules,
@@ -152,15 +168,13 @@ def main() -> int:
         "speedup_base_over_ours": speedup,
         "distribution_mean": {name: sides[name].answers["stats"][0]["mean"] for name in SIDES},
         "start_value": {name: sides[name].start_value for name in SIDES},
-        "checks": checks,
         "runs": {
             name: {step: [r.cpu_s for r in sides[name].runs[step]] for step in steps}
             for name in SIDES
         },
     }
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        return verdict(targets, result)
     print(f"{args.rules}: median CPU s of {args.rounds} alternating rounds")
     print(f"{'':<16} {'ours':>8} {'base':>8} {'base/ours':>10}")
     for step in steps:
@@ -173,9 +187,7 @@ def main() -> int:
             f"{name}: distribution mean {result['distribution_mean'][name]:.12f}, "
             f"start value {sides[name].start_value:.12f}"
         )
-    for name, passed in checks.items():
-        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
-    return 0
+    return verdict(targets)
 
 
 if __name__ == "__main__":

@@ -12,24 +12,24 @@ Precomputes the rule set (default ``yahtzee``) into a temporary SQLite store (or
 
 Wall and process-CPU seconds are both reported: on a busy machine the CPU figure tells
 the work from the waiting. Target: at least 1,000 warm optimal ``yahtzee`` games per
-second on a 2-core machine. Peak memory is the process's maximum resident set.
+second on a 2-core machine. Peak memory is the process's maximum resident set (MB).
 
 Run::
 
-    .venv/bin/python scripts/bench_simulate.py                # precomputes into a temp file
-    .venv/bin/python scripts/bench_simulate.py --store S.db   # reuse (and fill) a store
-    .venv/bin/python scripts/bench_simulate.py --json
+    .venv/bin/python scripts/bench/bench_simulate.py                # precomputes into a temp file
+    .venv/bin/python scripts/bench/bench_simulate.py --store S.db   # reuse (and fill) a store
+    .venv/bin/python scripts/bench/bench_simulate.py --json
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from _bench import Target, add_targets, peak_rss_mb, precompute_in_process, verdict
 
 from memo_solver.core.runtime import pin_blas_threads
 
@@ -39,30 +39,6 @@ if TYPE_CHECKING:
 
 WARM_TARGET_GAMES_PER_S = 1000.0
 MIB = 1 << 20
-
-
-def peak_rss_mib() -> float:
-    """The process's maximum resident set so far (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-async def precompute(rules_name: str, path: Path) -> dict[str, Any]:
-    from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
-    from memo_solver.games.yahtzee.solve.game import YahtzeeGame
-    from memo_solver.stores.sqlite import SQLiteStore
-
-    rules = get_rule_set(rules_name)
-    started, cpu = time.perf_counter(), time.process_time()
-    async with SQLiteStore(path) as store, open_engine(YahtzeeGame(rules), store) as engine:
-        root = await engine.block(engine.game.root())
-        computed = engine.counters.computed
-    return {
-        "start_value": float(root[0, 0]),
-        "blocks_computed": computed,
-        "wall_s": time.perf_counter() - started,
-        "cpu_s": time.process_time() - cpu,
-    }
 
 
 async def run(engine: Engine, cache: PolicyCache, games: int, seed: int) -> dict[str, Any]:
@@ -96,7 +72,7 @@ async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
 
     rules = get_rule_set(args.rules)
     path: Path = args.store or tmp / "bench.sqlite3"
-    solve = await precompute(args.rules, path)
+    solve = await precompute_in_process(rules, path)
     async with SQLiteStore(path) as store, open_engine(YahtzeeGame(rules), store) as engine:
         cold_small = await run(engine, PolicyCache(rules), args.cold_games, seed=1)
         cold = await run(engine, PolicyCache(rules), args.games, seed=2)
@@ -121,11 +97,7 @@ async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "fill": fill,
         "warm": warm,
         "warm_long": warm_long,
-        "peak_rss_mib": peak_rss_mib(),
-        "checks": {
-            "warm_ge_1000_games_per_s": warm["games_per_s"] >= WARM_TARGET_GAMES_PER_S,
-            "warm_long_ge_1000_games_per_s": warm_long["games_per_s"] >= WARM_TARGET_GAMES_PER_S,
-        },
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
@@ -140,15 +112,19 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=20_000, help="cold and warm runs (20000)")
     parser.add_argument("--warm-games", type=int, default=200_000, help="long warm run (200000)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_targets(parser, warm_games_per_s=WARM_TARGET_GAMES_PER_S)
     args = parser.parse_args()
 
     import anyio
 
     with tempfile.TemporaryDirectory(prefix="bench-simulate-") as tmp:
         result = anyio.run(bench, args, Path(tmp))
+    targets = [
+        Target(f"{name} games/s", result[name]["games_per_s"], args.target_warm_games_per_s, True)
+        for name in ("warm", "warm_long")
+    ]
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        return verdict(targets, result)
     solve = result["precompute"]
     print(
         f"{result['rules']}: precompute {solve['blocks_computed']} blocks in "
@@ -171,11 +147,9 @@ def main() -> int:
     print(
         f"whole strategy: {fill['blocks']} block policies in {fill['wall_s']:.1f} s "
         f"({fill['cpu_s']:.1f} CPU s), {fill['cache_mib']:.0f} MiB; "
-        f"peak RSS {result['peak_rss_mib']:.0f} MiB"
+        f"peak RSS {result['peak_rss_mb']:.0f} MB"
     )
-    for name, passed in result["checks"].items():
-        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
-    return 0
+    return verdict(targets)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ The wheel is not a dependency of the project: the script makes a scratch venv (d
 
 Run (about 1 minute with 3 rounds)::
 
-    .venv/bin/python scripts/bench_precompute.py            # words
-    .venv/bin/python scripts/bench_precompute.py --json     # one JSON object
+    .venv/bin/python scripts/bench/bench_precompute.py            # words
+    .venv/bin/python scripts/bench/bench_precompute.py --json     # one JSON object
 """
 
 from __future__ import annotations
@@ -32,7 +32,15 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from _bench import ChildRun, child_env, memo_solver_command, run_child
+from _bench import (
+    ChildRun,
+    Target,
+    add_targets,
+    child_env,
+    memo_solver_command,
+    run_child,
+    verdict,
+)
 
 DEFAULT_VENV = Path("/tmp/memo-solver-bench/venv")
 PINNED_START = 254.5877287345
@@ -109,6 +117,7 @@ def main() -> int:
     )
     parser.add_argument("--memo-solver", help="our console script (default: beside python)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_targets(parser, cpu_ratio=CPU_RATIO_TARGET, rss_mb=RSS_TARGET_MB, store_mb=STORE_TARGET_MB)
     args = parser.parse_args()
 
     python = ensure_wheel(args.venv)
@@ -142,23 +151,21 @@ def main() -> int:
     ratio = our_sum["cpu_s"] / their_sum["cpu_s"]
     store_mb = max(sizes) / 1e6
     pinned = [abs(v - PINNED_START) <= TOLERANCE for v in our_values + their_values]
-    checks = {
-        "cpu_ours_le_theirs": ratio <= CPU_RATIO_TARGET,
-        "peak_rss_le_300_mb": our_sum["max_rss_mb"] <= RSS_TARGET_MB,
-        "store_le_10_mb": store_mb <= STORE_TARGET_MB,
-        "start_values_match_pin_1e-9": all(pinned),
-    }
+    targets = [
+        Target("CPU ours/theirs", ratio, args.target_cpu_ratio),
+        Target("our peak RSS MB", our_sum["max_rss_mb"], args.target_rss_mb),
+        Target("store MB", store_mb, args.target_store_mb),
+        Target.holds("start values match the pin to 1e-9", all(pinned)),
+    ]
     result = {
         "rounds": args.rounds,
         "ours": our_sum | {"start_value": our_values[0], "store_mb": store_mb},
         "theirs": their_sum | {"start_value": their_values[0]},
         "cpu_ratio_ours_over_theirs": ratio,
-        "checks": checks,
         "runs": {"ours": [asdict(r) for r in ours], "theirs": [asdict(r) for r in theirs]},
     }
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        return verdict(targets, result)
     print(f"cold precompute of yahtzee, {args.rounds} alternating rounds, medians")
     print(f"{'':<26} {'CPU s':>7} {'user':>7} {'sys':>6} {'wall s':>7} {'peak RSS MB':>12}")
     for name, row in (("ours (memo-solver)", our_sum), ("theirs (yatzy-solver)", their_sum)):
@@ -170,9 +177,7 @@ def main() -> int:
     print(f"start value ours:   {our_values[0]:.12f}")
     print(f"start value theirs: {their_values[0]:.12f}")
     print(f"store on disk: {store_mb:.2f} MB ({max(sizes)} bytes)")
-    for name, passed in checks.items():
-        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
-    return 0
+    return verdict(targets)
 
 
 if __name__ == "__main__":

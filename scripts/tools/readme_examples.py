@@ -1,8 +1,8 @@
 """Run the README's shell examples for real, and check or rewrite the output it shows.
 
-    python scripts/readme_examples.py            # check: exit 1 and a diff if any output drifted
-    python scripts/readme_examples.py --write    # rewrite README.md's drifted output in place
-    python scripts/readme_examples.py --full     # also the blocks that solve for minutes
+    python scripts/tools/readme_examples.py          # check: exit 1 and a diff if any drifted
+    python scripts/tools/readme_examples.py --write  # rewrite README.md's drifted output in place
+    python scripts/tools/readme_examples.py --full   # also the blocks that solve for minutes
 
 Every ```console block is a sequence of ``$ command`` lines, each followed by the output it
 shows. The blocks run in order in one sandbox, the way a reader would run them: a temporary
@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from support.redis_server import RedisServer  # noqa: E402  (the tests' real redis-server helper)
 

@@ -14,8 +14,8 @@ value/precompute and the targets: peak RSS at most 1.5 times, CPU at most 1.2 ti
 
 Run (``yahtzee``: seconds; ``maxi-yatzy``: about two CPU minutes a child)::
 
-    .venv/bin/python scripts/bench_cold.py --rules yahtzee
-    .venv/bin/python scripts/bench_cold.py --rules maxi-yatzy --rounds 1
+    .venv/bin/python scripts/bench/bench_cold.py --rules yahtzee
+    .venv/bin/python scripts/bench/bench_cold.py --rules maxi-yatzy --rounds 1
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _bench import ChildRun, child_env, memo_solver_command, run_child
+from _bench import ChildRun, Target, add_targets, child_env, memo_solver_command, run_child, verdict
 
 RSS_RATIO_TARGET = 1.5
 CPU_RATIO_TARGET = 1.2
@@ -39,12 +39,15 @@ def run(cli: str, command: str, rules: str, folder: Path) -> ChildRun:
     return run_child([cli, "--store", str(store), command, "--rules", rules, "--json"], child_env())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rules", default="maxi-yatzy", help="the game (default: maxi-yatzy)")
     parser.add_argument("--rounds", type=int, default=1, help="alternations (default: 1)")
     parser.add_argument("--memo-solver", help="the CLI to run (default: beside this python)")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    add_targets(parser, rss_ratio=RSS_RATIO_TARGET, cpu_ratio=CPU_RATIO_TARGET)
     args = parser.parse_args()
     cli = memo_solver_command(args.memo_solver)
     runs: dict[str, list[ChildRun]] = {command: [] for command in COMMANDS}
@@ -71,16 +74,14 @@ def main() -> None:
         "rounds": args.rounds,
         "median": median,
         "ratios_value_over_precompute": ratios,
-        "targets": {"max_rss_mb": RSS_RATIO_TARGET, "cpu_s": CPU_RATIO_TARGET},
-        "met": {
-            "max_rss_mb": ratios["max_rss_mb"] <= RSS_RATIO_TARGET,
-            "cpu_s": ratios["cpu_s"] <= CPU_RATIO_TARGET,
-        },
         "start_values": values,
     }
+    targets = [
+        Target("peak RSS value/precompute", ratios["max_rss_mb"], args.target_rss_ratio),
+        Target("CPU value/precompute", ratios["cpu_s"], args.target_cpu_ratio),
+    ]
     if args.json:
-        print(json.dumps(report, indent=2))
-        return
+        return verdict(targets, report)
     print(f"cold solves of {args.rules}, {args.rounds} round(s), medians:")
     for command in COMMANDS:
         m = median[command]
@@ -88,10 +89,8 @@ def main() -> None:
             f"  {command:<10} CPU {m['cpu_s']:8.1f} s   peak RSS {m['max_rss_mb']:8.1f} MB   "
             f"wall {m['wall_s']:8.1f} s   start value {values[command]:.10f}"
         )
-    for figure, target in (("max_rss_mb", RSS_RATIO_TARGET), ("cpu_s", CPU_RATIO_TARGET)):
-        verdict = "met" if ratios[figure] <= target else "MISSED"
-        print(f"  value/precompute {figure}: {ratios[figure]:.2f} (target <= {target}): {verdict}")
+    return verdict(targets)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

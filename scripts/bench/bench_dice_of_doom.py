@@ -17,15 +17,14 @@ of the blocks hash), the blocks stored, and each worker's share. Targets: <= 10 
 
 Run (a few minutes; needs redis-server, see tests/support/redis_server.py)::
 
-    .venv/bin/python scripts/bench_dice_of_doom.py              # words
-    .venv/bin/python scripts/bench_dice_of_doom.py --json       # one JSON object
-    .venv/bin/python scripts/bench_dice_of_doom.py --skip-precompute
+    .venv/bin/python scripts/bench/bench_dice_of_doom.py              # words
+    .venv/bin/python scripts/bench/bench_dice_of_doom.py --json       # one JSON object
+    .venv/bin/python scripts/bench/bench_dice_of_doom.py --skip-precompute
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -37,37 +36,26 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the Redis and process helpers of the test suite
+from _bench import ROOT, Target, add_targets, cpu_seconds, peak_rss_mb, verdict
+from support.redis_server import RedisServer, ensure_redis_server
+from support.worker_support import layout_of, stored_blocks, wait_for
 
-from _bench import cpu_seconds  # noqa: E402
-from support.redis_server import RedisServer, ensure_redis_server  # noqa: E402
-from support.worker_support import layout_of, stored_blocks, wait_for  # noqa: E402
-
-from memo_solver.core.engine import namespace  # noqa: E402
-from memo_solver.core.runtime import pin_blas_threads  # noqa: E402
-from memo_solver.games.dice_of_doom.game import DiceOfDoomGame  # noqa: E402
-from memo_solver.games.dice_of_doom.tree import DoomSolver, make_position  # noqa: E402
-from memo_solver.jobs.queue import Job  # noqa: E402
-from memo_solver.stores import redis_keys  # noqa: E402
+from memo_solver.core.engine import namespace
+from memo_solver.core.runtime import pin_blas_threads
+from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
+from memo_solver.games.dice_of_doom.sizes import SIZES
+from memo_solver.games.dice_of_doom.tree import DoomSolver, make_position
+from memo_solver.jobs.queue import Job
+from memo_solver.stores import redis_keys
 
 BOARD = "a-2 a-2 b-2 / a-3 b-1 a-3 / a-3 a-3 b-3"
 PUBLISHED = {"tree_size": 1_468_919_491, "depth": 40, "positions": 201_861}
-GAME = DiceOfDoomGame(3)
-JOB_ID = Job.precompute(GAME.name).id
 CLI = [sys.executable, "-m", "memo_solver"]
-COLD_TARGET_S, PRECOMPUTE_TARGET_S, MEMORY_TARGET = 3.0, 600.0, 4 << 30
+COLD_TARGET_S, PRECOMPUTE_TARGET_S, MEMORY_TARGET_GIB = 3.0, 600.0, 4.0
 
 
 def env() -> dict[str, str]:
     return {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-
-
-def peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def cold_large_board(rounds: int) -> dict[str, Any]:
@@ -86,11 +74,11 @@ def cold_large_board(rounds: int) -> dict[str, Any]:
         "cpu_s": [round(c, 3) for c in cpu],
         "value": str(analysis.value),
         **found,
-        "target_s": COLD_TARGET_S,
     }
 
 
-def precompute(workers: int, workdir: Path) -> dict[str, Any]:
+def precompute(workers: int, size: int, workdir: Path) -> dict[str, Any]:
+    game = DiceOfDoomGame(size)
     binary = ensure_redis_server()
     with RedisServer(workdir / "redis", binary=binary) as server, ExitStack() as stack:
         client = stack.enter_context(server.client())
@@ -117,14 +105,23 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
         before = {pid: cpu_seconds(pid) for pid in [*pids.values(), redis_pid]}
         started = time.perf_counter()
         subprocess.run(
-            [*CLI, "--redis", server.url, "precompute", "--game", "dice-of-doom", "--size", "3"],
+            [
+                *CLI,
+                "--redis",
+                server.url,
+                "precompute",
+                "--game",
+                "dice-of-doom",
+                "--size",
+                str(size),
+            ],
             env=env(),
             check=True,
             capture_output=True,
         )
 
         def finished() -> dict[bytes, bytes] | None:
-            record = client.hgetall(redis_keys.job(JOB_ID))
+            record = client.hgetall(redis_keys.job(Job.precompute(game.name).id))
             if record.get(b"status") == b"failed":
                 raise SystemExit(f"the job failed: {record}")
             return record if record.get(b"status") == b"done" else None
@@ -132,9 +129,9 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
         record = wait_for("the precompute job", finished, 1800, 0.2)
         wall = time.perf_counter() - started
         cpu = {pid: cpu_seconds(pid) - before[pid] for pid in before}
-        rss = {name: peak_rss(pid) for name, pid in pids.items()}
-        rss["redis-server"] = peak_rss(redis_pid)
-        ns = namespace(GAME)
+        rss = {name: round(peak_rss_mb(pid) * 1e6) for name, pid in pids.items()}
+        rss["redis-server"] = round(peak_rss_mb(redis_pid) * 1e6)
+        ns = namespace(game)
         layout = layout_of(client, ns)
         stored = stored_blocks(client, ns)
         hash_bytes = sum(
@@ -145,10 +142,11 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
         shares = {
             name: int(client.hget(redis_keys.worker(name), "blocks_computed") or 0) for name in pids
         }
-    if stored != GAME.block_count:
-        raise SystemExit(f"{stored} blocks stored, not {GAME.block_count}")
+    if stored != game.block_count:
+        raise SystemExit(f"{stored} blocks stored, not {game.block_count}")
     return {
         "workers": workers,
+        "size": size,
         "wall_s": round(wall, 1),
         "workers_cpu_s": round(sum(cpu[pid] for pid in pids.values()), 1),
         "redis_cpu_s": round(cpu[redis_pid], 1),
@@ -157,48 +155,69 @@ def precompute(workers: int, workdir: Path) -> dict[str, Any]:
         "memo_used_memory_bytes": used,
         "memo_blocks_hash_bytes": hash_bytes,
         "blocks_stored": stored,
-        "turn_starts": GAME.turn_starts(),
+        "turn_starts": game.turn_starts(),
         "blocks_computed_by_worker": shares,
         "root_value": float(record[b"value"]),
-        "target_s": PRECOMPUTE_TARGET_S,
-        "target_bytes": MEMORY_TARGET,
     }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=3, help="cold rounds of the large board")
     parser.add_argument("--workers", type=int, default=2, help="workers for the precompute")
+    parser.add_argument(
+        "--size", type=int, choices=SIZES, default=3, help="the precomputed board's (default 3)"
+    )
     parser.add_argument("--skip-precompute", action="store_true", help="only the large board")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_targets(
+        parser,
+        cold_s=COLD_TARGET_S,
+        precompute_s=PRECOMPUTE_TARGET_S,
+        memory_gib=MEMORY_TARGET_GIB,
+    )
     args = parser.parse_args()
     pin_blas_threads()
     report: dict[str, Any] = {"large_board": cold_large_board(args.rounds)}
+    board = report["large_board"]
+    targets = [Target("large board cold CPU s", board["cpu_s_median"], args.target_cold_s)]
     if not args.skip_precompute:
         with tempfile.TemporaryDirectory(prefix="bench-doom-") as tmp:
-            report["precompute"] = precompute(args.workers, Path(tmp))
+            run = report["precompute"] = precompute(args.workers, args.size, Path(tmp))
+        targets += [
+            Target(
+                f"{args.size}x{args.size} precompute wall s",
+                run["wall_s"],
+                args.target_precompute_s,
+            ),
+            Target(
+                "peak memory GiB, workers and Redis",
+                run["peak_rss_total_bytes"] / 2**30,
+                args.target_memory_gib,
+            ),
+        ]
     if args.json:
-        print(json.dumps(report))
-        return 0
-    board = report["large_board"]
+        return verdict(targets, report)
     print(
-        f"large 3x3 board, cold: {board['cpu_s_median']} s CPU (median of {args.rounds}; "
-        f"target {COLD_TARGET_S} s); value {board['value']}, {board['tree_size']:,} nodes, "
+        f"large 3x3 board, cold: {board['cpu_s_median']} s CPU (median of {args.rounds}); "
+        f"value {board['value']}, {board['tree_size']:,} nodes, "
         f"depth {board['depth']}, {board['positions']:,} positions"
     )
     if "precompute" in report:
         run = report["precompute"]
         print(
-            f"full 3x3 precompute, {run['workers']} workers: {run['wall_s']} s wall (target "
-            f"{PRECOMPUTE_TARGET_S:.0f} s), workers {run['workers_cpu_s']} s CPU, redis "
+            f"full {args.size}x{args.size} precompute, {run['workers']} workers: {run['wall_s']} s "
+            f"wall, workers {run['workers_cpu_s']} s CPU, redis "
             f"{run['redis_cpu_s']} s CPU; peak memory {run['peak_rss_total_bytes'] / 2**30:.2f}"
-            f" GiB in all (target 4 GiB) {run['peak_rss_bytes']}; memo: "
+            f" GiB in all {run['peak_rss_bytes']}; memo: "
             f"{run['blocks_stored']:,} blocks, {run['turn_starts']:,} turn starts, "
             f"{run['memo_blocks_hash_bytes'] / 1e6:.1f} MB in the hash, Redis used_memory "
             f"{run['memo_used_memory_bytes'] / 1e6:.1f} MB; blocks computed by worker "
             f"{run['blocks_computed_by_worker']}; root value {run['root_value']:.6f}"
         )
-    return 0
+    return verdict(targets)
 
 
 if __name__ == "__main__":

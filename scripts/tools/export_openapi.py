@@ -6,8 +6,8 @@ opens no store: the app is created but never started.
 
 Run::
 
-    .venv/bin/python scripts/export_openapi.py            # (re)write openapi.json
-    .venv/bin/python scripts/export_openapi.py --check    # exit 1 if openapi.json differs
+    .venv/bin/python scripts/tools/export_openapi.py            # (re)write openapi.json
+    .venv/bin/python scripts/tools/export_openapi.py --check    # exit 1 if openapi.json differs
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUTPUT = REPO / "openapi.json"
 
 
@@ -52,14 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             current = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            print(f"{path} is missing: run scripts/export_openapi.py", file=sys.stderr)
+            print(f"{path} is missing: run scripts/tools/export_openapi.py", file=sys.stderr)
             return 1
         except OSError as exc:
             print(f"cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1
         if current != wanted:
             print(
-                f"{path} differs from the API's OpenAPI document: run scripts/export_openapi.py",
+                f"{path} differs from the API's OpenAPI document: run "
+                "scripts/tools/export_openapi.py",
                 file=sys.stderr,
             )
             return 1

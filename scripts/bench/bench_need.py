@@ -17,22 +17,21 @@ Two subcommands, each run once in its own process so that its figures are its ow
 
 Run::
 
-    .venv/bin/python scripts/bench_need.py table --store /tmp/need.sqlite3 --threads 2
-    .venv/bin/python scripts/bench_need.py pins --store /tmp/need.sqlite3
+    .venv/bin/python scripts/bench/bench_need.py table --store /tmp/need.sqlite3 --threads 2
+    .venv/bin/python scripts/bench/bench_need.py pins --store /tmp/need.sqlite3
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import numpy as np
+from _bench import Target, add_targets, peak_rss_mb, verdict
 
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.analysis.distribution import (
@@ -53,10 +52,6 @@ TOLERANCE = 1e-9
 def _store_bytes(path: Path) -> int:
     files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
     return sum(f.stat().st_size for f in files if f.exists())
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _load() -> float:
@@ -88,7 +83,7 @@ async def _table(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.threads,
         "cpu_s": round(cpu, 2),
         "wall_s": round(wall, 2),
-        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
         "store_mb": round(_store_bytes(args.store) / 2**20, 1),
         "blocks": len(keys),
         "values": values,
@@ -142,25 +137,30 @@ async def _pins(args: argparse.Namespace) -> dict[str, Any]:
         "mean_pass": {k: round(v, 2) for k, v in mean_pass.items()},
         "pins": pins,
         "largest_difference": worst,
-        "agree": worst <= TOLERANCE,
-        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
         "load_before": load,
         "load_after": _load(),
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("what", choices=("table", "pins"))
     parser.add_argument("--rules", default="yahtzee")
     parser.add_argument("--cap", type=int, default=DEFAULT_CAP)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--store", type=Path, default=Path("/tmp/memo-solver-need.sqlite3"))
     parser.add_argument("--targets", type=int, nargs="+", default=list(TARGETS))
+    add_targets(parser, difference=TOLERANCE)
     args = parser.parse_args()
-    run = _table if args.what == "table" else _pins
-    print(json.dumps(anyio.run(run, args), indent=2))
+    if args.what == "table":  # figures for the record
+        return verdict([], anyio.run(_table, args))
+    result = anyio.run(_pins, args)
+    worst = result["largest_difference"]
+    return verdict([Target("pins: backward - forward", worst, args.target_difference)], result)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -27,17 +27,20 @@ worker processes sharing one Redis (issue #17's scaling table).
 Speed-up is one's median wall over N's (where one is among the counts); efficiency is the
 speed-up over N; CPU over wall is how many cores the run kept busy. The host's ``lscpu``
 and the load average before and after go with the figures. Words print a Markdown table
-per part; ``--json`` prints one object with every run.
+per part; ``--json`` prints one object with every run. No target: the figures are for the
+record (BENCHMARKS.md, "Scaling on 16 cores").
 
 Run on any many-core host from a checkout (installed, or ``PYTHONPATH=$PWD``; the worker
 parts need ``redis-server`` on the PATH, see tests/support/redis_server.py), with the compile
 cache warmed first (``python -m memo_solver compile``); about two minutes for the
 ``yahtzee`` parts on 16 cores, plus about 130 CPU s per ``maxi-yatzy`` run::
 
-    python scripts/bench_scaling.py                                  # yahtzee, 1-16
-    python scripts/bench_scaling.py --threads 1,2,4,8,16 --workers 1,2,4,8,16 --rounds 3 --json
-    python scripts/bench_scaling.py --threads '' --workers '' --maxi-threads 16,1 --maxi-workers 16
-    python scripts/bench_scaling.py --threads 1,2 --workers 1,2 --rounds 1   # a 2-core check
+    python scripts/bench/bench_scaling.py                                  # yahtzee, 1-16
+    python scripts/bench/bench_scaling.py --threads 1,2,4,8,16 --workers 1,2,4,8,16 \\
+        --rounds 3 --json
+    python scripts/bench/bench_scaling.py --threads '' --workers '' --maxi-threads 16,1 \\
+        --maxi-workers 16
+    python scripts/bench/bench_scaling.py --threads 1,2 --workers 1,2 --rounds 1   # a 2-core check
 """
 
 from __future__ import annotations
@@ -53,12 +56,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import bench_workers as bw  # puts tests/ on the path: redis_server
-from _bench import child_env, run_child
+import bench_workers as bw
+from _bench import ROOT, child_env, run_child, verdict
 from bench_kernel import host
 from support.redis_server import ensure_redis_server
 
-ROOT = Path(__file__).resolve().parent.parent
 LSCPU_KEYS = (
     "Model name",
     "CPU(s)",
@@ -80,7 +82,7 @@ THREADS_CHILD = """
 import json, resource, sys, tempfile, time
 from pathlib import Path
 import anyio
-sys.path.insert(0, "scripts")
+sys.path.insert(0, "scripts/bench")
 from _bench import machine_busy_s
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set
@@ -277,7 +279,7 @@ def markdown(title: str, rows: list[dict[str, Any]], unit: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--threads", type=counts, default=[1, 2, 4, 8, 16], help="e.g. 1,2,4")
     parser.add_argument("--workers", type=counts, default=[1, 2, 4, 8, 16], help="e.g. 1,2,4")
@@ -311,8 +313,7 @@ def main() -> int:
         report["maxi_workers"] = bench_workers("maxi-yatzy", args.maxi_workers, 1, say)
     report["load_end"] = os.getloadavg()
     if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
+        return verdict([], report)
     cpu = report["host"]["lscpu"].get("Model name", report["host"]["cpu"])
     print(f"host: {cpu}, {report['host']['cores']} cores; load average at start")
     print(f"{report['load_start']}, at end {report['load_end']}\n")
@@ -327,7 +328,7 @@ def main() -> int:
         if part in report and (kind is None or kind in report[part]):
             figures = report[part][kind] if kind else report[part]
             print(markdown(title, figures["table"], unit))
-    return 0
+    return verdict([])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ request of a fresh server (no warm-up request at all) is reported for informatio
 
 Run::
 
-    .venv/bin/python scripts/bench_api.py               # --runs 5 --cold 10; --json
+    .venv/bin/python scripts/bench/bench_api.py               # --runs 5 --cold 10; --json
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import random
 import signal
 import statistics
@@ -37,9 +38,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import child_env, memo_solver_command
-from load_api import free_port, proc_cpu_s, random_body, wait_ready
+from _bench import (
+    Target,
+    add_targets,
+    child_env,
+    cpu_seconds,
+    memo_solver_command,
+    precompute_cli,
+    verdict,
+)
+from load_api import free_port, random_body, wait_ready
+from support.random_states import late_state
 
 BATCH_TARGET_S = 0.5
 COLD_TARGET_S = 0.2
@@ -78,22 +87,11 @@ def post(
 
 def late_body(rules_name: str, rng: random.Random, open_boxes: int) -> bytes:
     """A random valid state of ``rules_name`` with ``open_boxes`` boxes open, rolled."""
-    import numpy as np
-
     from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+    from memo_solver.games.yahtzee.rules.state import state_to_json
 
     rules = get_rule_set(rules_name)
-    opened = sum(1 << b for b in rng.sample(range(len(rules.categories)), open_boxes))
-    filled = rules.all_filled & ~opened
-    totals = [int(t) for t in np.flatnonzero(rules.upper_totals(filled))]
-    box = rules.yahtzee_box
-    state = {
-        "filled": [c.name for i, c in enumerate(rules.categories) if filled >> i & 1],
-        "upper": rng.choice(totals),
-        "yahtzee_bonus": box is not None and bool(filled >> box & 1) and rng.random() < 0.5,
-        "rerolls_left": rng.randint(0, rules.rerolls),
-        "dice": sorted(rng.randint(1, 6) for _ in range(5)),
-    }
+    state = state_to_json(late_state(rules, rng, open_boxes), rules)
     return json.dumps({"rules": rules_name, "state": state}).encode()
 
 
@@ -118,9 +116,9 @@ def bench_batch(command: str, store: Path, runs: int, size: int, seed: int) -> d
         for run in range(runs):
             run_rng = random.Random(seed + 1 + run)
             body = batch_body([random_body(run_rng) for _ in range(size)])
-            cpu = proc_cpu_s(pid)
+            cpu = cpu_seconds(pid)
             status, payload, seconds = post(connection, "/v1/advice/batch", body)
-            cpu = proc_cpu_s(pid) - cpu
+            cpu = cpu_seconds(pid) - cpu
             results = json.loads(payload)["results"] if status == 200 else []
             answered = sum("advice" in r for r in results)
             rows.append(
@@ -149,9 +147,9 @@ def bench_cold(command: str, tmp: Path, samples: int, seed: int, warm_path: bool
             if warm_path:
                 status, _, _ = post(connection, "/v1/advice", other)
                 assert status == 200, status
-            cpu = proc_cpu_s(pid)
+            cpu = cpu_seconds(pid)
             status, payload, seconds = post(connection, "/v1/advice", body)
-            cpu = proc_cpu_s(pid) - cpu
+            cpu = cpu_seconds(pid) - cpu
             connection.close()
         ok = status == 200 and json.loads(payload).get("actions") is not None
         rows.append({"ok": ok, "seconds": seconds, "server_cpu_s": cpu})
@@ -176,6 +174,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     parser.add_argument("--memo-solver", help="our console script (default: beside python)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_targets(parser, batch_s=BATCH_TARGET_S, cold_s=COLD_TARGET_S)
     args = parser.parse_args()
     if min(args.runs, args.batch, args.cold) <= 0 or args.batch > MAX_BATCH:
         parser.error("--runs, --batch and --cold must be positive, --batch at most 1000")
@@ -183,31 +182,24 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-api-") as name:
         tmp = Path(name)
         store = args.store or tmp / "warm.sqlite3"
-        subprocess.run(
-            [command, "--store", str(store), "precompute", "--rules", "yahtzee", "--json"],
-            env=child_env(),
-            capture_output=True,
-            check=True,
-        )
+        precompute_cli(command, store, "yahtzee")
         batch = bench_batch(command, store, args.runs, args.batch, args.seed)
         cold = bench_cold(command, tmp, args.cold, args.seed, warm_path=True)
         first = bench_cold(command, tmp, args.cold, args.seed, warm_path=False)
-    import os
-
-    checks = {
-        "batch_le_0_5_s": batch["all_answered"] and batch["median_s"] <= BATCH_TARGET_S,
-        "cold_le_0_2_s": cold["all_ok"] and cold["median_s"] <= COLD_TARGET_S,
-    }
+    targets = [
+        Target.holds("every batched state answered", batch["all_answered"]),
+        Target("batch median s", batch["median_s"], args.target_batch_s),
+        Target.holds("every cold request answered", cold["all_ok"]),
+        Target("cold median s", cold["median_s"], args.target_cold_s),
+    ]
     result = {
         "batch": batch,
         "cold": cold,
         "cold_first_request": first,
         "load_average": os.getloadavg(),
-        "checks": checks,
     }
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        return verdict(targets, result)
     print(
         f"batch of {args.batch} warm states, {args.runs} runs: median "
         f"{batch['median_s']:.3f} s, max {batch['max_s']:.3f} s, server CPU median "
@@ -220,9 +212,7 @@ def main() -> int:
             f"{row['median_server_cpu_s'] * 1e3:.1f} ms; all 200: {row['all_ok']}"
         )
     print(f"load average {os.getloadavg()[0]:.2f}")
-    for name, passed in checks.items():
-        print(f"  {'PASS' if passed else 'FAIL'}  {name}")
-    return 0
+    return verdict(targets)
 
 
 if __name__ == "__main__":
