@@ -14,7 +14,7 @@ import pytest
 from support.cli_support import one_error_line
 from test_cli import answer, memo_solver
 
-from memo_solver.cli.parser import DEFAULT_NEED_CAP
+from memo_solver.cli.options import DEFAULT_NEED_CAP
 from memo_solver.games.yahtzee.solve.need import DEFAULT_CAP
 
 TOL = 1e-9
