@@ -2,16 +2,17 @@
 the parser builds every command from the table (:mod:`memo_solver.cli.commands`) and
 :mod:`memo_solver.cli.main` runs the one the command line names, with no list of names.
 
-Light on purpose (argparse only): every ``--help`` reads every registration. A handler
-imports what it needs when it runs.
+Light on purpose (argparse only; named tuples, which cost a tenth of a frozen dataclass to
+define): every ``--help`` reads every registration. A handler imports what it needs when
+it runs.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 from memo_solver.cli.common import Output, store_location
 
@@ -26,8 +27,7 @@ StoreRun = Callable[[argparse.Namespace, "Location", Output], int]
 """A handler on the store the options name."""
 
 
-@dataclass(frozen=True)
-class Detached:
+class Detached(NamedTuple):
     """A handler whose work runs after :func:`memo_solver.cli.main.main`'s error handlers (a
     worker: a crash leaves its traceback in the worker's log, and the worker sets up its
     own logging): ``settle`` reads the options under the handlers (bad ones are one line and
@@ -36,8 +36,7 @@ class Detached:
     settle: Callable[[argparse.Namespace], Callable[[], int]]
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One ``memo-solver`` command, registered once."""
 
     name: str
@@ -58,8 +57,7 @@ def on_store(run: StoreRun) -> Run:
     return lambda args, out: run(args, store_location(args), out)
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(NamedTuple):
     """A family's side of a command every family may play (``advise``, ``stats``, ``play``):
     what ``--game``'s help says of it, its options (each added with
     :func:`memo_solver.cli.options.for_game`, so refused with another game) and its handler."""
@@ -70,10 +68,9 @@ class Side:
     run: StoreRun
 
 
-@dataclass(frozen=True)
-class FamilyCommands:
+class FamilyCommands(NamedTuple):
     """What a game family brings to the command line: commands of its own, and its sides
     of the shared commands by their names."""
 
     commands: tuple[Command, ...] = ()
-    sides: Mapping[str, Side] = field(default_factory=dict)
+    sides: Mapping[str, Side] = MappingProxyType({})

@@ -10,7 +10,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memo_solver.cli import engines
 from memo_solver.cli.command import Command, on_store
 from memo_solver.cli.common import Output
 from memo_solver.cli.games import family_options, game_choice, played
@@ -45,7 +44,7 @@ def _stats_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _stats(args: argparse.Namespace, location: Location, out: Output) -> int:
-    from memo_solver.cli import analysis
+    from memo_solver.cli import analysis, engines
 
     options = analysis.StatsOptions.from_args(args)
     need: int | None = args.need
@@ -88,7 +87,7 @@ def _simulate_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _simulate(args: argparse.Namespace, location: Location, out: Output) -> int:
-    from memo_solver.cli import analysis
+    from memo_solver.cli import analysis, engines
 
     options = analysis.SimulateOptions.from_args(args)
     need: int | None = args.need
@@ -121,7 +120,7 @@ def _review_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _review(args: argparse.Namespace, location: Location, out: Output) -> int:
-    from memo_solver.cli import analysis
+    from memo_solver.cli import analysis, engines
 
     source: str = args.game
     return engines.on_rules(
@@ -151,7 +150,7 @@ def _table_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _table(args: argparse.Namespace, location: Location, out: Output) -> int:
-    from memo_solver.cli import analysis
+    from memo_solver.cli import analysis, engines
 
     options = analysis.TableOptions.from_args(args)
     return engines.on_rules(

@@ -10,7 +10,6 @@ import argparse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from memo_solver.cli import engines
 from memo_solver.cli.command import Command, on_store
 from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.options import game_options, need_table_options, rules_file_option
@@ -41,7 +40,7 @@ def _on_store_and_queue(location: Location, work: StoreWork) -> int:
 
 def _table(args: argparse.Namespace) -> GameEntry:
     """The game the options name, or with ``--need`` its need table."""
-    from memo_solver.cli import ops
+    from memo_solver.cli import engines, ops
 
     entry = engines.game(args)
     if args.need:
@@ -122,7 +121,7 @@ def _status_options(sub: argparse.ArgumentParser) -> None:
 
 def _status(args: argparse.Namespace, location: Location, out: Output) -> int:
     async def work(store: Store, queue: JobQueue | None) -> int:
-        from memo_solver.cli import ops
+        from memo_solver.cli import engines, ops
 
         also = None
         if args.rules_file is not None:

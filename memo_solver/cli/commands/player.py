@@ -13,7 +13,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from memo_solver.cli import answers, engines
 from memo_solver.cli.command import Command, on_store
 from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.games import family_options, game_choice, played
@@ -58,6 +57,8 @@ def _advise_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _advise(args: argparse.Namespace, location: Location, out: Output) -> int:
+    from memo_solver.cli import answers, engines
+
     if args.opponent is not None:
         if args.need is not None:
             raise UsageError("give --need or --opponent, not both")
@@ -93,6 +94,8 @@ def _value_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _value(args: argparse.Namespace, location: Location, out: Output) -> int:
+    from memo_solver.cli import answers, engines
+
     need: int | None = args.need
     if need is not None:
         return engines.for_need(
@@ -126,6 +129,8 @@ def _play_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _play(args: argparse.Namespace, location: Location, out: Output) -> int:
+    from memo_solver.cli import engines
+
     target: int | None = args.target
     if target is None:
         return engines.on_rules(
