@@ -3,15 +3,15 @@
 The default family (the Yahtzee family) owns the commands its games are played with
 (``advise``, ``stats``, ``play``...); another family brings its side of those commands
 (its options, what ``--game``'s help says of it, its handler) and any commands of its
-own in one module here named for it (``dice-of-doom``: ``dice_of_doom.py``), whose
-:data:`CLI` is a :class:`~memo_solver.cli.command.FamilyCommands`. The parser and the
+own in one module or package here named for it (``dice-of-doom``: ``dice_of_doom/``),
+whose ``CLI`` is a :class:`~memo_solver.cli.command.FamilyCommands`. The parser and the
 handlers ask here for the families of the registry, in its order, so a new family's
-commands are one module here and no edit to the generic ones: the families live below the
+commands are new files here and no edit to the generic ones: the families live below the
 command line and cannot hand it commands themselves (as ``service/routes/games/`` for
 routes).
 
-Light on purpose, like each module here: every ``--help`` reads them; a handler imports
-what it needs when it runs.
+Light on purpose, like each family's ``CLI`` module: every ``--help`` reads them; a
+handler imports what it needs when it runs.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Dice of Doom on the command line: its side of ``advise`` and ``stats`` (a board as the
 state, the player to move) and of ``play`` (against the book's perfect computer). The
-work is :mod:`memo_solver.cli.doom`'s, loaded when one runs.
+work is :mod:`.side`'s (and the game against the computer :mod:`.play`'s), loaded when
+one runs.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from memo_solver.cli.common import PROG, Output, UsageError
 from memo_solver.cli.options import for_game
 
 if TYPE_CHECKING:
-    from memo_solver.cli.doom import PositionOptions
+    from memo_solver.cli.games.dice_of_doom.side import PositionOptions
     from memo_solver.jobs.storage import Location
 
 
@@ -39,30 +40,30 @@ def _position_options(sub: argparse.ArgumentParser, game: str) -> None:
 
 
 def _position(args: argparse.Namespace) -> PositionOptions:
-    from memo_solver.cli import doom
+    from memo_solver.cli.games.dice_of_doom import side
 
     if args.state in ("-", "start"):
         raise UsageError(
             f"give the board, e.g. {PROG} {args.command} --game dice-of-doom "
             "'a-3 b-3 / a-2 b-2' --to-move a"
         )
-    return doom.PositionOptions(args.state, args.to_move, args.captured, args.limit)
+    return side.PositionOptions(args.state, args.to_move, args.captured, args.limit)
 
 
 def _advise(args: argparse.Namespace, location: Location, out: Output) -> int:
     import anyio
 
-    from memo_solver.cli import doom
+    from memo_solver.cli.games.dice_of_doom import side
 
-    return anyio.run(doom.advise_command, _position(args), location, out)
+    return anyio.run(side.advise_command, _position(args), location, out)
 
 
 def _stats(args: argparse.Namespace, _: Location, out: Output) -> int:
     import anyio
 
-    from memo_solver.cli import doom
+    from memo_solver.cli.games.dice_of_doom import side
 
-    return anyio.run(doom.stats_command, _position(args), out)
+    return anyio.run(side.stats_command, _position(args), out)
 
 
 def _play_options(sub: argparse.ArgumentParser, game: str) -> None:
@@ -81,9 +82,9 @@ def _play_options(sub: argparse.ArgumentParser, game: str) -> None:
 
 
 def _play(args: argparse.Namespace, _: Location, out: Output) -> int:
-    from memo_solver.cli import doom
+    from memo_solver.cli.games.dice_of_doom import side
 
-    return doom.play_command(doom.PlayOptions.from_args(args), out)
+    return side.play_command(side.PlayOptions.from_args(args), out)
 
 
 BOARD = "dice-of-doom takes a board such as 'a-3 b-3 / a-2 b-2' as the state"
