@@ -9,7 +9,7 @@ from functools import cache
 
 import pytest
 
-from memo_solver.cli.doom_play import PROMPT, play, random_board
+from memo_solver.cli.games.dice_of_doom.play import PROMPT, play, random_board
 from memo_solver.games.dice_of_doom.board import (
     DoomError,
     attacks,

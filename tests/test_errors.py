@@ -23,6 +23,7 @@ from support.cli_support import TEMPFAIL, USAGE
 
 import memo_solver
 from memo_solver.cli import main as memo_cli
+from memo_solver.cli.commands import rules as rules_command
 from memo_solver.cli.common import UsageError
 from memo_solver.cli.play import _StoppedError, _UndoError
 from memo_solver.core.compiled import CompileCacheWarning
@@ -207,7 +208,7 @@ def test_the_cli_prints_any_user_error_as_one_line_and_exits_2(
     def refuse(*args: object) -> int:
         raise documented.error
 
-    monkeypatch.setattr(memo_cli, "cmd_rules", refuse)
+    monkeypatch.setitem(rules_command.ACTIONS, "list", refuse)
 
     assert memo_cli.main(["rules"]) == USAGE
     assert capsys.readouterr().err == f"memo-solver: error: {documented.line}\n"
@@ -219,7 +220,7 @@ def test_a_store_fault_stays_its_own_family_with_exit_75(
     def fail(*args: object) -> int:
         raise StoreBusyError("the store at x is locked by another process")
 
-    monkeypatch.setattr(memo_cli, "cmd_rules", fail)
+    monkeypatch.setitem(rules_command.ACTIONS, "list", fail)
 
     assert memo_cli.main(["rules"]) == TEMPFAIL
     assert capsys.readouterr().err == (
@@ -237,7 +238,7 @@ def test_the_cli_maps_user_errors_in_one_place() -> None:
     """One ``except UserError`` in the whole CLI, and no list of its kinds anywhere."""
     user_errors = {type(d.error).__name__ for d in DOCUMENTED} | {"UserError"}
     mapping = []
-    for path in sorted(CLI_DIR.glob("*.py")):
+    for path in sorted(CLI_DIR.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ExceptHandler) and node.type is not None:
                 named = _caught_names(node) & user_errors

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.cli_support import answer, memo_solver, one_error_line
 
-from memo_solver.cli.parser import DEFAULT_NEED_CAP
+from memo_solver.cli.options import DEFAULT_NEED_CAP
 from memo_solver.games.yahtzee.solve.need import DEFAULT_CAP
 
 TOL = 1e-9

@@ -1,5 +1,5 @@
 """What every command module shares: the program's name and exit statuses, the errors that
-end a command in one line, and where a command's answer goes.
+end a command in one line, where a command's answer goes and the store it works on.
 
 Below every other CLI module (it imports none of them), so that the command modules and
 :mod:`memo_solver.cli.main`, which calls them, form no cycle.
@@ -7,14 +7,19 @@ Below every other CLI module (it imports none of them), so that the command modu
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import Final, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, NoReturn
 
 from memo_solver.core.errors import UserError
+
+if TYPE_CHECKING:
+    from memo_solver.jobs.storage import Location
 
 PROG: Final = "memo-solver"
 EXIT_USAGE: Final = 2
@@ -60,3 +65,32 @@ class Output:
 
     def emit(self, payload: object, text: str) -> None:
         print(json.dumps(payload) if self.json else text)
+
+
+def store_location(args: argparse.Namespace) -> Location:
+    """The store the options name, for every command alike: a Redis URL, or an SQLite file.
+
+    The command line wins over the environment (``--store`` over ``--redis``); in the
+    environment a Redis URL wins over a store file; else the file in the cache folder.
+    """
+    url = args.redis or os.environ.get(REDIS_ENV)
+    if url and not args.store:
+        from memo_solver.stores.redis_client import CLUSTER_ENV, with_cluster_mode
+
+        mode = getattr(args, "redis_cluster", None) or os.environ.get(CLUSTER_ENV)
+        return with_cluster_mode(str(url), mode)
+    return Path(args.store or os.environ.get(STORE_ENV) or default_store_path())
+
+
+def default_store_path() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("memo-solver")) / "store.sqlite3"
+
+
+def store_name(args: argparse.Namespace) -> str:
+    """The store's location as errors and ``serve`` print it (a Redis password left out)."""
+    from memo_solver.stores.redis_client import redacted
+
+    location = store_location(args)
+    return redacted(location) if isinstance(location, str) else str(location)

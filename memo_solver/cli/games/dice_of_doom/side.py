@@ -117,7 +117,7 @@ class PlayOptions:
 
 def play_command(options: PlayOptions, out: Output) -> int:
     """A game against the book's perfect computer; with --json, the result as JSON last."""
-    from memo_solver.cli.doom_play import play, random_board
+    from memo_solver.cli.games.dice_of_doom.play import play, random_board
 
     def write(text: str) -> None:
         sys.stdout.write(text)
