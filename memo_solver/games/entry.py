@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import anyio
@@ -102,3 +102,45 @@ class GameFamily:
     """The value table a fingerprint names, for the fingerprints this family owns (None for
     any other): how jobs, workers and ``prune`` know a namespace beyond the registry's own
     names without spelling the family's formats."""
+    job_kinds: Sequence[JobKind] = ()
+    """The family's own kinds of background job, beside the ones every game has
+    (:mod:`memo_solver.jobs.kinds`): a new kind is an entry here, with no change to the
+    queue or the workers."""
+
+
+class RecordFields(Protocol):
+    """Writes fields into the record of the job being run (``status``, ``value``...)."""
+
+    def __call__(self, **fields: str | int | float) -> Awaitable[None]: ...
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One job as a worker runs it: the game, its engine, the job's state, and what the job
+    may do beside its solve, in the workers' terms but without their module (a family's job
+    kind is written below the job queue)."""
+
+    entry: GameEntry
+    engine: Engine
+    state: str
+    """The job's state as its kind wrote it (:attr:`JobKind.state`); as sent for a game
+    named by fingerprint, which the queue cannot check without its definition."""
+    limiter: anyio.CapacityLimiter
+    """The worker's compute limiter, for work in threads beside the engine's."""
+    record: RecordFields
+    queue: Callable[[str, str], Awaitable[None]]
+    """Queue a job of the same game (its kind, its state), again even if done before: how a
+    precompute fans out to every idle worker."""
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of background job: how a message of the kind is checked, and how a worker
+    runs it. The queue and the workers choose by this alone."""
+
+    name: str
+    run: Callable[[JobRun], Awaitable[None]]
+    state: Callable[[GameEntry, str], str] | None = None
+    """The job's state for a game of the registry, checked and written one way (raises
+    ValueError naming the problem), so that equal jobs get equal ids; None for a kind that
+    takes no state (the job is the whole game)."""
