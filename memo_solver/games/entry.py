@@ -1,5 +1,8 @@
-"""What a game family gives the registry: its games' entries, and the one parameter that
-picks one of its games (``--rules yazy``, ``--size 2``).
+"""What a game family gives the registry: its games' entries, the one parameter that picks
+one of its games (``--rules yazy``, ``--size 2``), the value tables its fingerprints name,
+and its own kinds of background job; and what it tells a service of a question (its
+:class:`Cone`), so that the generic layers (the queue, the workers, the service's core,
+``prune``) meet a game only through these.
 
 Light on purpose (no numpy, no engine at import): the command line builds its ``--game``
 and parameter options from these declarations for every ``--help``, and a family builds
@@ -52,6 +55,26 @@ class GameEntry:
     def job_name(self) -> str:
         """How jobs name the game: a registry name, or the fingerprint of one outside it."""
         return self.name if self.definition is None else self.game.fingerprint
+
+
+@dataclass(frozen=True)
+class Cone:
+    """What a question reads of one game, as its family weighs it: a service answers it
+    cold within a budget, or hands it to the workers, without knowing the game."""
+
+    entry: GameEntry
+    """The game whose blocks it reads (for a value table, the table's entry)."""
+    keys: Sequence[str]
+    """The blocks its answer reads: warm when a memo or the store holds them all."""
+    size: int
+    """What it weighs against its budget (turn starts for a mean, chances for a table of
+    them)."""
+    turn_starts: int
+    """The turn starts it spans: what a solve of it is weighed by."""
+    whole: int
+    """The turn starts of the whole game: what a solve of it in the background takes."""
+    game: str
+    """The game in a player's words (a value table's too: its game's name)."""
 
 
 @dataclass(frozen=True)
