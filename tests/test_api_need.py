@@ -16,9 +16,12 @@ from memo_solver.core.engine import namespace_of, open_engine
 from memo_solver.games.yahtzee.advice.need_advice import advise_need
 from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.need_entry import need_entry
+from memo_solver.games.yahtzee.questions import NeedQuestion, mean_cone, need_question
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.rules.state import parse_state
+from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError
+from memo_solver.games.yahtzee.solve.need_table import cone_values
 from memo_solver.jobs.queue import beat
 from memo_solver.service.app import ApiSettings
 from memo_solver.stores.memory import MemoryStore
@@ -198,7 +201,7 @@ async def test_a_cold_need_past_the_budget_goes_to_live_workers(redis_url: str) 
             "/v1/value", json={"rules": document, "state": "start", "need": 20}
         )
         assert small.status_code == 200, small.text
-        assert service.peek_need(lower, 400) is not None  # its own engine, in the pool
+        assert service.peek(need_entry(lower, 400)) is not None  # its own engine, in the pool
 
 
 async def test_coverage_counts_a_rule_sets_need_table_by_its_cap(tmp_path: Path) -> None:
@@ -231,3 +234,28 @@ def test_the_openapi_document_describes_the_need_fields() -> None:
         assert {"need", "need_cap"} <= set(schemas[request]["properties"])
     assert "probability" in schemas["NeedAdviceOut"]["properties"]
     assert "probability" in schemas["ValueOut"]["properties"]
+
+
+def test_the_family_says_what_a_need_must_solve_and_whether_it_may_be_asked() -> None:
+    """The need rules are the family's, in one call the advice route makes: a need of 0 or
+    less is certain and one past what the open boxes could score impossible (no solve),
+    one past the cap that they could still reach refused, any other the need table's cone,
+    weighed in chances (turn starts times needs) where the mean's is in turn starts."""
+    lower = RULE_SETS["yahtzee-lower"]
+    start = parse_state("start", lower)
+    reach = 30 + 30 + 25 + 30 + 40 + 50 + 30  # every lower box at its best, no upper bonus
+    for certain_or_impossible in (0, -3, reach + 1):
+        assert need_question(lower, start, certain_or_impossible, 50) == NeedQuestion(None)
+    past_cap = need_question(lower, start, reach, 50)
+    assert past_cap.cone is None
+    assert isinstance(past_cap.refusal, NeedBeyondCapError)
+    with pytest.raises(NeedError, match="cap"):
+        need_question(lower, start, 10, 0)
+    mean = mean_cone(lower, start)
+    cone = need_question(lower, start, reach, reach).cone
+    assert cone is not None
+    assert cone.entry is need_entry(lower, reach)
+    assert (cone.size, cone.turn_starts) == (cone_values(lower, reach, 0), mean.turn_starts)
+    assert (cone.keys, cone.whole, cone.game) == (mean.keys, mean.whole, "yahtzee-lower")
+    assert mean.entry is entry_for(lower)
+    assert mean.size == mean.turn_starts == lower.cone_turn_starts(0)

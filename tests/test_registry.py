@@ -176,6 +176,27 @@ def test_parsing_a_job_loads_no_statistics() -> None:
         assert f"memo_solver.games.yahtzee.{heavy}'" not in loaded, loaded
 
 
+def test_the_face_keeps_a_name_spelled_like_the_module_a_load_brings_in() -> None:
+    """Loading ``mean_cone`` loads the ``need_entry`` module, which Python also binds on the
+    package under that name: the face's ``need_entry`` (the function) must stay what the
+    surfaces get, in whichever order they ask."""
+    code = (
+        "import types\n"
+        "from memo_solver.games.yahtzee import mean_cone, need_entry, need_entry_of\n"
+        "from memo_solver.games.yahtzee import need_entry as again\n"
+        "print(all(not isinstance(f, types.ModuleType) for f in (need_entry, again)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout.strip() == "True"
+
+
 def test_a_familys_own_endpoints_come_with_its_registration(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -29,6 +29,7 @@ from support.portal_engines import PortalEngines
 
 from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise
 from memo_solver.games.yahtzee.advice.review import GameError, Review, read_game, review_game
+from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import parse_state
@@ -451,7 +452,7 @@ async def test_api_review_answers_as_the_cli_does(tmp_path: Path) -> None:
     async with api_client(tmp_path / "store.sqlite3") as client:
         by_game = await client.post("/v1/review", json={"game": game})  # rules from the game
         named = await client.post("/v1/review", json={"rules": "yahtzee-lower", "game": game})
-        engine = client.app.state.service.peek(LOWER)  # type: ignore[attr-defined]
+        engine = client.app.state.service.peek(entry_for(LOWER))  # type: ignore[attr-defined]
         expected = (await review_game(engine, LOWER, game)).to_json()
     assert by_game.status_code == 200, by_game.text
     assert by_game.json() == named.json() == expected

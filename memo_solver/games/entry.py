@@ -1,5 +1,8 @@
-"""What a game family gives the registry: its games' entries, and the one parameter that
-picks one of its games (``--rules yazy``, ``--size 2``).
+"""What a game family gives the registry: its games' entries, the one parameter that picks
+one of its games (``--rules yazy``, ``--size 2``), the value tables its fingerprints name,
+and its own kinds of background job; and what it tells a service of a question (its
+:class:`Cone`), so that the generic layers (the queue, the workers, the service's core,
+``prune``) meet a game only through these.
 
 Light on purpose (no numpy, no engine at import): the command line builds its ``--game``
 and parameter options from these declarations for every ``--help``, and a family builds
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import anyio
@@ -52,6 +55,26 @@ class GameEntry:
     def job_name(self) -> str:
         """How jobs name the game: a registry name, or the fingerprint of one outside it."""
         return self.name if self.definition is None else self.game.fingerprint
+
+
+@dataclass(frozen=True)
+class Cone:
+    """What a question reads of one game, as its family weighs it: a service answers it
+    cold within a budget, or hands it to the workers, without knowing the game."""
+
+    entry: GameEntry
+    """The game whose blocks it reads (for a value table, the table's entry)."""
+    keys: Sequence[str]
+    """The blocks its answer reads: warm when a memo or the store holds them all."""
+    size: int
+    """What it weighs against its budget (turn starts for a mean, chances for a table of
+    them)."""
+    turn_starts: int
+    """The turn starts it spans: what a solve of it is weighed by."""
+    whole: int
+    """The turn starts of the whole game: what a solve of it in the background takes."""
+    game: str
+    """The game in a player's words (a value table's too: its game's name)."""
 
 
 @dataclass(frozen=True)
@@ -102,3 +125,45 @@ class GameFamily:
     """The value table a fingerprint names, for the fingerprints this family owns (None for
     any other): how jobs, workers and ``prune`` know a namespace beyond the registry's own
     names without spelling the family's formats."""
+    job_kinds: Sequence[JobKind] = ()
+    """The family's own kinds of background job, beside the ones every game has
+    (:mod:`memo_solver.jobs.kinds`): a new kind is an entry here, with no change to the
+    queue or the workers."""
+
+
+class RecordFields(Protocol):
+    """Writes fields into the record of the job being run (``status``, ``value``...)."""
+
+    def __call__(self, **fields: str | int | float) -> Awaitable[None]: ...
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One job as a worker runs it: the game, its engine, the job's state, and what the job
+    may do beside its solve, in the workers' terms but without their module (a family's job
+    kind is written below the job queue)."""
+
+    entry: GameEntry
+    engine: Engine
+    state: str
+    """The job's state as its kind wrote it (:attr:`JobKind.state`); as sent for a game
+    named by fingerprint, which the queue cannot check without its definition."""
+    limiter: anyio.CapacityLimiter
+    """The worker's compute limiter, for work in threads beside the engine's."""
+    record: RecordFields
+    queue: Callable[[str, str], Awaitable[None]]
+    """Queue a job of the same game (its kind, its state), again even if done before: how a
+    precompute fans out to every idle worker."""
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of background job: how a message of the kind is checked, and how a worker
+    runs it. The queue and the workers choose by this alone."""
+
+    name: str
+    run: Callable[[JobRun], Awaitable[None]]
+    state: Callable[[GameEntry, str], str] | None = None
+    """The job's state for a game of the registry, checked and written one way (raises
+    ValueError naming the problem), so that equal jobs get equal ids; None for a kind that
+    takes no state (the job is the whole game)."""

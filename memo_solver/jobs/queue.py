@@ -27,15 +27,15 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Final, Literal, cast
+from typing import Any, Final
 
 from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
 from memo_solver.core.engine import namespace
-from memo_solver.core.errors import UserError
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import get_game, value_table
+from memo_solver.jobs.kinds import JobError as JobError, kind_named
 from memo_solver.stores import redis_keys
 from memo_solver.stores.redis import RedisStore, milliseconds
 from memo_solver.stores.redis_client import Client
@@ -44,19 +44,11 @@ from memo_solver.stores.redis_scripts import LUA_FREES, LUA_NOW_MS, LUA_WRITES
 log = logging.getLogger("worker")
 """The workers' log: a worker taking over a job says so from here."""
 
-JobKind = Literal["precompute", "warm", "block", "stats"]
-KINDS: Final = ("precompute", "warm", "block", "stats")
-
-
-class JobError(UserError):
-    """A job message that cannot be run (malformed, unknown rule set, bad state)."""
-
-    field = "job"
-
 
 @dataclass(frozen=True)
 class Job:
-    kind: JobKind
+    kind: str
+    """A name of :func:`memo_solver.jobs.kinds.kinds`, which says what the job does."""
     rules: str
     state: str = ""
     """For ``warm`` and ``stats``: the state as canonical JSON text; for ``block``: the
@@ -90,34 +82,21 @@ class Job:
     @classmethod
     def parse(cls, fields: dict[str, str]) -> Job:
         """Validate a job's fields (from the stream or a user) into a canonical job."""
-        kind = fields.get("kind", "")
-        if kind not in KINDS:
-            raise JobError(f"unknown job kind {kind!r} (kinds: {', '.join(KINDS)})")
+        kind = kind_named(fields.get("kind", ""))
         name = fields.get("rules", "")
+        state = fields.get("state", "")
         if value_table(name) is not None:
             # A game named by a fingerprint its family owns (one outside the registry, or
             # any value table but a built-in's mean): the worker reads its definition from
             # the store and checks the state there (producers send it written one way).
-            state = fields.get("state", "")
-            return cls(cast(JobKind, kind), name, "" if kind == "precompute" else state)
+            return cls(kind.name, name, "" if kind.state is None else state)
         try:
             entry = get_game(name)
+            return cls(
+                kind.name, entry.name, "" if kind.state is None else kind.state(entry, state)
+            )
         except ValueError as exc:
             raise JobError(str(exc)) from None
-        if kind == "precompute":
-            return cls("precompute", entry.name)
-        if kind == "block":
-            key = fields.get("state", "")
-            if not entry.game.is_key(key):
-                raise JobError(f"bad block key {key!r} for {entry.name}")
-            return cls("block", entry.name, key)
-        if kind == "stats" and entry.stats is None:
-            raise JobError(f"{entry.name} has no statistics job")
-        try:
-            canonical = entry.canonical_state(fields.get("state", ""))
-        except ValueError as exc:
-            raise JobError(f"bad state: {exc}") from None
-        return cls("stats" if kind == "stats" else "warm", entry.name, canonical)
 
 
 Fields = dict[FieldT, EncodableT]

@@ -5,18 +5,17 @@ job that a silent worker left pending for ``stale_job_s`` is claimed by another.
 worker runs a job it touches the job's pending entry at every heartbeat, so a long
 precompute is never taken from a live worker.
 
-A precompute fans out: besides solving the root itself, the worker queues one ``block``
-job per successor of the root, so every idle worker joins in; block claims keep any two
-of them from computing the same block.
+What a job does is its kind's (:mod:`memo_solver.jobs.kinds`): a precompute fans out,
+queueing one ``block`` job per successor of the root besides solving the root itself, so
+every idle worker joins in; block claims keep any two of them from computing the same
+block.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
-import random
 import signal
 import socket
 import time
@@ -28,12 +27,13 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 
-from memo_solver.core.engine import Engine, first_failure, namespace_of, open_engine
+from memo_solver.core.engine import Engine, namespace_of, open_engine
 from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import StoreUnavailableError
-from memo_solver.games.entry import GameEntry
+from memo_solver.games.entry import GameEntry, JobRun
 from memo_solver.games.registry import game_by_fingerprint, get_game, registry
+from memo_solver.jobs.kinds import kind_named
 from memo_solver.jobs.queue import Entry, Fields, Job, JobError, JobQueue
 from memo_solver.jobs.settings import WorkerSettings
 from memo_solver.stores.redis_client import FAULTS
@@ -43,7 +43,6 @@ _PROCESS_TOKEN = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
 """Claims of this process's engines: kept across reconnections, so that the engines of a
 worker that lost Redis take back their predecessors' claims instead of waiting a lease."""
 _READ_BLOCK_MS = 1000
-_PROGRESS_S = 0.5
 POOLED_ENGINES = 8
 """Engines kept open at once for games outside the registry (rule-set files)."""
 POOLED_CACHE_BYTES = 1 << 30
@@ -271,44 +270,12 @@ class Worker:
             await self._run_on(job, engine, entry)
 
     async def _run_on(self, job: Job, engine: Engine, entry: GameEntry) -> None:
-        if job.kind == "warm":
-            await entry.warm(engine, entry.canonical_state(job.state))
-            return
-        if job.kind == "block":
-            await engine.solve_layers(job.state, shuffle=random.Random())
-            return
-        if job.kind == "stats":
-            if entry.stats is None:  # a need table (Job.parse checks the registry's games)
-                raise JobError(f"{entry.name} has no statistics job")
-            result = await entry.stats(engine, job.state, self._limiter)
-            await self.queue.update(job.id, result=json.dumps(result))
-            return
-        game = engine.game
-        if (await self.store.coverage(engine.namespace)).blocks < game.block_count:
-            # What this process still holds may be gone from the store (deleted): solve
-            # into the store, not from memory.
-            engine.memo.clear()
-        for key in game.successors(game.root()):
-            # Again even if done before: a precompute runs again when blocks are missing.
-            await self.queue.enqueue(Job.block(job.rules, key), again_if_done=True)
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._report, engine, job)
-                root = await engine.solve_layers(game.root(), shuffle=random.Random())
-                tg.cancel_scope.cancel()
-        except BaseExceptionGroup as group:
-            raise first_failure(group) from None
-        _, figures = entry.summarize_root(root)
-        headline = next(iter(figures.values()))
-        await self.queue.update(job.id, blocks_done=game.block_count, value=repr(headline))
+        async def record(**fields: str | int | float) -> None:
+            await self.queue.update(job.id, **fields)
 
-    async def _report(self, engine: Engine, job: Job) -> None:
-        """A precompute's progress in its record, every half second."""
-        while True:
-            coverage = await self.store.coverage(engine.namespace)
-            await self.queue.update(
-                job.id,
-                blocks_done=coverage.blocks,
-                blocks_total=engine.game.block_count,
-            )
-            await anyio.sleep(_PROGRESS_S)
+        async def queue(kind: str, state: str) -> None:
+            again = Job.parse({"kind": kind, "rules": job.rules, "state": state})
+            await self.queue.enqueue(again, again_if_done=True)
+
+        run = JobRun(entry, engine, job.state, self._limiter, record, queue)
+        await kind_named(job.kind).run(run)

@@ -18,19 +18,20 @@ warm path never waits on a write.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections import OrderedDict
 from typing import Final
 
-from memo_solver.core.engine import fingerprint_in, namespace_of, of_this_format
+from memo_solver.core.engine import fingerprint_in, namespace, namespace_of, of_this_format
 from memo_solver.core.errors import UserError
 from memo_solver.core.store import RegistrationQuotaError, Store, StoreUnavailableError
+from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import value_table
 from memo_solver.games.yahtzee import (
     RULE_SETS,
     RuleSet,
     definition_of,
+    entry_for,
     is_rule_set_name,
     parse_rule_text,
     rule_text,
@@ -46,8 +47,14 @@ PARSED_KEPT: Final = 256
 USED_EVERY_S: Final = 3600.0
 """How stale a name's last-asked stamp may get in the store: ``prune --unused-for`` counts
 days, so an hour is exact enough, and a busy name costs a write an hour, not one a request."""
-_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _BUILT_IN_PRINTS: Final = {r.fingerprint: r for r in RULE_SETS.values()}
+
+
+def _is_rule_set_print(name: str) -> bool:
+    """Whether ``name`` is a game's own fingerprint (its mean values), as its family reads
+    it: the rulebook spells no family's format."""
+    owned = value_table(name)
+    return owned is not None and owned[1].game == name
 
 
 def is_built_in(rules: RuleSet) -> bool:
@@ -90,7 +97,7 @@ class RuleBook:
                 if time.time() - self._written.get(name, 0.0) >= USED_EVERY_S:
                     self._asked.add(name)
                 return self._parse(registered)
-        if _FINGERPRINT.fullmatch(name):
+        if _is_rule_set_print(name):
             if name in _BUILT_IN_PRINTS:
                 return _BUILT_IN_PRINTS[name]
             stored = await self._store.definition(namespace_of(name))
@@ -103,12 +110,12 @@ class RuleBook:
             "rules",
         )
 
-    async def keep_definition(self, rules: RuleSet) -> None:
-        """Store the definition beside the blocks, before work goes to the workers: what
-        they solve it from (an engine opened here stores it as it opens)."""
-        definition = definition_of(rules)
-        if definition is not None:
-            await self._store.put_definition(namespace_of(rules.fingerprint), definition)
+    async def keep_definition(self, entry: GameEntry) -> None:
+        """Store a game's definition beside its blocks (a rule set's file, a need table's
+        too; a built-in has none), before work goes to the workers: what they solve it from
+        (an engine opened here stores it as it opens)."""
+        if entry.definition is not None:
+            await self._store.put_definition(namespace(entry.game), entry.definition)
 
     async def write_used(self) -> None:
         """Write the stamps of the names asked about since their last one was written (at
@@ -149,7 +156,7 @@ class RuleBook:
                 ) from None
             if held is None:  # this request's registration, of all that raced for the name
                 # Kept once registered, so that a refused registration leaves nothing behind.
-                await self.keep_definition(rules)
+                await self.keep_definition(entry_for(rules))
                 await self._store.mark_used([rules.name], time.time())
                 return True
         if self._parse(held).fingerprint == rules.fingerprint:

@@ -1,5 +1,8 @@
-"""The service the routes share: the store, one engine per rule set, and the background
-task group where cold work runs past a request's deadline.
+"""The service the routes share: the store, one engine per game, and the background task
+group where cold work runs past a request's deadline.
+
+It knows games only by their entries (:mod:`memo_solver.games.entry`): the routes, which
+know their family, hand it a game's entry, or the cone of a question a family weighed.
 
 A cold state is computed by the service itself (cooperating with the workers through the
 block claims); the computation runs in the service's own task group, so when a request's
@@ -21,7 +24,7 @@ import socket
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, TypeVar
@@ -30,12 +33,11 @@ import anyio
 from fastapi import Request
 from redis.exceptions import RedisError
 
-from memo_solver.core.engine import Engine, namespace, namespace_of, open_engine
+from memo_solver.core.engine import Engine, namespace, open_engine
 from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import Claim, Store, StoreUnavailableError
-from memo_solver.games.entry import GameEntry
+from memo_solver.games.entry import Cone, GameEntry
 from memo_solver.games.registry import registry
-from memo_solver.games.yahtzee import RuleSet, cone_values, entry_for, need_entry
 from memo_solver.jobs.queue import Job, JobError, JobQueue
 from memo_solver.service import metrics
 from memo_solver.service.errors import ApiError
@@ -75,24 +77,20 @@ def store_key(key: Hashable) -> str:
 
 
 @dataclass(frozen=True)
-class _Cone:
-    """A cold question's cone weighed against a budget, and the words of its refusal."""
+class Budget:
+    """What a cold question of one value type may cost here, and the words of its refusal
+    (the routes', which know the value types: the service weighs any game's cone)."""
 
-    size: int
-    turn_starts: int
-    """The turn starts it spans: what a solve of it is weighed by (:meth:`Service.may_solve`)."""
-    budget: int
+    limit: int
     unit: str
     name: str
     """The budget's name in the refusal: which setting to raise."""
     remedy: str
     """What to precompute instead."""
     field: str
-    game: str
-    """The rule set's name, in a player's words when no one may solve it."""
-    rules: RuleSet | None = None
-    """The rule set whose whole game a background solve may answer it from (the mean's
-    cone; None for a need table's, which only the workers take)."""
+    solves_whole: bool = False
+    """Whether a background solve of the whole game answers it, where no worker takes it
+    (the mean's; a need table's only the workers take)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +116,7 @@ class _Work:
 
 
 class Service:
-    """What the routes share: the store, one engine per rule set, and the background group."""
+    """What the routes share: the store, one engine per game, and the background group."""
 
     def __init__(self, store: Store, queue: JobQueue | None, settings: ApiSettings) -> None:
         self.store = store
@@ -128,227 +126,143 @@ class Service:
         self.engines: dict[str, Engine] = {}
         """The registry's games' engines, by name."""
         self.pool: EnginePool | None = None
-        """Engines of the other rule sets (registered, inline, by fingerprint)."""
+        """Engines of the other games (rule sets registered, inline, by fingerprint, and value
+        tables such as need tables)."""
         self.rulebook = RuleBook(store)
         self.task_group: anyio.abc.TaskGroup | None = None
         self.stats_limiter = anyio.CapacityLimiter(1)
         """One distribution computed at a time: a whole game keeps a core busy for tens of
         seconds (``yahtzee`` about 35 CPU s, the 15-box ``yatzy`` about 100)."""
         self._shared: OrderedDict[Hashable, _Work] = OrderedDict()
-        self._solves: dict[str, RuleSet] = {}
+        self._solves: dict[str, GameEntry] = {}
         """The whole-game solves running in this process's task group, by fingerprint (one
         per game: a second asker joins the first)."""
         self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
         """This process's claims on shared work (the store's host/pid/random form)."""
 
-    def _registry_engine(self, rules: RuleSet) -> Engine | None:
-        engine = self.engines.get(rules.name)
-        if engine is not None and engine.game.fingerprint == rules.fingerprint:
+    def _registry_engine(self, entry: GameEntry) -> Engine | None:
+        game = entry.game
+        fingerprint = game.fingerprint
+        engine = self.engines.get(game.name)
+        if engine is not None and engine.game.fingerprint == fingerprint:
             return engine
         for engine in self.engines.values():  # a copy of a built-in shares its blocks
-            if engine.game.fingerprint == rules.fingerprint:
+            if engine.game.fingerprint == fingerprint:
                 return engine
         return None
 
-    def peek(self, rules: RuleSet) -> Engine | None:
-        """The open engine of a rule set, if there is one now (the warm fast path)."""
-        engine = self._registry_engine(rules)
+    def peek(self, entry: GameEntry) -> Engine | None:
+        """The open engine of a game, if there is one now (the warm fast path)."""
+        engine = self._registry_engine(entry)
         if engine is None and self.pool is not None:
-            engine = self.pool.peek(rules.fingerprint)
+            engine = self.pool.peek(entry.game.fingerprint)
         return engine
 
-    def peek_need(self, rules: RuleSet, cap: int) -> Engine | None:
-        """The open engine of a rule set's need table, if there is one now."""
-        if self.pool is None:
-            return None
-        return self.pool.peek(need_entry(rules, cap).game.fingerprint)
-
     @asynccontextmanager
-    async def need_engine(self, rules: RuleSet, cap: int) -> AsyncIterator[Engine]:
-        """The engine of the need table of ``rules`` up to ``cap``, one per (rule set, cap),
-        from the pool (opened now if needed), kept open while in use."""
-        assert self.pool is not None, "the app's lifespan is not running"
-        entry = need_entry(rules, cap)
-        async with self.pool.use(entry.game, entry.definition) as engine:
-            yield engine
-
-    @asynccontextmanager
-    async def engine(self, rules: RuleSet) -> AsyncIterator[Engine]:
-        """The rule set's engine, opened now if it is not built in, kept open while in use."""
-        engine = self._registry_engine(rules)
+    async def engine(self, entry: GameEntry) -> AsyncIterator[Engine]:
+        """The game's engine (any value table's), opened now if it is not the registry's,
+        one per game from the pool, kept open while in use."""
+        engine = self._registry_engine(entry)
         if engine is not None:
             yield engine
             return
         assert self.pool is not None, "the app's lifespan is not running"
-        entry = entry_for(rules)
         async with self.pool.use(entry.game, entry.definition) as engine:
             yield engine
 
     async def run_on(
         self,
-        rules: RuleSet,
+        entry: GameEntry,
         work: Callable[[Engine], Awaitable[T]],
         warm: Callable[[], Job] | None = None,
     ) -> T:
-        """:meth:`run` of ``work`` on the rule set's engine."""
+        """:meth:`run` of ``work`` on the game's engine."""
 
         async def on_engine() -> T:
-            async with self.engine(rules) as engine:
+            async with self.engine(entry) as engine:
                 return await work(engine)
 
         return await self.run(on_engine, warm)
 
     async def check_budget(
-        self,
-        rules: RuleSet,
-        filled: int,
-        keys: Sequence[str],
-        warm: Callable[[], Job],
-        client: str | None,
+        self, cone: Cone, budget: Budget, warm: Callable[[], Job], client: str | None
     ) -> None:
         """Refuse a cold question whose cone is past the budget: the workers take it (503)
         when any are alive and ``client`` (its address) may start such a solve, else 422 or
         429 naming the budget or the setting. Warm (in a memo or the store): fine."""
-        await self._check_cone(
-            _Cone(
-                rules.cone_turn_starts(filled),
-                rules.cone_turn_starts(filled),
-                self.settings.cold_budget,
-                "turn starts",
-                "budget",
-                "the rule set ('memo-solver precompute')",
-                "state",
-                rules.name,
-                rules,
-            ),
-            self.peek(rules),
-            rules.fingerprint,
-            keys,
-            warm,
-            lambda: self.rulebook.keep_definition(rules),
-            client,
-        )
-
-    async def check_need_budget(
-        self,
-        rules: RuleSet,
-        cap: int,
-        filled: int,
-        keys: Sequence[str],
-        warm: Callable[[], Job],
-        client: str | None,
-    ) -> None:
-        """:meth:`check_budget` for the need table of ``rules`` up to ``cap``: its cone holds
-        a chance per need for every turn start, hundreds of times the mean's."""
-        entry = need_entry(rules, cap)
-        await self._check_cone(
-            _Cone(
-                cone_values(rules, cap, filled),
-                rules.cone_turn_starts(filled),
-                self.settings.need_budget,
-                "chances (turn starts times needs)",
-                "need budget",
-                "the need table ('memo-solver precompute --need')",
-                "need",
-                rules.name,
-            ),
-            self.peek_need(rules, cap),
-            entry.game.fingerprint,
-            keys,
-            warm,
-            lambda: self._keep_need_definition(entry),
-            client,
-        )
-
-    async def _keep_need_definition(self, entry: GameEntry) -> None:
-        assert entry.definition is not None  # a need table always has one
-        await self.store.put_definition(namespace(entry.game), entry.definition)
-
-    async def _check_cone(
-        self,
-        cone: _Cone,
-        engine: Engine | None,
-        fingerprint: str,
-        keys: Sequence[str],
-        warm: Callable[[], Job],
-        keep_definition: Callable[[], Awaitable[None]],
-        client: str | None,
-    ) -> None:
-        if cone.size <= cone.budget:
+        if cone.size <= budget.limit:
             return
+        engine = self.peek(cone.entry)
+        keys = cone.keys
         if engine is not None and engine.memo.holds(keys):
             return
-        if len(await self.store.get_many(namespace_of(fingerprint), keys)) == len(keys):
+        if len(await self.store.get_many(namespace(cone.entry.game), keys)) == len(keys):
             return
         if self.queue is not None and await self.queue.live_worker_count():
             self.may_solve(client, cone.turn_starts, cone.game)
-            await keep_definition()  # what the workers solve it from
+            await self.rulebook.keep_definition(cone.entry)  # what the workers solve it from
             await self._hand_large_to_workers(warm)
             metrics.DEADLINES.inc()
             raise ApiError(
                 503,
-                cone.field,
-                f"a cold question of {cone.size:,} {cone.unit} (past this service's "
-                f"{cone.name} of {cone.budget:,}) went to the workers; retry later",
+                budget.field,
+                f"a cold question of {cone.size:,} {budget.unit} (past this service's "
+                f"{budget.name} of {budget.limit:,}) went to the workers; retry later",
             )
-        if cone.rules is None:
+        if not budget.solves_whole:
             raise ApiError(
                 422,
-                cone.field,
-                f"this cold question needs up to {cone.size:,} {cone.unit} solved, past "
-                f"this service's {cone.name} of {cone.budget:,}; precompute {cone.remedy}, "
-                "start workers on a Redis store, or ask about a later position",
+                budget.field,
+                f"this cold question needs up to {cone.size:,} {budget.unit} solved, past "
+                f"this service's {budget.name} of {budget.limit:,}; precompute "
+                f"{budget.remedy}, start workers on a Redis store, or ask about a later "
+                "position",
             )
-        await self._refuse_until_solved(cone, cone.rules, client)
+        await self._refuse_until_solved(cone, budget, client)
 
-    async def _refuse_until_solved(self, cone: _Cone, rules: RuleSet, client: str | None) -> None:
+    async def _refuse_until_solved(self, cone: Cone, budget: Budget, client: str | None) -> None:
         """A cold question past the budget with no worker to take it, in a player's words:
         503 while this process solves its game in the background (the question is answered
-        once the solve has stored its cone: :meth:`_check_cone` finds it there), else a 422
+        once the solve has stored its cone: :meth:`check_budget` finds it there), else a 422
         saying the game is not solved yet, with the offer of a background solve where
         ``client`` may start one (:meth:`solve_in_background`)."""
-        offer = await self.solve_offer(rules)
-        if rules.fingerprint in self._solves:
+        offer = await self.solve_offer(cone)
+        if offer.fingerprint in self._solves:
             metrics.DEADLINES.inc()
             raise ApiError(
                 503,
-                cone.field,
-                f"this server is solving {rules.name} in the background ({offer.blocks_done:,} "
+                budget.field,
+                f"this server is solving {cone.game} in the background ({offer.blocks_done:,} "
                 f"of {offer.blocks_total:,} blocks so far); this position is answered when "
                 "the solve reaches it: retry later",
             )
-        self.may_solve(client, offer.turn_starts, rules.name)
+        self.may_solve(client, offer.turn_starts, cone.game)
         raise ApiError(
             422,
-            cone.field,
-            f"this server has not solved {rules.name} yet: this answer needs up to "
+            budget.field,
+            f"this server has not solved {cone.game} yet: this answer needs up to "
             f"{cone.size:,} turn starts solved (the whole game, solved in the background, is "
             f"{offer.turn_starts:,} in {offer.blocks_total:,} blocks), past its budget of "
-            f"{cone.budget:,} for a cold question; start that solve with POST /v1/solve, or "
+            f"{budget.limit:,} for a cold question; start that solve with POST /v1/solve, or "
             "ask about a later position",
             extra={"solve": asdict(offer)},
         )
 
-    async def solve_offer(self, rules: RuleSet) -> SolveOffer:
-        """What a whole-game solve of ``rules`` takes, and how much of it the store holds."""
-        game = entry_for(rules).game
+    async def solve_offer(self, cone: Cone) -> SolveOffer:
+        """What a whole-game solve of the game ``cone`` reads takes, and how much of it the
+        store holds."""
+        game = cone.entry.game
         covered = await self.store.coverage(namespace(game))
-        return SolveOffer(
-            rules.name,
-            rules.fingerprint,
-            rules.cone_turn_starts(0),
-            game.block_count,
-            covered.blocks,
-        )
+        return SolveOffer(cone.game, game.fingerprint, cone.whole, game.block_count, covered.blocks)
 
     def solving(self, fingerprint: str) -> bool:
         """Whether this process solves that game in the background now."""
         return fingerprint in self._solves
 
     async def solve_in_background(
-        self, rules: RuleSet, client: str | None, warm: Callable[[], Job]
+        self, cone: Cone, client: str | None, warm: Callable[[], Job]
     ) -> SolveOffer:
-        """Start the whole game of ``rules`` solving (``warm``: its start's job), if the
+        """Start the whole game ``cone`` reads solving (``warm``: its start's job), if the
         store lacks blocks of it and ``client`` may start such a solve: the workers take it
         when any are alive, as they take a cold question past the budget; else this
         process's task group solves it a layer at a time (:meth:`Engine.solve_layers`,
@@ -356,36 +270,37 @@ class Service:
         the store's coverage). One per game in this process, joined by a second asker; the
         solves of several processes share the blocks through the store's claims. Counted
         against ``--whole-game-queue`` (429 past it)."""
-        offer = await self.solve_offer(rules)
+        offer = await self.solve_offer(cone)
         if offer.blocks_done >= offer.blocks_total:
             return offer
-        self.may_solve(client, offer.turn_starts, rules.name)
-        await self.rulebook.keep_definition(rules)  # its progress is read by fingerprint
+        self.may_solve(client, offer.turn_starts, cone.game)
+        entry = cone.entry
+        await self.rulebook.keep_definition(entry)  # its progress is read by fingerprint
         if self.queue is not None and await self.queue.live_worker_count():
             await self._hand_large_to_workers(warm)
             return offer
         # Looked at after the last await: two requests at once cannot both start one.
-        if rules.fingerprint in self._solves:
+        if offer.fingerprint in self._solves:
             return offer
         if len(self._solves) >= self.settings.whole_game_queue:
             raise self._solves_capped()
         assert self.task_group is not None, "the app's lifespan is not running"
-        self._solves[rules.fingerprint] = rules
-        self.task_group.start_soon(self._solve_whole, rules)
+        self._solves[offer.fingerprint] = entry
+        self.task_group.start_soon(self._solve_whole, entry)
         return offer
 
-    async def _solve_whole(self, rules: RuleSet) -> None:
+    async def _solve_whole(self, entry: GameEntry) -> None:
         """Runs in the service's task group and is cancelled with it when the service stops:
         what it committed stays in the store, for the next solve to take back."""
         try:
-            async with self.engine(rules) as engine:
-                log.info("solving %s in the background", rules.name)
+            async with self.engine(entry) as engine:
+                log.info("solving %s in the background", entry.name)
                 await engine.solve_layers(engine.game.root())
-                log.info("solved %s in the background", rules.name)
+                log.info("solved %s in the background", entry.name)
         except Exception as exc:  # the next question past the budget may start it again
-            log.warning("the background solve of %s stopped: %s", rules.name, exc)
+            log.warning("the background solve of %s stopped: %s", entry.name, exc)
         finally:
-            del self._solves[rules.fingerprint]
+            del self._solves[entry.game.fingerprint]
 
     def may_solve(self, client: str | None, turn_starts: int, name: str) -> None:
         """Whether a request from ``client`` (its address) may start a solve of

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import sys
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
         Advice as Advice,
         advise as advise,
         advise_held as advise_held,
-        blocks_needed as blocks_needed,
         every_die as every_die,
         number_word as number_word,
     )
@@ -81,6 +81,10 @@ if TYPE_CHECKING:
         need_entry as need_entry,
         need_entry_of as need_entry_of,
     )
+    from memo_solver.games.yahtzee.questions import (
+        mean_cone as mean_cone,
+        need_question as need_question,
+    )
     from memo_solver.games.yahtzee.rules.catalog import (
         RULE_SETS as RULE_SETS,
         get_rule_set as get_rule_set,
@@ -107,15 +111,9 @@ if TYPE_CHECKING:
     )
     from memo_solver.games.yahtzee.solve.need import (
         DEFAULT_CAP as DEFAULT_CAP,
-        NeedBeyondCapError as NeedBeyondCapError,
         NeedGame as NeedGame,
-        check_cap as check_cap,
-        reach as reach,
     )
-    from memo_solver.games.yahtzee.solve.need_table import (
-        cone_values as cone_values,
-        table_bytes as table_bytes,
-    )
+    from memo_solver.games.yahtzee.solve.need_table import table_bytes as table_bytes
     from memo_solver.games.yahtzee.solve.scoring import next_turn_start as next_turn_start
     from memo_solver.games.yahtzee.warm_up import warm_up as warm_up
 
@@ -136,13 +134,19 @@ def _face() -> dict[str, tuple[str, str]]:
 def __getattr__(name: str) -> Any:
     """Import the module holding ``name`` on first use and keep the name here."""
     try:
-        module, attribute = _face()[name]
+        module, _ = _face()[name]
     except KeyError:
         # Not a name of the face: Python then tries ``name`` as a submodule (``family``).
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
+    importlib.import_module(module)
+    # Every name of the modules loaded by now, not only this one: loading a module also
+    # sets its own name here (``need_entry``, the module), which would hide the face's
+    # name of the same spelling (``need_entry``, the function).
+    for each, (where, what) in _face().items():
+        loaded = sys.modules.get(where)
+        if loaded is not None and hasattr(loaded, what):  # (one still loading: later)
+            globals()[each] = getattr(loaded, what)
+    return globals()[name]
 
 
 def __dir__() -> list[str]:

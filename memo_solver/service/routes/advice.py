@@ -25,18 +25,16 @@ from memo_solver.games.yahtzee import (
     DEFAULT_CAP,
     Advice,
     NeedAdvice,
-    NeedBeyondCapError,
     RuleSet,
     State,
     StateError,
     advise,
     advise_held,
     advise_need,
-    blocks_needed,
-    check_cap,
     entry_for,
+    mean_cone,
     need_entry,
-    reach,
+    need_question,
     state_to_json,
 )
 from memo_solver.jobs.queue import Job
@@ -56,7 +54,8 @@ from memo_solver.service.fast import (
 from memo_solver.service.inputs import client_of, rules_of, state_of
 from memo_solver.service.models import BatchRequest, SolveRequest, StateRequest, ValueOut
 from memo_solver.service.routes import Routes
-from memo_solver.service.service import Service, service_of
+from memo_solver.service.service import Budget, Service, service_of
+from memo_solver.service.settings import ApiSettings
 
 routes = Routes()
 
@@ -107,7 +106,7 @@ async def advice_fast(scope: Scope, body: Any) -> bytes | None:
 
 def _held(service: Service, rules: RuleSet, state: State) -> Advice | None:
     """Advice from the blocks in this process's memo (warm: no wait, no deadline), or None."""
-    engine = service.peek(rules)
+    engine = service.peek(entry_for(rules))
     return None if engine is None else advise_held(engine.memo, rules, state)
 
 
@@ -154,7 +153,8 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
         return batch_body(results)
 
     # BatchOut's bytes, written directly (see service.fast): no model check of 20,000 actions
-    return Response(await service.run_on(rules, answer_all), media_type="application/json")
+    answer = await service.run_on(entry_for(rules), answer_all)
+    return Response(answer, media_type="application/json")
 
 
 @routes.post("/v1/value", response_model=ValueOut, response_model_exclude_none=True)
@@ -197,7 +197,8 @@ async def solve(body: SolveRequest, request: Request, response: Response) -> Sol
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     start = state_of("start", rules)
-    offer = await service.solve_in_background(rules, client_of(request.scope), _warm(rules, start))
+    client = client_of(request.scope)
+    offer = await service.solve_in_background(mean_cone(rules, start), client, _warm(rules, start))
     if offer.blocks_done >= offer.blocks_total:
         response.status_code = 200
     return SolveOut.model_validate(offer, from_attributes=True)
@@ -208,15 +209,40 @@ async def _advise(service: Service, rules: RuleSet, state: State, client: str | 
     asking address (who may start a solve past the budget)."""
     await check_state(service, rules, state, client)
     warm = _warm(rules, state)
-    return await service.run_on(rules, lambda engine: advise(engine, rules, state), warm)
+    return await service.run_on(entry_for(rules), lambda engine: advise(engine, rules, state), warm)
 
 
 async def check_state(service: Service, rules: RuleSet, state: State, client: str | None) -> None:
     """The cold budget of a question that reads the values of ``state`` and what follows it
     (advice, a distribution, a review from the start): past it, the workers' (503), or
     refused (422, 429), never solved here."""
-    keys = blocks_needed(rules, state)
-    await service.check_budget(rules, state.filled, keys, _warm(rules, state), client)
+    cone = mean_cone(rules, state)
+    await service.check_budget(cone, _mean_budget(service.settings), _warm(rules, state), client)
+
+
+def _mean_budget(settings: ApiSettings) -> Budget:
+    """A question's budget in turn starts, past which a background solve of the whole game
+    answers it where no worker takes it."""
+    return Budget(
+        settings.cold_budget,
+        "turn starts",
+        "budget",
+        "the rule set ('memo-solver precompute')",
+        "state",
+        solves_whole=True,
+    )
+
+
+def _need_budget(settings: ApiSettings) -> Budget:
+    """A need's own budget: its table's cone holds a chance per need for every turn start,
+    hundreds of times the mean's."""
+    return Budget(
+        settings.need_budget,
+        "chances (turn starts times needs)",
+        "need budget",
+        "the need table ('memo-solver precompute --need')",
+        "need",
+    )
 
 
 def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
@@ -235,10 +261,13 @@ async def _batch_need(
     """A batch with a need: every state within both budgets first, then one computation."""
     states = [item for item in parsed if not isinstance(item, ErrorDetail)]
     for state in states:
-        await _check_need(service, rules, state, need, check_cap(cap), client)
+        await _check_need(service, rules, state, need, cap, client)
 
     async def answer_all() -> bytes:
-        async with service.engine(rules) as mean, service.need_engine(rules, cap) as engine:
+        async with (
+            service.engine(entry_for(rules)) as mean,
+            service.engine(need_entry(rules, cap)) as engine,
+        ):
             results: list[bytes] = []
             for item in parsed:
                 if isinstance(item, ErrorDetail):
@@ -257,10 +286,13 @@ async def _advise_need(
 ) -> NeedAdvice:
     """Advice with a need, within both cold budgets (the mean's, for the ties) and the
     deadline; past the deadline the need table's blocks go to the workers."""
-    await _check_need(service, rules, state, need, check_cap(cap), client)
+    await _check_need(service, rules, state, need, cap, client)
 
     async def work() -> NeedAdvice:
-        async with service.engine(rules) as mean, service.need_engine(rules, cap) as engine:
+        async with (
+            service.engine(entry_for(rules)) as mean,
+            service.engine(need_entry(rules, cap)) as engine,
+        ):
             return await advise_need(engine, mean, rules, state, need)
 
     return await service.run(work, _need_warm(rules, cap, state))
@@ -269,16 +301,16 @@ async def _advise_need(
 async def _check_need(
     service: Service, rules: RuleSet, state: State, need: int, cap: int, client: str | None
 ) -> None:
-    """The mean's budget, the cap, then the need table's budget where the need takes a
-    solve (a need of 0 or less is certain, one past the reach impossible)."""
+    """The cap, the mean's budget (the ties read it), then what the family says of the
+    need: refused, certain or impossible (no solve), or its table's cone within the need
+    budget."""
+    question = need_question(rules, state, need, cap)
     await check_state(service, rules, state, client)
-    if not 0 < need <= reach(rules, state.filled):
-        return
-    if need > cap:
-        raise NeedBeyondCapError(need, cap)
-    warm = _need_warm(rules, cap, state)
-    keys = blocks_needed(rules, state)
-    await service.check_need_budget(rules, cap, state.filled, keys, warm, client)
+    if question.refusal is not None:
+        raise question.refusal
+    if question.cone is not None:
+        warm = _need_warm(rules, cap, state)
+        await service.check_budget(question.cone, _need_budget(service.settings), warm, client)
 
 
 def _need_warm(rules: RuleSet, cap: int, state: State) -> Callable[[], Job]:

@@ -13,6 +13,7 @@ from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee import (
     Distribution,
     distribution_in_thread,
+    entry_for,
     read_game,
     review_game,
     stats_json,
@@ -73,7 +74,7 @@ async def stats(body: StatsRequest, request: Request) -> dict[str, Any]:
     await check_state(service, rules, state, client_of(request.scope))
 
     async def work() -> Distribution:
-        async with service.engine(rules) as engine:
+        async with service.engine(entry_for(rules)) as engine:
             return await distribution_in_thread(engine, rules, state, service.stats_limiter)
 
     dist = await service.run_shared(("stats", rules.fingerprint, state), work, DISTRIBUTION)
@@ -98,5 +99,7 @@ async def review(body: ReviewRequest, request: Request) -> dict[str, Any]:
         rules = await rules_of(service, "yahtzee")
     read_game(body.game, rules)  # a bad game is refused before any work starts
     await check_state(service, rules, state_of("start", rules), client_of(request.scope))
-    result = await service.run_on(rules, lambda engine: review_game(engine, rules, body.game))
+    result = await service.run_on(
+        entry_for(rules), lambda engine: review_game(engine, rules, body.game)
+    )
     return result.to_json()
