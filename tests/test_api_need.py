@@ -15,7 +15,7 @@ from test_api import poll_until_ok
 from memo_solver.core.engine import namespace_of, open_engine
 from memo_solver.games.yahtzee.advice.need_advice import advise_need
 from memo_solver.games.yahtzee.family import entry_for
-from memo_solver.games.yahtzee.need_entry import need_entry
+from memo_solver.games.yahtzee.need_entries import need_entry
 from memo_solver.games.yahtzee.questions import NeedQuestion, mean_cone, need_question
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set

@@ -15,7 +15,7 @@ import pytest
 from support.api_support import api_client, bearer, error_of
 
 from memo_solver.core.engine import namespace_of
-from memo_solver.games.yahtzee.need_entry import need_entry
+from memo_solver.games.yahtzee.need_entries import need_entry
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.rule_file import (
     parse_rule_set,

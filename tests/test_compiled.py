@@ -227,6 +227,6 @@ def test_compile_runs_every_compiled_function_of_the_package(in_memory: InMemory
     left_out = sorted(name for name, count in signatures.items() if count == 0)
     assert not left_out, (
         f"memo-solver compile never runs {left_out}: add a workload that reaches them to "
-        "memo_solver/games/yahtzee/warm_up.py"
+        "memo_solver/games/yahtzee/warm_loops.py"
     )
     assert in_memory.payload["functions"] == len(signatures)

@@ -54,7 +54,7 @@ from support.worker_support import (
 
 from memo_solver.core.engine import namespace, namespace_of, open_engine
 from memo_solver.core.store import Claim, Store
-from memo_solver.games.yahtzee.need_entry import need_entry
+from memo_solver.games.yahtzee.need_entries import need_entry
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.jobs import queue as jobs

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pkgutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -240,3 +241,16 @@ def test_a_family_reads_every_fingerprint_it_owns_into_its_game() -> None:
     assert registry.value_table("0123456789abcdef-needle") is None
     with pytest.raises(registry.UnknownGameError):
         registry.game_by_fingerprint("dice-of-doom-3x3", None)
+
+
+def test_no_name_of_the_yahtzee_face_is_spelled_like_a_module_of_the_family() -> None:
+    """Importing a submodule binds its name on the package: a face name spelled like one of
+    the package's own modules (a function ``need_entry`` beside a module ``need_entry``) would
+    be hidden by the module as soon as anything imported it."""
+    import memo_solver.games.yahtzee as face
+
+    modules = {info.name for info in pkgutil.iter_modules(face.__path__)}
+    assert {"need_entries", "warm_loops", "rules"} <= modules
+    names = set(face._face())
+    assert {"need_entry", "advise"} <= names
+    assert modules.isdisjoint(names), modules & names

@@ -4,7 +4,7 @@ The first process that meets a compiled function compiles it (seconds for all of
 keeps the machine code in the cache folder, where later processes load it in milliseconds
 (:mod:`memo_solver.core.compiled`). This command pays that once, ahead of time: CI runs it
 before the tests, the Docker image at build time. It runs the workloads of
-:mod:`memo_solver.games.yahtzee.warm_up`, which call every compiled function through the
+:mod:`memo_solver.games.yahtzee.warm_loops`, which call every compiled function through the
 code paths real commands take, and says what it found.
 """
 

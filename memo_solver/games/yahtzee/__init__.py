@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import sys
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,7 +76,7 @@ if TYPE_CHECKING:
         definition_of as definition_of,
         entry_for as entry_for,
     )
-    from memo_solver.games.yahtzee.need_entry import (
+    from memo_solver.games.yahtzee.need_entries import (
         need_entry as need_entry,
         need_entry_of as need_entry_of,
     )
@@ -115,7 +114,7 @@ if TYPE_CHECKING:
     )
     from memo_solver.games.yahtzee.solve.need_table import table_bytes as table_bytes
     from memo_solver.games.yahtzee.solve.scoring import next_turn_start as next_turn_start
-    from memo_solver.games.yahtzee.warm_up import warm_up as warm_up
+    from memo_solver.games.yahtzee.warm_loops import warm_up as warm_up
 
 
 @cache
@@ -132,21 +131,18 @@ def _face() -> dict[str, tuple[str, str]]:
 
 
 def __getattr__(name: str) -> Any:
-    """Import the module holding ``name`` on first use and keep the name here."""
+    """Import the module holding ``name`` on first use and keep the name here.
+
+    No name of the face is spelled like a module of the family (tests/test_registry.py):
+    importing a submodule binds its name on this package, which would hide such a name."""
     try:
-        module, _ = _face()[name]
+        module, attribute = _face()[name]
     except KeyError:
         # Not a name of the face: Python then tries ``name`` as a submodule (``family``).
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    importlib.import_module(module)
-    # Every name of the modules loaded by now, not only this one: loading a module also
-    # sets its own name here (``need_entry``, the module), which would hide the face's
-    # name of the same spelling (``need_entry``, the function).
-    for each, (where, what) in _face().items():
-        loaded = sys.modules.get(where)
-        if loaded is not None and hasattr(loaded, what):  # (one still loading: later)
-            globals()[each] = getattr(loaded, what)
-    return globals()[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

@@ -38,7 +38,7 @@ def value_table(fingerprint: str) -> ValueTable | None:
     cap = int(named["cap"])
 
     def need_table(entry: GameEntry) -> GameEntry:
-        from memo_solver.games.yahtzee.need_entry import need_entry_of
+        from memo_solver.games.yahtzee.need_entries import need_entry_of
 
         return need_entry_of(entry, cap)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from memo_solver.games.entry import Cone
 from memo_solver.games.yahtzee.advice.mean_advice import blocks_needed
 from memo_solver.games.yahtzee.family import entry_for
-from memo_solver.games.yahtzee.need_entry import need_entry
+from memo_solver.games.yahtzee.need_entries import need_entry
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import State
 from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError, check_cap, reach
