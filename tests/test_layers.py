@@ -10,6 +10,7 @@ a layer starts to know the shapes of the one above it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,3 +158,18 @@ def test_an_upward_import_between_the_yahtzee_rooms_breaks_the_contract(tmp_path
         "memo_solver.games.yahtzee.rules.ties -> memo_solver.games.yahtzee.advice.mean_advice"
         in broken
     )
+
+
+def test_the_architecture_guide_names_every_module() -> None:
+    """ARCHITECTURE.md is the map a new engineer opens first: every module of the packages
+    is on it by its file name, so a module added without a place on the map fails here."""
+    guide = (REPO / "ARCHITECTURE.md").read_text()
+    modules = [
+        path.relative_to(REPO)
+        for package in PACKAGES
+        for path in (REPO / package).rglob("*.py")
+        if path.name != "__init__.py"
+    ]
+    assert len(modules) > 100
+    named = set(re.findall(r"[`/]([a-z_0-9]+\.py)`", guide))
+    assert [str(m) for m in modules if m.name not in named] == []

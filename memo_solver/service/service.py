@@ -13,6 +13,10 @@ Work whose result no memo keeps (a score distribution, a Dice of Doom solve) is 
 through the store as well (:meth:`Service.run_shared`): with several server processes
 (``serve --workers``) the retry after a 503 may reach another process, which must find the
 work the first one started rather than start it again.
+
+One module of about 550 lines, on purpose: the engines, the cold budget, the shared work and
+the background solves live and die with one lifespan (its task group and exit stack) and
+guard one set of maps; cut apart, each part would hand the others the same state.
 """
 
 from __future__ import annotations

@@ -55,6 +55,10 @@ Run::
     .venv/bin/python scripts/bench/load_api.py --rate 500            # open loop, 500 requests/s
     .venv/bin/python scripts/bench/load_api.py --rate 1100 --requests 22000  # >= 1,000 answered/s
     .venv/bin/python scripts/bench/load_api.py --client raw          # or httpx: the other clients
+
+One script of about 700 lines, on purpose: a load client (the request bodies, keep-alive
+connections, the closed and the open loop, the latencies, the server's CPU) whose parts are
+measured together; what the benchmarks share is in ``_bench.py``.
 """
 
 from __future__ import annotations
