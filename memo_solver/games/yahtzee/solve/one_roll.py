@@ -67,7 +67,7 @@ def roll_steps(
     first_roll = n_keeps - roll_class.shape[1]
     succ_rows = np.arange(open_boxes.size)
     values = np.zeros((open_boxes.size, max(1, landing.n_classes.max()), 1))
-    lanes = Lanes(levels, steps, levels.size, width, shift)
+    lanes = Lanes(levels, steps, 1, width, shift)  # one lane, a constant the loops fold
     landing_values(open_boxes, succ_rows, successors, landing, lanes, values)
     five = False
     for a in range(alike.size):
