@@ -8,8 +8,10 @@ block holds the best chance of scoring that many more. The same kernel then solv
 
 from __future__ import annotations
 
+import inspect
 import json
 from fractions import Fraction
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 
 from memo_solver.games.yahtzee.rules.rule_file import parse_rule_text
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
-from memo_solver.games.yahtzee.solve import kernel
+from memo_solver.games.yahtzee.solve import forward_kernel, kernel, one_roll
 from memo_solver.games.yahtzee.solve.turn import solve_blocks
 
 
@@ -91,3 +93,21 @@ def test_a_work_area_starts_on_a_cache_line_and_holds_zeros(
     assert area.shape == (size,)
     assert area.dtype == kind
     assert not area.any()
+
+
+SCREENFUL = 13
+"""Parameters a compiled function may take: one a line, with its docstring, in one screen."""
+
+
+@pytest.mark.parametrize("module", [kernel, forward_kernel, one_roll], ids=lambda m: m.__name__)
+def test_the_compiled_loops_take_records_not_every_table_one_by_one(module: ModuleType) -> None:
+    """A rule set's tables reach the loops as records (the scoring tables, the dice lattice,
+    the batch), built once, so no signature lists 20 arrays that every caller repeats."""
+    compiled = {  # numba's functions defined here: each keeps its Python function
+        name: inspect.signature(value.py_func).parameters
+        for name, value in vars(module).items()
+        if getattr(getattr(value, "py_func", None), "__module__", None) == module.__name__
+    }
+    assert compiled
+    longest = max(compiled, key=lambda name: len(compiled[name]))
+    assert len(compiled[longest]) <= SCREENFUL, (longest, list(compiled[longest]))

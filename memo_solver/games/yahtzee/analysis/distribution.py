@@ -6,7 +6,8 @@ total), each turn's outcomes under :mod:`memo_solver.games.yahtzee.analysis.poli
 shifted by the points and bonuses banked, to the next turn's guideposts, and the blocks
 with every box filled hold the answer. Per turn, outcomes with the same points land
 together, so the work is one shifted add per (box, points) class and guidepost, of the
-totals that guidepost can hold (its window), in a compiled loop (:func:`_turn`; the whole
+totals that guidepost can hold (its window), in a compiled loop (:func:`_turn`, the loop in
+:mod:`memo_solver.games.yahtzee.solve.forward_kernel` beside the kernel's; the whole
 ``yahtzee`` distribution takes about 9 CPU s, 40 when these were array steps). The same
 pass yields the chances of the bonuses and the expected points of every box.
 The values the policy needs are solved on the engine first (everything below the state,
@@ -31,12 +32,12 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from memo_solver.core.compiled import jit
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.analysis.policy import outcomes, target_policy, turn_policy
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
 from memo_solver.games.yahtzee.rules.state import State, guidepost
+from memo_solver.games.yahtzee.solve import forward_kernel
 from memo_solver.games.yahtzee.solve.game import block_key
 from memo_solver.games.yahtzee.solve.need import (
     NeedBeyondCapError,
@@ -240,8 +241,8 @@ def _turn(
     The rolls a turn ends on fall into classes of equal points in a box (and equal
     all-alike-ness, for the +100); every (class, guidepost) pair lands on one guidepost of
     the next block having banked one gain, so the move is one shifted add of the guidepost's
-    window of totals per pair (:func:`_shift_add`, compiled), and the tallies are a few
-    array steps over the pairs of all boxes at once.
+    window of totals per pair (:func:`memo_solver.games.yahtzee.solve.forward_kernel.shift_add`,
+    compiled), and the tallies are a few array steps over the pairs of all boxes at once.
     """
     guideposts = Guideposts.reachable(rules, filled)
     successors = _successors(blocks, rules, filled)
@@ -249,7 +250,7 @@ def _turn(
     classes = _Classes.of(rules, policy.tables.boxes, policy.tables.points)
     weights = np.zeros((classes.points.size, guideposts.upper.size))
     ends = outcomes(rules.universe, policy.keep, rolls, rerolls)
-    _class_weights(ends, policy.box, classes.of_roll, weights)
+    forward_kernel.class_weights(ends, policy.box, classes.of_roll, weights)
     reach = here.sum(axis=1)
     pts, alike = classes.points[:, None], classes.alike[:, None]
     landing = land(rules, classes.box[:, None], pts, alike, guideposts.upper, guideposts.bonus)
@@ -282,7 +283,7 @@ def _turn(
         width = int(gains[lo:hi][live].max()) + here.shape[1]
         target = _grown(mass, nxt_filled, nxt.upper.size, width)
         into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), nxt.upper.size)))
-        _shift_add(
+        forward_kernel.shift_add(
             here, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
             hit_alike[lo:hi], here_spared, target, into,
         )  # fmt: skip
@@ -332,15 +333,6 @@ class _Classes:
         )
 
 
-@jit
-def _class_weights(ends: FloatArray, box: IntArray, of_roll: IntArray, weights: FloatArray) -> None:
-    """weights[k, t] += the chance that lane t's turn ends on a roll of class k: the roll's
-    chance, in the class of the box the strategy scores it in."""
-    for r in range(ends.shape[0]):
-        for t in range(ends.shape[1]):
-            weights[of_roll[box[r, t], r], t] += ends[r, t]
-
-
 def _windows(here: FloatArray) -> tuple[IntArray, IntArray]:
     """Each guidepost's window of totals, its first to last nonzero (empty where it holds
     no mass): moving only the windows moves a ninth of the numbers (yahtzee, from the start)."""
@@ -375,38 +367,6 @@ def _grown(mass: dict[int, FloatArray], filled: int, height: int, need: int) -> 
             grown[:, : target.shape[1]] = target
         target = mass[filled] = grown
     return target
-
-
-@jit
-def _shift_add(
-    here: FloatArray,
-    first: IntArray,
-    length: IntArray,
-    weights: FloatArray,
-    rows: IntArray,
-    gains: IntArray,
-    extra: IntArray,
-    alike: IntArray,
-    here_spared: FloatArray,
-    target: FloatArray,
-    spared: FloatArray,
-) -> None:
-    """For every pair (class k, lane t) of weight w > 0, with the lane's window s = first[t]
-    .. + length[t]: target[rows[k, t], gains[k, t] + s] += w * here[t, s]; and the mass
-    that never had a +100 (``extra``) or all dice alike (``alike``) moves to spared[0, row]
-    and spared[1, row] (the order of ``_EVENTS``) unless the pair has it."""
-    for k in range(weights.shape[0]):
-        for t in range(weights.shape[1]):
-            w = weights[k, t]
-            if w > 0.0:
-                row, lo = rows[k, t], first[t]
-                shift = gains[k, t] + lo
-                for s in range(length[t]):
-                    target[row, shift + s] += w * here[t, lo + s]
-                if extra[k, t] == 0:
-                    spared[0, row] += w * here_spared[0, t]
-                if alike[k] == 0:
-                    spared[1, row] += w * here_spared[1, t]
 
 
 # --- the target policy's distribution ---------------------------------------------------------
@@ -498,7 +458,9 @@ def _target_turn(
     plain = np.where(chased, 0.0, here)
     rolls, rerolls = _first_rolls(rules, state, guideposts.upper.size)
     weights = np.zeros((classes.points.size, guideposts.upper.size))
-    _class_weights(outcomes(dice, mean.keep, rolls, rerolls), mean.box, classes.of_roll, weights)
+    forward_kernel.class_weights(
+        outcomes(dice, mean.keep, rolls, rerolls), mean.box, classes.of_roll, weights
+    )
     lanes = np.zeros((classes.points.size, guide.size))
     """(classes, chased lanes): like ``weights``, per lane of the target policy."""
     if guide.size:
@@ -514,7 +476,7 @@ def _target_turn(
             rolls, rerolls = _first_rolls(rules, state, hi - lo)
             ends = outcomes(dice, policy.keep, rolls, rerolls)
             tile = np.zeros((classes.points.size, hi - lo))
-            _class_weights(ends, policy.box, classes.of_roll, tile)
+            forward_kernel.class_weights(ends, policy.box, classes.of_roll, tile)
             lanes[:, lo:hi] = tile
     pts, alike = classes.points[:, None], classes.alike[:, None]
     landing = land(rules, classes.box[:, None], pts, alike, guideposts.upper, guideposts.bonus)
@@ -538,12 +500,12 @@ def _target_turn(
         most = int(gains[lo:hi].max()) + here.shape[1]
         target = _grown(mass, nxt_filled, nxt.upper.size, most)
         unused = np.zeros((len(_EVENTS), nxt.upper.size))  # the events: the mean pass's alone
-        _shift_add(
+        forward_kernel.shift_add(
             plain, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
             hit_alike[lo:hi], np.zeros((len(_EVENTS), shape[1])), target, unused,
         )  # fmt: skip
         if guide.size:
-            _shift_add(
+            forward_kernel.shift_add(
                 one, np.zeros(guide.size, dtype=np.int64), ones,
                 np.ascontiguousarray(lanes[lo:hi]), rows[:, guide],
                 gains[lo:hi][:, guide] + total, extra[lo:hi][:, guide], hit_alike[lo:hi],

@@ -34,16 +34,38 @@ shape of loop that LLVM turns into SIMD instructions here (a loop from a run-tim
 one of a constant 16 trips, stayed scalar and ran 2.5x slower). The work area of a tile
 stays in the core's L2 cache and starts on a cache line (:func:`line_aligned`). Nothing is
 allocated per block, and the GIL is released throughout.
+
+The records
+-----------
+What a rule set gives every turn comes in two records, built once per rule set
+(:class:`memo_solver.games.yahtzee.solve.turn.KernelTables`) and passed whole: the scoring
+tables (:class:`Landing`) and the dice lattice (:class:`Lattice`). They are numba structrefs,
+not named tuples: a structref carries its numba type, so the dispatcher types it in C as it
+does an array (0.15 us a record), while it types a named tuple in Python, element by
+element, on every call (2 us a record of five arrays: the two would make a warm advice
+request, 65 us at the median with one call of
+:func:`memo_solver.games.yahtzee.solve.one_roll.roll_steps`, 6 % slower). Each function
+reads the fields it uses into locals first, so its loops index plain arrays, as they did
+when the fields were arguments. What changes per call stays a named tuple: the lanes of a
+tile (:class:`Lanes`), made inside compiled code, which costs no typing, and the blocks of a
+batch (:class:`memo_solver.games.yahtzee.solve.turn.Batch`), typed once per batch.
 """
 
 from __future__ import annotations
 
-from typing import Final, TypeVar
+from functools import lru_cache
+from typing import TYPE_CHECKING, Final, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from numba.core import types
+from numba.experimental import structref
 
 from memo_solver.core.compiled import jit
+from memo_solver.games.yahtzee.rules.dice import Dice
+
+if TYPE_CHECKING:
+    from memo_solver.games.yahtzee.solve.turn import Batch, LaneSets
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -55,6 +77,148 @@ its (keeps, 128) work area is 473 KB for five dice, 946 KB for six."""
 FACES: Final = 6
 CACHE_LINE: Final = 64
 """Bytes of a cache line, the width of an AVX-512 vector too."""
+
+
+class _RecordType(types.StructRef):
+    """numba's type of a record: its fields' types as given, never a literal's."""
+
+    def preprocess_fields(
+        self, fields: tuple[tuple[str, types.Type], ...]
+    ) -> tuple[tuple[str, types.Type], ...]:
+        return tuple((name, types.unliteral(kind)) for name, kind in fields)  # type: ignore[no-untyped-call]
+
+
+@structref.register
+class _LandingType(_RecordType):
+    """numba's type of a :class:`Landing`."""
+
+
+@structref.register
+class _LatticeType(_RecordType):
+    """numba's type of a :class:`Lattice`."""
+
+
+class Landing(structref.StructRefProxy):
+    """A rule set's scoring as the score step reads it (built by
+    :class:`memo_solver.games.yahtzee.solve.turn.KernelTables`): per box, the rolls fall
+    into classes of equal points; per class and level, where the level lands in the
+    successor block and what it banks."""
+
+    roll_class: IntArray
+    """(boxes, n_rolls): each roll's class in each box."""
+    n_classes: IntArray
+    """(boxes,): how many classes each box has."""
+    index: IntArray
+    """(boxes, classes, levels) or (boxes, classes, 1): the successor's level landed on."""
+    banked: FloatArray
+    """(boxes, classes, levels) or (boxes, classes, 1): the points and upper bonus banked."""
+    alike: IntArray
+    """(6,): the all-alike rolls, face 1 first, which the Joker and the +100 score again."""
+    extra: FloatArray
+    """(levels,): the +100 a five of a kind banks from each level."""
+
+    def __new__(
+        cls,
+        roll_class: IntArray,
+        n_classes: IntArray,
+        index: IntArray,
+        banked: FloatArray,
+        alike: IntArray,
+        extra: FloatArray,
+    ) -> Landing:
+        record: Landing = _new_landing(roll_class, n_classes, index, banked, alike, extra)
+        vars(record).update(
+            roll_class=roll_class, n_classes=n_classes, index=index, banked=banked,
+            alike=alike, extra=extra,
+        )  # fmt: skip
+        return record
+
+
+class Lattice(structref.StructRefProxy):
+    """A dice count's lattice of keeps and rolls as the reroll rounds and the choices walk
+    it (:func:`lattice`): rows are keeps, the rolls last."""
+
+    children: IntArray
+    """(keeps short of a roll, 6): each keep's children, one die more."""
+    parents: IntArray
+    """(n_keeps, 6): each keep's parents, one die fewer (row 0 unused)."""
+    n_parents: IntArray
+    """(n_keeps,): how many parents each keep has."""
+    first: FloatArray
+    """(n_rolls,): each roll's chance on the first roll of a turn."""
+    rank: IntArray
+    """(n_keeps,): each keep's rank by the tie rule (higher wins: more dice, then the first
+    keep)."""
+    keep_of_rank: IntArray
+    """(n_keeps,): the keep of each rank."""
+    bits: int
+    """The bits a rank takes in an integer key."""
+
+    def __new__(
+        cls,
+        children: IntArray,
+        parents: IntArray,
+        n_parents: IntArray,
+        first: FloatArray,
+        rank: IntArray,
+        keep_of_rank: IntArray,
+        bits: int,
+    ) -> Lattice:
+        record: Lattice = _new_lattice(
+            children, parents, n_parents, first, rank, keep_of_rank, bits
+        )
+        vars(record).update(
+            children=children, parents=parents, n_parents=n_parents, first=first, rank=rank,
+            keep_of_rank=keep_of_rank, bits=bits,
+        )  # fmt: skip
+        return record
+
+
+# numba's structref helpers carry no annotations
+structref.define_proxy(Landing, _LandingType, list(Landing.__annotations__))  # type: ignore[no-untyped-call]
+structref.define_proxy(Lattice, _LatticeType, list(Lattice.__annotations__))  # type: ignore[no-untyped-call]
+
+
+@jit
+def _new_landing(
+    roll_class: IntArray,
+    n_classes: IntArray,
+    index: IntArray,
+    banked: FloatArray,
+    alike: IntArray,
+    extra: FloatArray,
+) -> Landing:
+    """A :class:`Landing` made in compiled code, kept in the cache folder (the proxy's own
+    constructor compiles again in every process)."""
+    return Landing(roll_class, n_classes, index, banked, alike, extra)
+
+
+@jit
+def _new_lattice(
+    children: IntArray,
+    parents: IntArray,
+    n_parents: IntArray,
+    first: FloatArray,
+    rank: IntArray,
+    keep_of_rank: IntArray,
+    bits: int,
+) -> Lattice:
+    """A :class:`Lattice` made in compiled code (:func:`_new_landing` says why)."""
+    return Lattice(children, parents, n_parents, first, rank, keep_of_rank, bits)
+
+
+@lru_cache(maxsize=8)
+def lattice(dice: Dice) -> Lattice:
+    """The lattice of ``dice``, made once per dice count. Its ranks order the keeps by the
+    tie rule (:mod:`memo_solver.games.yahtzee.rules.ties`): more dice, then the first keep."""
+    order: IntArray = np.lexsort((-np.arange(dice.n_keeps), dice.keep_sizes))  # worst first
+    rank = np.empty(dice.n_keeps, dtype=np.int64)
+    rank[order] = np.arange(dice.n_keeps)
+    parents, n_parents = dice.parent_rows
+    return Lattice(
+        dice.child_rows, parents, n_parents, np.ascontiguousarray(dice.transition[0]), rank,
+        order.astype(np.int64), (dice.n_keeps - 1).bit_length(),
+    )  # fmt: skip
 
 
 @jit
@@ -102,23 +266,31 @@ def _landed(
     return reached
 
 
+class Lanes(NamedTuple):
+    """The lanes a step solves: lane t is on level ``levels[t]`` at index ``steps[t]`` of
+    the value axis of ``width``, for the first ``n`` lanes; ``shift`` as in the block
+    contract."""
+
+    levels: IntArray
+    steps: IntArray
+    n: int
+    width: int
+    shift: bool
+
+
 @jit
 def landing_values(
     open_boxes: IntArray,
     succ_rows: IntArray,
     successors: FloatArray,
-    n_classes: IntArray,
-    land_index: IntArray,
-    land_banked: FloatArray,
-    levels: IntArray,
-    steps: IntArray,
-    n: int,
-    width: int,
-    shift: bool,
+    landing: Landing,
+    lanes: Lanes,
     values: FloatArray,
 ) -> None:
     """values[i, k, t]: lane t's value for scoring a roll of class k in open box i (the
-    classes of a box are its rolls of equal points), for the first ``n`` lanes."""
+    classes of a box are its rolls of equal points)."""
+    n_classes, index, banked = landing.n_classes, landing.index, landing.banked
+    levels, steps, n, width, shift = lanes
     for i in range(open_boxes.size):
         box = open_boxes[i]
         row = succ_rows[i]
@@ -127,8 +299,8 @@ def landing_values(
                 values[i, k, t] = _landed(
                     successors,
                     row,
-                    land_index[box, k, levels[t]],
-                    land_banked[box, k, levels[t]],
+                    index[box, k, levels[t]],
+                    banked[box, k, levels[t]],
                     steps[t],
                     width,
                     shift,
@@ -140,17 +312,9 @@ def score_rolls(
     open_boxes: IntArray,
     succ_rows: IntArray,
     successors: FloatArray,
-    roll_class: IntArray,
-    land_index: IntArray,
-    land_banked: FloatArray,
-    alike: IntArray,
+    landing: Landing,
     adjust: FloatArray,
-    extra: FloatArray,
-    levels: IntArray,
-    steps: IntArray,
-    n: int,
-    width: int,
-    shift: bool,
+    lanes: Lanes,
     values: FloatArray,
     work: FloatArray,
     first_roll: int,
@@ -159,8 +323,11 @@ def score_rolls(
     """work[first_roll + r, t]: roll r's value with no reroll left, the best open box's.
 
     The six all-alike rolls are scored again with what the Joker (``adjust``: points added,
-    -inf where it forbids the box) and the +100 (``extra`` per level) bank on top. When
-    ``scores`` has rows, it receives every box's value too (advice and the policy)."""
+    -inf where it forbids the box) and the +100 (``landing.extra`` per level) bank on top.
+    When ``scores`` has rows, it receives every box's value too (advice and the policy)."""
+    roll_class, index, banked = landing.roll_class, landing.index, landing.banked
+    alike, extra = landing.alike, landing.extra
+    levels, steps, n, width, shift = lanes
     keep_scores = scores.shape[0] > 0
     n_rolls = roll_class.shape[1]
     for r in range(n_rolls):
@@ -199,8 +366,8 @@ def score_rolls(
                 value = _landed(
                     successors,
                     succ_rows[i],
-                    land_index[box, cls, level],
-                    land_banked[box, cls, level] + adjust[box, a] + extra[level],
+                    index[box, cls, level],
+                    banked[box, cls, level] + adjust[box, a] + extra[level],
                     steps[t],
                     width,
                     shift,
@@ -251,40 +418,29 @@ def start_values(work: FloatArray, first: FloatArray, first_roll: int, n: int) -
 def solve_blocks(
     lo: int,
     hi: int,
-    open_boxes: IntArray,
-    n_open: IntArray,
-    succ_rows: IntArray,
-    successors: FloatArray,
-    lane_sets: IntArray,
-    lane_counts: IntArray,
+    batch: Batch,
+    lane_sets: LaneSets,
     lane_set: IntArray,
-    joker_row: IntArray,
     adjust: FloatArray,
-    extra: FloatArray,
-    roll_class: IntArray,
-    n_classes: IntArray,
-    land_index: IntArray,
-    land_banked: FloatArray,
-    alike: IntArray,
-    children: IntArray,
-    parents: IntArray,
-    n_parents: IntArray,
-    first: FloatArray,
+    landing: Landing,
+    lattice: Lattice,
     rerolls: int,
     width: int,
     shift: bool,
     tile: int,
     out: FloatArray,
 ) -> None:
-    """Blocks ``lo..hi-1`` of a batch into ``out`` (N, levels * width), every lane of each.
+    """Blocks ``lo..hi-1`` of ``batch`` into ``out`` (N, levels * width), every lane of each.
 
-    Block b has ``n_open[b]`` open boxes ``open_boxes[b]``, each landing on successor row
-    ``succ_rows[b]`` of ``successors``; its lanes are ``lane_sets[lane_set[b]]`` (the first
-    ``lane_counts[...]``), and its Joker adjustments ``adjust[joker_row[b]]``. Lanes not
-    listed are left as they are (the caller fills them with NaN)."""
-    n_keeps = parents.shape[0]
-    first_roll = n_keeps - roll_class.shape[1]
-    values = line_aligned((open_boxes.shape[1], max(1, n_classes.max()), tile), np.float64)
+    Block b's lanes are ``lane_sets.levels[lane_set[b]]`` (the first ``lane_sets.counts[...]``),
+    and its Joker adjustments ``adjust[batch.joker[b]]``. Lanes not listed are left as they
+    are (the caller fills them with NaN)."""
+    open_boxes, n_open, succ_rows, successors = (
+        batch.open_boxes, batch.n_open, batch.succ_rows, batch.successors,
+    )  # fmt: skip
+    n_keeps = lattice.parents.shape[0]
+    first_roll = n_keeps - landing.roll_class.shape[1]
+    values = line_aligned((open_boxes.shape[1], max(1, landing.n_classes.max()), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
     levels = np.zeros(tile, dtype=np.int64)
     steps = np.zeros(tile, dtype=np.int64)
@@ -292,8 +448,8 @@ def solve_blocks(
     for b in range(lo, hi):
         boxes = open_boxes[b, : n_open[b]]
         rows = succ_rows[b, : n_open[b]]
-        reached = lane_sets[lane_set[b]]
-        count = lane_counts[lane_set[b]] * width
+        reached = lane_sets.levels[lane_set[b]]
+        count = lane_sets.counts[lane_set[b]] * width
         for start in range(0, count, tile):
             n = min(tile, count - start)
             for t in range(n):
@@ -303,81 +459,63 @@ def solve_blocks(
                 for t in range(n):
                     work[0, t] = 0.0
             else:
-                landing_values(
-                    boxes, rows, successors, n_classes, land_index, land_banked, levels, steps,
-                    n, width, shift, values,
-                )  # fmt: skip
+                lanes = Lanes(levels, steps, n, width, shift)
+                landing_values(boxes, rows, successors, landing, lanes, values)
                 score_rolls(
-                    boxes, rows, successors, roll_class, land_index, land_banked, alike,
-                    adjust[joker_row[b]], extra, levels, steps, n, width, shift, values, work,
-                    first_roll, no_scores,
+                    boxes, rows, successors, landing, adjust[batch.joker[b]], lanes, values,
+                    work, first_roll, no_scores,
                 )  # fmt: skip
-                _reroll_rounds(work, children, parents, n_parents, first, first_roll, rerolls, n)
+                _reroll_rounds(work, lattice, first_roll, rerolls, n)
             for t in range(n):
                 out[b, levels[t] * width + steps[t]] = work[0, t]
 
 
 @jit
 def _reroll_rounds(
-    work: FloatArray,
-    children: IntArray,
-    parents: IntArray,
-    n_parents: IntArray,
-    first: FloatArray,
-    first_roll: int,
-    rerolls: int,
-    tile: int,
+    work: FloatArray, lattice: Lattice, first_roll: int, rerolls: int, n: int
 ) -> None:
     """From the rolls' values with no reroll left to the turn start, in row 0."""
+    children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     for _ in range(rerolls):
-        keep_values(work, children, tile)
-        best_keep(work, parents, n_parents, tile)
-    start_values(work, first, first_roll, tile)
+        keep_values(work, children, n)
+        best_keep(work, parents, n_parents, n)
+    start_values(work, lattice.first, first_roll, n)
 
 
 @jit
 def turn_steps(
     open_boxes: IntArray,
     successors: FloatArray,
-    lanes: IntArray,
+    levels: IntArray,
     steps: IntArray,
     width: int,
     shift: bool,
     adjust: FloatArray,
-    extra: FloatArray,
-    roll_class: IntArray,
-    n_classes: IntArray,
-    land_index: IntArray,
-    land_banked: FloatArray,
-    alike: IntArray,
-    children: IntArray,
-    parents: IntArray,
-    n_parents: IntArray,
-    first: FloatArray,
+    landing: Landing,
+    lattice: Lattice,
     scores: FloatArray,
     rolls: FloatArray,
     keeps: FloatArray,
     start: FloatArray,
 ) -> None:
-    """One block's turn for ``lanes`` (one tile of any width: each lane's level, and its
-    index ``steps`` on the value axis of ``width``, shifted by the score when ``shift``, as
-    in the block contract), keeping what each step found: ``scores`` (boxes, rolls, lanes),
-    ``rolls[n]`` the rolls with n rerolls left, ``keeps[n]`` the keep lattice before its
-    best-keep pass, ``start`` the turn start. Successor row i is open box i's. The same
-    steps as :func:`solve_blocks`."""
+    """One block's turn for the lanes ``levels`` (one tile of any width: each lane's level,
+    and its index ``steps`` on the value axis of ``width``, shifted by the score when
+    ``shift``, as in the block contract), keeping what each step found: ``scores`` (boxes,
+    rolls, lanes), ``rolls[n]`` the rolls with n rerolls left, ``keeps[n]`` the keep lattice
+    before its best-keep pass, ``start`` the turn start. Successor row i is open box i's.
+    The same steps as :func:`solve_blocks`."""
+    children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
-    first_roll = n_keeps - roll_class.shape[1]
-    tile = lanes.size
+    first_roll = n_keeps - landing.roll_class.shape[1]
+    tile = levels.size
     succ_rows = np.arange(open_boxes.size)
-    values = line_aligned((open_boxes.size, max(1, n_classes.max()), tile), np.float64)
+    values = line_aligned((open_boxes.size, max(1, landing.n_classes.max()), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
-    landing_values(
-        open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, tile,
-        width, shift, values,
-    )  # fmt: skip
+    lanes = Lanes(levels, steps, tile, width, shift)
+    landing_values(open_boxes, succ_rows, successors, landing, lanes, values)
     score_rolls(
-        open_boxes, succ_rows, successors, roll_class, land_index, land_banked, alike,
-        adjust, extra, lanes, steps, tile, width, shift, values, work, first_roll, scores,
+        open_boxes, succ_rows, successors, landing, adjust, lanes, values, work, first_roll,
+        scores,
     )  # fmt: skip
     rolls[0] = work[first_roll:]
     for n in range(1, rolls.shape[0]):
@@ -385,5 +523,5 @@ def turn_steps(
         keeps[n] = work
         best_keep(work, parents, n_parents, tile)
         rolls[n] = work[first_roll:]
-    start_values(work, first, first_roll, tile)
+    start_values(work, lattice.first, first_roll, tile)
     start[:] = work[0]

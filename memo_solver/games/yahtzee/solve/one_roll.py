@@ -27,6 +27,9 @@ import numpy.typing as npt
 from memo_solver.core.compiled import jit
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
 from memo_solver.games.yahtzee.solve.kernel import (
+    Landing,
+    Lanes,
+    Lattice,
     best_keep,
     keep_values,
     landing_values,
@@ -41,38 +44,31 @@ IntArray = npt.NDArray[np.int64]
 def roll_steps(
     open_boxes: IntArray,
     successors: FloatArray,
-    lanes: IntArray,
-    adjust: FloatArray,
-    extra: FloatArray,
-    roll_class: IntArray,
-    n_classes: IntArray,
-    land_index: IntArray,
-    land_banked: FloatArray,
-    alike: IntArray,
-    children: IntArray,
-    parents: IntArray,
-    n_parents: IntArray,
-    roll: int,
-    rerolls: int,
+    levels: IntArray,
     steps: IntArray,
     width: int,
     shift: bool,
+    adjust: FloatArray,
+    landing: Landing,
+    lattice: Lattice,
+    roll: int,
+    rerolls: int,
     scores: FloatArray,
     keeps: FloatArray,
 ) -> None:
-    """For one lane (``lanes``: one guidepost; ``steps``: its index on the value axis of
+    """For one lane (``levels``: one guidepost; ``steps``: its index on the value axis of
     ``width``, moved along it by the score when ``shift``, as in the kernel's block
     contract), ``scores[i]``: scoring roll ``roll`` in open box i (successor row i); with
     ``rerolls`` > 0, ``keeps[k]``: keep k's value when it is rerolled with ``rerolls - 1``
     rerolls left after (``keeps`` untouched otherwise)."""
+    roll_class, alike = landing.roll_class, landing.alike
+    children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
     succ_rows = np.arange(open_boxes.size)
-    values = np.zeros((open_boxes.size, max(1, n_classes.max()), 1))
-    landing_values(
-        open_boxes, succ_rows, successors, n_classes, land_index, land_banked, lanes, steps, 1,
-        width, shift, values,
-    )  # fmt: skip
+    values = np.zeros((open_boxes.size, max(1, landing.n_classes.max()), 1))
+    lanes = Lanes(levels, steps, 1, width, shift)  # one lane, a constant the loops fold
+    landing_values(open_boxes, succ_rows, successors, landing, lanes, values)
     five = False
     for a in range(alike.size):
         five = five or alike[a] == roll
@@ -84,8 +80,8 @@ def roll_steps(
     work = np.zeros((n_keeps, 1))
     every = np.zeros((open_boxes.size if five else 0, roll_class.shape[1], 1))
     score_rolls(
-        open_boxes, succ_rows, successors, roll_class, land_index, land_banked, alike, adjust,
-        extra, lanes, steps, 1, width, shift, values, work, first_roll, every,
+        open_boxes, succ_rows, successors, landing, adjust, lanes, values, work, first_roll,
+        every,
     )  # fmt: skip
     if five:  # scored again by the Joker and the +100
         for i in range(open_boxes.size):
@@ -144,9 +140,8 @@ def roll_values(
     rows = np.concatenate(successors).reshape(len(boxes), -1)
     width = rows.shape[1] // (rules.n_upper_levels * rules.n_bonus_levels)
     roll_steps(
-        open_boxes, rows, Guideposts.one(rules, *guidepost).flat, tables.adjust[joker],
-        tables.extra, tables.roll_class, tables.n_classes, tables.land_index,
-        tables.land_banked, tables.alike, tables.children, tables.parents, tables.n_parents,
-        roll, rerolls, _step(max(0, need - 1)), width, need > 0, scores, keeps,
+        open_boxes, rows, Guideposts.one(rules, *guidepost).flat, _step(max(0, need - 1)),
+        width, need > 0, tables.adjust[joker], tables.landing, tables.lattice, roll, rerolls,
+        scores, keeps,
     )  # fmt: skip
     return boxes, scores, keeps

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,9 @@ import numpy.typing as npt
 from memo_solver.games.yahtzee.rules.dice import Dice
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
 from memo_solver.games.yahtzee.solve.scoring import extra_bonus, land, points
+
+if TYPE_CHECKING:
+    from memo_solver.games.yahtzee.solve import kernel
 
 IntArray = npt.NDArray[np.int64]
 FACES_OF_ALIKE: Final = 6
@@ -107,6 +110,14 @@ def _one(rules: RuleSet, upper: int, bonus: int) -> Guideposts:
     return Guideposts(rules, upper=np.array([upper]), bonus=np.array([bonus]))
 
 
+class LaneSets(NamedTuple):
+    """Per lane set (:meth:`KernelTables.lane_set_of`), the reachable levels of a block with
+    that set, first in its row, and how many they are."""
+
+    levels: IntArray
+    counts: IntArray
+
+
 @dataclass(frozen=True, eq=False)
 class KernelTables:
     """A rule set as the kernel reads it: built once per rule set (:func:`kernel_tables`).
@@ -116,6 +127,7 @@ class KernelTables:
     ``land_banked``, from :func:`memo_solver.games.yahtzee.solve.scoring.land`). The Joker's
     points for the six all-alike rolls come in rows of ``adjust`` (from
     :func:`memo_solver.games.yahtzee.solve.scoring.points`), one per situation that decides them.
+    The compiled code reads them as two records (:attr:`landing`, :attr:`lattice`).
     """
 
     rules: RuleSet
@@ -125,11 +137,6 @@ class KernelTables:
     land_banked: FloatArray
     extra: FloatArray
     """(levels,): the +100 a five of a kind banks from each level."""
-    children: IntArray
-    parents: IntArray
-    n_parents: IntArray
-    first: FloatArray
-    """(n_rolls,): each roll's chance on the first roll of a turn."""
     alike: IntArray
     """The all-alike rolls, face 1 first."""
     upper_boxes: IntArray
@@ -137,7 +144,25 @@ class KernelTables:
     levels of a block some game reaches."""
 
     @cached_property
-    def lane_sets(self) -> tuple[IntArray, IntArray]:
+    def landing(self) -> kernel.Landing:
+        """The scoring tables as one record for the compiled code, made at its first use
+        (numba is imported by the first solve only)."""
+        from memo_solver.games.yahtzee.solve import kernel
+
+        return kernel.Landing(
+            self.roll_class, self.n_classes, self.land_index, self.land_banked, self.alike,
+            self.extra,
+        )  # fmt: skip
+
+    @cached_property
+    def lattice(self) -> kernel.Lattice:
+        """The rule set's dice lattice as one record for the compiled code."""
+        from memo_solver.games.yahtzee.solve import kernel
+
+        return kernel.lattice(self.rules.universe)
+
+    @cached_property
+    def lane_sets(self) -> LaneSets:
         """Per lane set (:meth:`lane_set_of`), the reachable levels and their count."""
         rules = self.rules
         n_sets = 2 << self.upper_boxes.size
@@ -150,7 +175,7 @@ class KernelTables:
             flat = _reachable(rules, upper_mask, bool(q & 1)).flat
             sets[q, : flat.size] = flat
             counts[q] = flat.size
-        return sets, counts
+        return LaneSets(sets, counts)
 
     def lane_set_of(self, masks: IntArray) -> IntArray:
         """(N,): which lane set each filled mask's block has: its filled upper boxes as bits,
@@ -265,7 +290,6 @@ def kernel_tables(rules: RuleSet) -> KernelTables:
     for box, (_, index, banked) in enumerate(landings):
         land_index[box, : n_classes[box]] = index
         land_banked[box, : n_classes[box]] = banked
-    parents, n_parents = dice.parent_rows
     flags = np.arange(levels) % rules.n_bonus_levels
     return KernelTables(
         rules=rules,
@@ -274,21 +298,17 @@ def kernel_tables(rules: RuleSet) -> KernelTables:
         land_index=land_index,
         land_banked=land_banked,
         extra=extra_bonus(rules, True, flags).astype(np.float64),
-        children=dice.child_rows,
-        parents=parents,
-        n_parents=n_parents,
-        first=np.ascontiguousarray(dice.transition[0]),
         alike=dice.alike_rolls.astype(np.int64),
         upper_boxes=np.flatnonzero(rules.upper_faces > 0).astype(np.int64),
     )
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Blocks solved by one call of the kernel, as it reads them: each block's open boxes
-    first in its row (``open_boxes[b, :n_open[b]]``), the row of ``successors`` each lands
-    on, and its Joker row (:meth:`KernelTables.joker_rows`: read the tables' ``adjust``
-    after building the batch, which may add rows to it)."""
+class Batch(NamedTuple):
+    """Blocks solved by one call of the kernel, as it reads them (a named tuple: the kernel
+    takes it whole): each block's open boxes first in its row (``open_boxes[b, :n_open[b]]``),
+    the row of ``successors`` each lands on, and its Joker row
+    (:meth:`KernelTables.joker_rows`: read the tables' ``adjust`` after building the batch,
+    which may add rows to it)."""
 
     filled: IntArray
     n_open: IntArray
@@ -343,14 +363,11 @@ def solve_blocks(
 
     tables = kernel_tables(rules)
     batch = Batch.of(rules, masks, successors.__getitem__, width)
-    lane_sets, lane_counts = tables.lane_sets
     out = np.full((batch.filled.size, batch.successors.shape[1]), np.nan)
     kernel.solve_blocks(
-        0, batch.filled.size, batch.open_boxes, batch.n_open, batch.succ_rows,
-        batch.successors, lane_sets, lane_counts, tables.lane_set_of(batch.filled),
-        batch.joker, tables.adjust, tables.extra, tables.roll_class, tables.n_classes,
-        tables.land_index, tables.land_banked, tables.alike, tables.children, tables.parents,
-        tables.n_parents, tables.first, rules.rerolls, width, shift, kernel.TILE, out,
+        0, batch.filled.size, batch, tables.lane_sets, tables.lane_set_of(batch.filled),
+        tables.adjust, tables.landing, tables.lattice, rules.rerolls, width, shift, kernel.TILE,
+        out,
     )  # fmt: skip
     shape = rules.block_shape if width == 1 else (*rules.block_shape, width)
     return out.reshape(batch.filled.size, *shape)
@@ -408,9 +425,8 @@ def turn_tables(
     start = np.empty(count)
     kernel.turn_steps(
         np.array(boxes, dtype=np.int64), np.stack([successor(box).ravel() for box in boxes]),
-        lanes, steps, width, shift, tables.adjust[joker], tables.extra, tables.roll_class,
-        tables.n_classes, tables.land_index, tables.land_banked, tables.alike, tables.children,
-        tables.parents, tables.n_parents, tables.first, scores, rolls, keeps, start,
+        lanes, steps, width, shift, tables.adjust[joker], tables.landing, tables.lattice,
+        scores, rolls, keeps, start,
     )  # fmt: skip
     return TurnTables(
         dice,
