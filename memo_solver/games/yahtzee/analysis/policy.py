@@ -32,9 +32,9 @@ from memo_solver.games.yahtzee.rules.dice import Dice
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
 from memo_solver.games.yahtzee.solve import forward_kernel, kernel
 from memo_solver.games.yahtzee.solve.turn import (
-    Batch,
     Guideposts,
     TurnTables,
+    batch_of,
     kernel_tables,
     turn_tables,
 )
@@ -152,7 +152,7 @@ def block_choices(
     (``successor`` gives a block by its filled mask)."""
     tables = kernel_tables(rules)
     dice = rules.universe
-    batch = Batch.of(rules, masks, successor)
+    batch = batch_of(rules, masks, successor)
     if not batch.n_open.all():
         raise ValueError("a block with every box filled has no turn to choose in")
     n_lanes = np.array([flat.size for flat in levels], dtype=np.int64)

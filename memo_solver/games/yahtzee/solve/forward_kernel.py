@@ -35,7 +35,7 @@ from memo_solver.games.yahtzee.solve.kernel import (
 )
 
 if TYPE_CHECKING:
-    from memo_solver.games.yahtzee.solve.turn import Batch
+    from memo_solver.games.yahtzee.solve.batch import Batch
 
 IntArray = npt.NDArray[np.int64]
 SmallArray = npt.NDArray[np.uint8]

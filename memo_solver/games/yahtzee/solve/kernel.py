@@ -48,7 +48,7 @@ request, 65 us at the median with one call of
 reads the fields it uses into locals first, so its loops index plain arrays, as they did
 when the fields were arguments. What changes per call stays a named tuple: the lanes of a
 tile (:class:`Lanes`), made inside compiled code, which costs no typing, and the blocks of a
-batch (:class:`memo_solver.games.yahtzee.solve.turn.Batch`), typed once per batch.
+batch (:class:`memo_solver.games.yahtzee.solve.batch.Batch`), typed once per batch.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from memo_solver.core.compiled import jit
 from memo_solver.games.yahtzee.rules.dice import Dice
 
 if TYPE_CHECKING:
-    from memo_solver.games.yahtzee.solve.turn import Batch, LaneSets
+    from memo_solver.games.yahtzee.solve.batch import Batch, LaneSets
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

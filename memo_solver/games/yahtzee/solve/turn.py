@@ -20,13 +20,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from memo_solver.games.yahtzee.rules.dice import Dice
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.solve.batch import Batch, LaneSets
 from memo_solver.games.yahtzee.solve.scoring import extra_bonus, land, points
 
 if TYPE_CHECKING:
@@ -108,14 +109,6 @@ def _reachable(rules: RuleSet, upper_mask: int, yahtzee_filled: bool) -> Guidepo
 @lru_cache(maxsize=4096)
 def _one(rules: RuleSet, upper: int, bonus: int) -> Guideposts:
     return Guideposts(rules, upper=np.array([upper]), bonus=np.array([bonus]))
-
-
-class LaneSets(NamedTuple):
-    """Per lane set (:meth:`KernelTables.lane_set_of`), the reachable levels of a block with
-    that set, first in its row, and how many they are."""
-
-    levels: IntArray
-    counts: IntArray
 
 
 @dataclass(frozen=True, eq=False)
@@ -303,42 +296,26 @@ def kernel_tables(rules: RuleSet) -> KernelTables:
     )
 
 
-class Batch(NamedTuple):
-    """Blocks solved by one call of the kernel, as it reads them (a named tuple: the kernel
-    takes it whole): each block's open boxes first in its row (``open_boxes[b, :n_open[b]]``),
-    the row of ``successors`` each lands on, and its Joker row
-    (:meth:`KernelTables.joker_rows`: read the tables' ``adjust`` after building the batch,
-    which may add rows to it)."""
-
-    filled: IntArray
-    n_open: IntArray
-    open_boxes: IntArray
-    succ_rows: IntArray
-    successors: FloatArray
-    """(distinct successors, values): each successor block raveled, once."""
-    joker: IntArray
-
-    @classmethod
-    def of(
-        cls,
-        rules: RuleSet,
-        masks: Sequence[int],
-        successor: Callable[[int], FloatArray],
-        width: int = 1,
-    ) -> Batch:
-        filled = np.asarray(masks, dtype=np.int64)
-        open_ = rules.open_matrix(filled)
-        n_open = open_.sum(axis=1)
-        open_boxes = np.argsort(~open_, axis=1, kind="stable")
-        in_use = np.arange(open_.shape[1])[None, :] < n_open[:, None]
-        succ_masks = np.where(in_use, filled[:, None] | np.int64(1) << open_boxes, -1)
-        wanted = np.unique(succ_masks[succ_masks >= 0])
-        values = rules.n_upper_levels * rules.n_bonus_levels * width
-        rows = [successor(mask).ravel() for mask in wanted.tolist()]
-        table = np.concatenate(rows).reshape(-1, values) if rows else np.empty((1, values))
-        joker = kernel_tables(rules).joker_rows(filled, open_)
-        succ_rows = np.searchsorted(wanted, succ_masks)
-        return cls(filled, n_open, open_boxes, succ_rows, table, joker)
+def batch_of(
+    rules: RuleSet,
+    masks: Sequence[int],
+    successor: Callable[[int], FloatArray],
+    width: int = 1,
+) -> Batch:
+    """The blocks of these filled masks as one call of the kernel reads them."""
+    filled = np.asarray(masks, dtype=np.int64)
+    open_ = rules.open_matrix(filled)
+    n_open = open_.sum(axis=1)
+    open_boxes = np.argsort(~open_, axis=1, kind="stable")
+    in_use = np.arange(open_.shape[1])[None, :] < n_open[:, None]
+    succ_masks = np.where(in_use, filled[:, None] | np.int64(1) << open_boxes, -1)
+    wanted = np.unique(succ_masks[succ_masks >= 0])
+    values = rules.n_upper_levels * rules.n_bonus_levels * width
+    rows = [successor(mask).ravel() for mask in wanted.tolist()]
+    table = np.concatenate(rows).reshape(-1, values) if rows else np.empty((1, values))
+    joker = kernel_tables(rules).joker_rows(filled, open_)
+    succ_rows = np.searchsorted(wanted, succ_masks)
+    return Batch(filled, n_open, open_boxes, succ_rows, table, joker)
 
 
 def solve_blocks(
@@ -362,7 +339,7 @@ def solve_blocks(
     from memo_solver.games.yahtzee.solve import kernel  # numba: imported by the first solve only
 
     tables = kernel_tables(rules)
-    batch = Batch.of(rules, masks, successors.__getitem__, width)
+    batch = batch_of(rules, masks, successors.__getitem__, width)
     out = np.full((batch.filled.size, batch.successors.shape[1]), np.nan)
     kernel.solve_blocks(
         0, batch.filled.size, batch, tables.lane_sets, tables.lane_set_of(batch.filled),
