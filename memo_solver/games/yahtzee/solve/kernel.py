@@ -49,6 +49,10 @@ reads the fields it uses into locals first, so its loops index plain arrays, as 
 when the fields were arguments. What changes per call stays a named tuple: the lanes of a
 tile (:class:`Lanes`), made inside compiled code, which costs no typing, and the blocks of a
 batch (:class:`memo_solver.games.yahtzee.solve.batch.Batch`), typed once per batch.
+
+One module of about 530 lines, on purpose: the one implementation of the turn's math, whose
+steps share the records and the tile and are compiled together; the forward passes' loops,
+which only read the records, are in :mod:`memo_solver.games.yahtzee.solve.forward_kernel`.
 """
 
 from __future__ import annotations
