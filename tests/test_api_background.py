@@ -184,7 +184,10 @@ async def test_two_server_processes_on_one_store_share_one_solve(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("setting", "who"),
-    [("off", "only its operator"), ("loopback", "only someone at the server itself")],
+    [
+        ("off", "only its operator"),
+        pytest.param("loopback", "only someone at the server itself", marks=pytest.mark.full),
+    ],
 )
 async def test_where_the_setting_forbids_it_the_player_is_told_the_game_is_not_solved_yet(
     tmp_path: Path, setting: Any, who: str

@@ -31,7 +31,11 @@ from memo_solver.cli import main as memo_cli
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "args", [["advise", "dice=4 rerolls=1"], ["simulate", "--show", "--games", "3"]]
+    "args",
+    [
+        ["advise", "dice=4 rerolls=1"],
+        pytest.param(["simulate", "--show", "--games", "3"], marks=pytest.mark.full),
+    ],
 )
 def test_a_reader_that_leaves_early_ends_the_command_quietly(
     tmp_path: Path, args: list[str]

@@ -54,6 +54,7 @@ def test_serve_on_a_port_in_use_says_so_before_serving(tmp_path: Path) -> None:
             assert result.stdout == ""
 
 
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_serve_on_a_host_of_another_machine_is_bad_input(tmp_path: Path) -> None:
     """192.0.2.1 is TEST-NET-1 (RFC 5737): documentation's, never a machine's own."""
     result = memo_solver(tmp_path / "s.sqlite3", "serve", "--host", "192.0.2.1")

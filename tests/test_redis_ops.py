@@ -170,6 +170,7 @@ def test_status_reports_the_namespaces_own_size_not_the_servers(
     assert f"  {redis_url}: " in "\n".join(words)
 
 
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_status_shows_the_stores_blocks_beside_a_live_jobs_count(redis_url: str) -> None:
     """A precompute's count is its worker's: it stops where that worker was killed, while
     the other workers' blocks go on landing until the job is taken over. ``status`` shows

@@ -271,6 +271,7 @@ def test_a_truncated_file_is_said_to_be_truncated(tmp_path: Path, kept: float) -
         read_file(dump, LOWER)
 
 
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_a_bad_from_is_named_as_from_not_store(tmp_path: Path) -> None:
     store = ["--store", str(tmp_path / "s.sqlite"), "import", "--rules", "yahtzee-lower"]
     missing = cli(*store, "--from", str(tmp_path / "no.sqlite"))

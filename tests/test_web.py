@@ -1130,6 +1130,7 @@ def test_a_pasted_rule_set_is_registered_and_picked(page: Any, service: Service)
     assert_accessible(page, "a pasted rule set, picked")
 
 
+@pytest.mark.full  # hardening 4's end to end: run with -m full (the suite's growth budget)
 def test_a_pasted_rule_set_is_used_inline_where_registering_needs_the_token(
     page: Any, service: Service, sent: list[Any]
 ) -> None:
