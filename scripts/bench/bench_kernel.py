@@ -62,11 +62,16 @@ WARM_ADVICE_RATIO_TARGET = 1.05
 QUIET_CORES = 0.05
 """Other processes' average busy cores under which a threads round counts as quiet."""
 
+# Run by both checkouts, ours and the base: written for either layout of the family.
 MAXI_CHILD = """
 import json, sys, time
 import numpy as np
-from memo_solver.games.yahtzee.rules.catalog import get_rule_set
-from memo_solver.games.yahtzee.solve import turn
+try:
+    from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+    from memo_solver.games.yahtzee.solve import turn
+except ImportError:  # the base commit's family, before its rooms (issue 30)
+    from memo_solver.games.yahtzee.catalog import get_rule_set
+    from memo_solver.games.yahtzee import turn
 rules = get_rule_set("maxi-yatzy")
 rng = np.random.default_rng(20261124)
 sample, repeats = int(sys.argv[1]), int(sys.argv[2])
