@@ -10,7 +10,6 @@ import random
 import re
 import signal
 import subprocess
-import sys
 import threading
 from io import StringIO
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.cli_support import CLI, ENV, TIMEOUT_S
 from support.dice_variants import SIX_DICE, THREE_DICE
 
 from memo_solver.cli.play import play_game
@@ -26,13 +26,6 @@ from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
-
-CLI = Path(sys.executable).with_name("memo-solver")
-ENV = {
-    **{k: v for k, v in os.environ.items() if k != "MEMO_SOLVER_STORE"},
-    "OPENBLAS_NUM_THREADS": "1",
-}
-TIMEOUT_S = 120
 
 
 def play(
