@@ -77,6 +77,33 @@ def test_new_fields_enter_the_fingerprint_only_away_from_their_defaults() -> Non
     assert forced.fingerprint != RULE_SETS["yatzy"].fingerprint
 
 
+def test_saved_rolls_and_their_cap_enter_the_fingerprint_only_when_set() -> None:
+    document = rule_set_document(RULE_SETS["maxi-yatzy"])
+    assert "saved_rolls" not in document
+    assert "max_saved" not in document
+    unset = parse_rule_set(dict(document, saved_rolls=False, max_saved=None))
+    assert unset.fingerprint == RULE_SETS["maxi-yatzy"].fingerprint
+    saved = parse_rule_set(dict(document, saved_rolls=True))
+    capped = parse_rule_set(dict(document, saved_rolls=True, max_saved=4))
+    fingerprints = {RULE_SETS["maxi-yatzy"].fingerprint, saved.fingerprint, capped.fingerprint}
+    assert len(fingerprints) == 3
+    again = parse_rule_text(format_rule_document(rule_set_document(capped)))
+    assert (again.saved_rolls, again.max_saved) == (True, 4)
+    assert again.fingerprint == capped.fingerprint
+
+
+def test_a_bank_grows_by_the_rerolls_of_each_turn_before_up_to_its_cap() -> None:
+    """Maxi Yatzy has two rerolls a turn: after three turns a bank holds 0..6 rolls."""
+    document = rule_set_document(RULE_SETS["maxi-yatzy"])
+    saved = parse_rule_set(dict(document, saved_rolls=True))
+    capped = parse_rule_set(dict(document, saved_rolls=True, max_saved=4))
+    assert [saved.saved_levels(n) for n in (0, 1, 3, 19)] == [1, 3, 7, 39]
+    assert [capped.saved_levels(n) for n in (0, 1, 3, 19)] == [1, 3, 5, 5]
+    assert saved.block_shape_of(0b111) == (85, 1, 7)
+    assert RULE_SETS["maxi-yatzy"].block_shape_of(0b111) == (85, 1)
+    assert (saved.carried(9), capped.carried(9), RULE_SETS["yatzy"].carried(9)) == (9, 4, 0)
+
+
 def test_labels_aliases_names_and_descriptions_stay_out_of_the_fingerprint() -> None:
     document: dict[str, Any] = rule_set_document(RULE_SETS["yahtzee"])
     relabelled = copy.deepcopy(document)
@@ -253,6 +280,11 @@ BAD = [
         "all_alike",
     ),
     ("joker in forced order", _with(joker="forced", order="forced"), "joker", "forced"),
+    ("saved rolls not a flag", _with(saved_rolls="yes"), "saved_rolls", "true or false"),
+    ("saved rolls as a number", _with(saved_rolls=1), "saved_rolls", "got 1"),
+    ("a negative cap", _with(saved_rolls=True, max_saved=-1), "max_saved", "0..100, got -1"),
+    ("a cap of a fraction", _with(saved_rolls=True, max_saved=2.5), "max_saved", "got 2.5"),
+    ("a cap without the rule", _with(max_saved=2), "max_saved", '"saved_rolls": true'),
     ("bad order", _with(order="random"), "order", "free, forced"),
     (
         "a box no roll scores",

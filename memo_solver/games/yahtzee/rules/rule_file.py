@@ -30,6 +30,8 @@ from memo_solver.games.yahtzee.rules.rule_set import (
 MAX_BOXES: Final = 20
 """2**20 blocks: Maxi Yatzy's sheet, the largest anyone plays."""
 MAX_REROLLS: Final = 5
+MAX_SAVED: Final = MAX_BOXES * MAX_REROLLS
+"""No bank can hold more: every turn before saved all its rerolls."""
 MAX_RULE_BYTES: Final = 64 * 1024
 """A rule set is a few kilobytes; the HTTP API and the store refuse more."""
 PLAY_COMMANDS: Final = ("quit", "q", "help", "undo", "all")
@@ -48,6 +50,8 @@ _TOP_KEYS: Final = (
     "upper_bonus",
     "yahtzee_bonus",
     "joker",
+    "saved_rolls",
+    "max_saved",
     "boxes",
 )
 _BOX_KEYS: Final = ("name", "label", "aliases", "joker_points", "kind")
@@ -112,6 +116,7 @@ def parse_rule_set(data: object, start_value: float | None = None) -> RuleSet:
     threshold = _integer(top, "upper_threshold", 1, MAX_POINTS, 63)
     upper_bonus = _integer(top, "upper_bonus", 0, MAX_POINTS, 0)
     yahtzee_bonus = _integer(top, "yahtzee_bonus", 0, MAX_POINTS, 0)
+    saved_rolls, max_saved = _saved_rolls(top)
     raw_boxes = top.get("boxes")
     if not isinstance(raw_boxes, list) or not 1 <= len(raw_boxes) <= MAX_BOXES:
         raise RuleFileError(
@@ -130,10 +135,28 @@ def parse_rule_set(data: object, start_value: float | None = None) -> RuleSet:
         upper_bonus=upper_bonus,
         yahtzee_bonus=yahtzee_bonus,
         joker=joker,
+        saved_rolls=saved_rolls,
+        max_saved=max_saved,
         aliases=aliases,
     )
     _check_rules(rules)
     return rules
+
+
+def _saved_rolls(top: Mapping[str, object]) -> tuple[bool, int | None]:
+    """The saved-rolls rule and its cap: a cap means nothing without the rule, so it is a
+    mistake to say."""
+    saved = top.get("saved_rolls", False)
+    if saved is None:
+        saved = False
+    if not isinstance(saved, bool):
+        raise RuleFileError("saved_rolls", f"expected true or false, got {describe(saved)}")
+    if top.get("max_saved") is None:
+        return saved, None
+    cap = _integer(top, "max_saved", 0, MAX_SAVED, 0)
+    if not saved:
+        raise RuleFileError("max_saved", 'a cap on saved rolls needs "saved_rolls": true')
+    return saved, cap
 
 
 def _check_rules(rules: RuleSet) -> None:
@@ -259,7 +282,7 @@ def rule_set_document(rules: RuleSet) -> dict[str, object]:
         if category.name in aliases:
             box["aliases"] = aliases[category.name]
         boxes.append(box)
-    return {
+    document: dict[str, object] = {
         "name": rules.name,
         "description": rules.description,
         "dice": rules.dice,
@@ -269,8 +292,13 @@ def rule_set_document(rules: RuleSet) -> dict[str, object]:
         "upper_bonus": rules.upper_bonus,
         "yahtzee_bonus": rules.yahtzee_bonus,
         "joker": rules.joker,
-        "boxes": boxes,
     }
+    if rules.saved_rolls:  # only where set: the documents of every other rule set unchanged
+        document["saved_rolls"] = True
+    if rules.max_saved is not None:
+        document["max_saved"] = rules.max_saved
+    document["boxes"] = boxes
+    return document
 
 
 # --- readers that name the field they refuse ---------------------------------------------------

@@ -69,6 +69,13 @@ class RuleSet:
     upper_bonus: int = 0
     yahtzee_bonus: int = 0
     joker: Joker = "none"
+    saved_rolls: bool = False
+    """Unused rolls carry over: a turn adds its ``rerolls + 1`` rolls to the bank of rolls
+    saved by the turns before, the first roll is made, and whatever is left when the turn
+    scores is the next turn's bank (official Maxi Yatzy)."""
+    max_saved: int | None = None
+    """With :attr:`saved_rolls`, the most rolls a bank may carry into the next turn (a house
+    rule; None: no cap, 0: the game without the rule)."""
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Other names for boxes, alias to box name: what a published variant's own scorecard
     calls them (``Count 1s`` for ``ones``), so that its players can type what they read.
@@ -96,6 +103,10 @@ class RuleSet:
             content["dice"] = self.dice
         if self.order != DEFAULT_ORDER:
             content["order"] = self.order
+        if self.saved_rolls:
+            content["saved_rolls"] = True
+        if self.max_saved is not None:
+            content["max_saved"] = self.max_saved
         digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
         return digest[:16]
 
@@ -177,7 +188,31 @@ class RuleSet:
 
     @property
     def block_shape(self) -> tuple[int, int]:
+        """The levels of a block: (upper levels, bonus levels), what every turn start of a
+        rule set without saved rolls is indexed by."""
         return (self.n_upper_levels, self.n_bonus_levels)
+
+    def saved_levels(self, filled_count: int) -> int:
+        """Banks a turn start with ``filled_count`` boxes filled may hold, 0 up: each turn
+        before saved at most its rerolls, and the cap holds it; 1 (the empty bank) without
+        saved rolls."""
+        if not self.saved_rolls:
+            return 1
+        most = filled_count * self.rerolls
+        return 1 + (most if self.max_saved is None else min(most, self.max_saved))
+
+    def block_shape_of(self, filled: int) -> tuple[int, ...]:
+        """The shape of the block of ``filled``: its levels, then with saved rolls the bank
+        (which grows by a turn's rerolls with each box filled)."""
+        if not self.saved_rolls:
+            return self.block_shape
+        return (*self.block_shape, self.saved_levels(filled.bit_count()))
+
+    def carried(self, rolls_left: int) -> int:
+        """The bank the next turn starts with when a turn scores with ``rolls_left``."""
+        if not self.saved_rolls:
+            return 0
+        return rolls_left if self.max_saved is None else min(rolls_left, self.max_saved)
 
     @property
     def all_filled(self) -> int:
