@@ -51,7 +51,7 @@ def test_one_rolls_values_are_the_whole_turns_to_the_bit(name: str) -> None:
                     rules, filled, successors, guidepost, roll, rerolls
                 )
                 assert boxes == whole.boxes
-                assert scores.tobytes() == whole.scores[:, roll, 0].tobytes(), (filled, roll)
+                assert scores.tobytes() == whole.scores[0, :, roll, 0].tobytes(), (filled, roll)
                 if rerolls:
                     assert keeps.tobytes() == whole.keeps[rerolls][:, 0].tobytes()
 

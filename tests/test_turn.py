@@ -267,7 +267,7 @@ def test_example_turn_start_value(example: Example) -> None:
         Guideposts.one(rules, 62, 0),
         rules.rerolls,
     )
-    assert tables.start[0] == pytest.approx(blocks[filled][62, 0], abs=1e-12)
+    assert tables.start[0, 0] == pytest.approx(blocks[filled][62, 0], abs=1e-12)
 
 
 def test_example_per_action_values(example: Example) -> None:
@@ -291,7 +291,7 @@ def test_example_per_action_values(example: Example) -> None:
     assert tables.rolls[2][EXAMPLE_ROLL, 0] == pytest.approx(40.998025624, abs=1e-9)
 
     assert tables.boxes == [box(rules, "ones"), box(rules, "yahtzee")]
-    ones, yahtzee = tables.scores[:, EXAMPLE_ROLL, 0]
+    ones, yahtzee = tables.scores[0, :, EXAMPLE_ROLL, 0]
     assert ones == pytest.approx(38.301432126, abs=1e-9)
     assert yahtzee == pytest.approx(34.834789978, abs=1e-9)
 
@@ -306,17 +306,17 @@ def test_example_scoring_ones_banks_the_upper_bonus(example: Example) -> None:
         rules.rerolls,
     )
     after_ones = blocks[filled | 1 << box(rules, "ones")]
-    ones = tables.scores[0, EXAMPLE_ROLL, 0]
+    ones = tables.scores[0, 0, EXAMPLE_ROLL, 0]
     # 1 point in Ones takes the upper total from 62 to 63: the 35 bonus is banked now, and
     # only the Yahtzee box is left (worth 50 x P(Yahtzee)).
     assert after_ones[63, 0] == pytest.approx(50 * P_YAHTZEE, abs=1e-9)
     assert ones == pytest.approx(1 + 35 + after_ones[63, 0], abs=1e-12)
     # No one in the roll: 0 points, no bonus, upper total stays at 62.
     no_ones = FIVE.roll_index[(2, 2, 2, 3, 6)]
-    assert tables.scores[0, no_ones, 0] == pytest.approx(after_ones[62, 0], abs=1e-12)
+    assert tables.scores[0, 0, no_ones, 0] == pytest.approx(after_ones[62, 0], abs=1e-12)
     # Scoring the Yahtzee box leaves Ones to play for at 62, where any one banks the bonus.
     after_yahtzee = blocks[filled | 1 << box(rules, "yahtzee")]
-    assert tables.scores[1, EXAMPLE_ROLL, 0] == pytest.approx(after_yahtzee[62, 0], abs=1e-12)
+    assert tables.scores[0, 1, EXAMPLE_ROLL, 0] == pytest.approx(after_yahtzee[62, 0], abs=1e-12)
 
 
 # --- whole small games ----------------------------------------------------------------------

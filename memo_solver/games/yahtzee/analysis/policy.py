@@ -79,7 +79,7 @@ def turn_policy(
     keep = [np.empty((0, 0), dtype=np.int64)]
     keep += [choose_keeps(rules.universe, tables.keeps[n]) for n in range(1, rules.rerolls + 1)]
     box = np.empty((rules.universe.n_rolls, guideposts.upper.size), dtype=np.int64)
-    forward_kernel.best_boxes(tables.scores, box.shape[1], box)
+    forward_kernel.best_boxes(tables.scores[0], box.shape[1], box)
     return TurnPolicy(tables, keep, box)
 
 
@@ -129,7 +129,7 @@ def target_policy(
     if outside:
         raise ValueError(_OUT_OF_RANGE)
     box = np.empty((dice.n_rolls, count), dtype=np.int64)
-    forward_kernel.best_target_boxes(tables.scores, count, mean.tables.scores, guide, box)
+    forward_kernel.best_target_boxes(tables.scores[0], count, mean.tables.scores[0], guide, box)
     return TurnPolicy(tables, keep, box)
 
 

@@ -130,6 +130,12 @@ class RuleSet:
             open_ &= boxes[None, :] == first[:, None]
         return open_
 
+    def filled_counts(self, masks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """(N,): how many boxes each of N filled masks has filled."""
+        boxes = np.arange(len(self.categories), dtype=np.int64)
+        counts: npt.NDArray[np.int64] = (masks[:, None] >> boxes[None, :] & 1).sum(axis=1)
+        return counts
+
     def reachable_masks(self, filled: int) -> list[int]:
         """Every filled mask a game reaches from ``filled`` (itself included), fewest boxes
         first: supersets, or under forced order the longer prefixes."""

@@ -214,7 +214,7 @@ def choose_blocks(
         n, count = n_lanes[b], n_open[b]
         boxes, rows = open_boxes[b, :count], succ_rows[b, :count]
         block = out[offsets[b] : offsets[b + 1]].reshape((rerolls + 1, n_rolls, n))
-        lanes = Lanes(block_levels[b], steps, n, 1, False)
+        lanes = Lanes(block_levels[b], steps, n, 1, False, 1, 0)  # one bank: no saved rolls
         landing_values(boxes, rows, batch.successors, landing, lanes, values)
         score_rolls(
             boxes, rows, batch.successors, landing, adjust[batch.joker[b]], lanes, values, work,

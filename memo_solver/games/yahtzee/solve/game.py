@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+import numpy as np
+
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.solve.turn import solve_blocks
@@ -67,7 +69,7 @@ class YahtzeeGame:
         return self.rules.is_reachable(filled) and block_key(filled) == key
 
     def block_shape(self, key: str) -> tuple[int, ...]:
-        return self.rules.block_shape
+        return self.rules.block_shape_of(filled_of(key))
 
     def successors(self, key: str) -> Sequence[str]:
         filled = filled_of(key)
@@ -80,4 +82,17 @@ class YahtzeeGame:
         return self.solve_many([key], successors)[0]
 
     def solve_many(self, keys: Sequence[str], successors: Mapping[str, Block]) -> Sequence[Block]:
-        return list(solve_blocks(self.rules, [filled_of(k) for k in keys], _ByMask(successors)))
+        masks = np.array([filled_of(k) for k in keys], dtype=np.int64)
+        by_mask = _ByMask(successors)
+        if not self.rules.saved_rolls:
+            return list(solve_blocks(self.rules, masks.tolist(), by_mask))
+        # Blocks of saved rolls hold more banks with each box filled: one kernel call per
+        # filled count (a layer of a whole solve is one; a cold cone's batch may be several).
+        counts = self.rules.filled_counts(masks)
+        blocks: list[Block] = [np.empty(0)] * len(keys)
+        for count in np.unique(counts).tolist():
+            at = np.flatnonzero(counts == count)
+            solved = solve_blocks(self.rules, masks[at].tolist(), by_mask)
+            for i, block in zip(at.tolist(), solved, strict=True):
+                blocks[i] = block
+        return blocks

@@ -10,7 +10,10 @@ A block holds, for every *level* ``(upper total, bonus flag)`` of one set of fil
 ``W`` values along one *value axis*, flattened level-major: value ``j`` of level ``v`` is
 at ``v * W + j``. The mean objective has ``W = 1`` (the expected points to come). A *lane*
 is one (level, value index) pair; every lane of a block is solved by the same loops, so a
-vector-valued block costs W times a scalar one and needs no second kernel.
+vector-valued block costs W times a scalar one and needs no second kernel. With saved rolls
+(unused rolls carried to later turns) each level holds a row of *banks*, the rolls a turn
+starts with saved: value ``j`` of bank ``s`` of level ``v`` is at ``(v * banks + s) * W + j``
+(one bank without saved rolls, so the layout is the one above).
 
 A turn has three steps, each in its own function:
 
@@ -27,6 +30,11 @@ A turn has three steps, each in its own function:
    the parents lattice. Both are per-lane linear or max operations, so they serve any value
    axis unchanged.
 3. the turn start (:func:`start_values`): the first roll's expectation.
+
+The steps form one chain over the rolls left (:func:`solve_blocks`): a score step at 0, then
+a round and, where the bank a score would carry grows, a score step again
+(:func:`score_step`), each turn start read off the chain where the first roll leaves its
+bank plus the turn's rerolls.
 
 Lanes are the innermost, contiguous axis: a block's lanes are solved up to ``TILE`` at a
 time, and every loop over them starts at lane 0 and runs a count known at run time, the one
@@ -50,7 +58,7 @@ when the fields were arguments. What changes per call stays a named tuple: the l
 tile (:class:`Lanes`), made inside compiled code, which costs no typing, and the blocks of a
 batch (:class:`memo_solver.games.yahtzee.solve.batch.Batch`), typed once per batch.
 
-One module of about 530 lines, on purpose: the one implementation of the turn's math, whose
+One module of about 600 lines, on purpose: the one implementation of the turn's math, whose
 steps share the records and the tile and are compiled together; the forward passes' loops,
 which only read the records, are in :mod:`memo_solver.games.yahtzee.solve.forward_kernel`.
 """
@@ -257,7 +265,8 @@ def _landed(
     width: int,
     shift: bool,
 ) -> float:
-    """Value ``j`` of landing on ``level`` of successor ``row`` having banked ``banked``."""
+    """Value ``j`` of landing on ``level`` (a level and bank of the successor, as one index)
+    of successor ``row`` having banked ``banked``."""
     if not shift:
         value: float = banked + successors[row, level * width + j]
         return value
@@ -273,13 +282,16 @@ def _landed(
 class Lanes(NamedTuple):
     """The lanes a step solves: lane t is on level ``levels[t]`` at index ``steps[t]`` of
     the value axis of ``width``, for the first ``n`` lanes; ``shift`` as in the block
-    contract."""
+    contract. A score lands on bank ``saved`` of the successor's ``banks`` (saved rolls;
+    one bank, 0, without them)."""
 
     levels: IntArray
     steps: IntArray
     n: int
     width: int
     shift: bool
+    banks: int
+    saved: int
 
 
 @jit
@@ -294,7 +306,7 @@ def landing_values(
     """values[i, k, t]: lane t's value for scoring a roll of class k in open box i (the
     classes of a box are its rolls of equal points)."""
     n_classes, index, banked = landing.n_classes, landing.index, landing.banked
-    levels, steps, n, width, shift = lanes
+    levels, steps, n, width, shift, banks, saved = lanes
     for i in range(open_boxes.size):
         box = open_boxes[i]
         row = succ_rows[i]
@@ -303,7 +315,7 @@ def landing_values(
                 values[i, k, t] = _landed(
                     successors,
                     row,
-                    index[box, k, levels[t]],
+                    index[box, k, levels[t]] * banks + saved,
                     banked[box, k, levels[t]],
                     steps[t],
                     width,
@@ -331,7 +343,7 @@ def score_rolls(
     When ``scores`` has rows, it receives every box's value too (advice and the policy)."""
     roll_class, index, banked = landing.roll_class, landing.index, landing.banked
     alike, extra = landing.alike, landing.extra
-    levels, steps, n, width, shift = lanes
+    levels, steps, n, width, shift, banks, saved = lanes
     keep_scores = scores.shape[0] > 0
     n_rolls = roll_class.shape[1]
     for r in range(n_rolls):
@@ -370,7 +382,7 @@ def score_rolls(
                 value = _landed(
                     successors,
                     succ_rows[i],
-                    index[box, cls, level],
+                    index[box, cls, level] * banks + saved,
                     banked[box, cls, level] + adjust[box, a] + extra[level],
                     steps[t],
                     width,
@@ -419,6 +431,57 @@ def start_values(work: FloatArray, first: FloatArray, first_roll: int, n: int) -
 
 
 @jit
+def banks_of(values: FloatArray, landing: Landing, width: int) -> int:
+    """How many banks of saved rolls a block's raveled ``values`` hold per level and value
+    index: its size over the rule set's levels (1 without saved rolls)."""
+    banks: int = values.shape[-1] // (landing.extra.size * width)
+    return banks
+
+
+@jit
+def score_step(
+    rolls_left: int,
+    open_boxes: IntArray,
+    succ_rows: IntArray,
+    successors: FloatArray,
+    landing: Landing,
+    adjust: FloatArray,
+    lanes: Lanes,
+    values: FloatArray,
+    work: FloatArray,
+    scored: FloatArray,
+    scores: FloatArray,
+) -> None:
+    """The score step of the chain over rolls left, ``lanes.saved`` ignored: a score with
+    ``rolls_left`` rolls unused starts the next turn with that bank (capped by the
+    successor's banks). With none left it is the rolls' only value, written to ``work``'s
+    rolls rows. Later the rows already hold the best of rerolling; the score step runs again
+    only where the bank carried grows (never without saved rolls), into ``scored``
+    (n_rolls, lanes), and each row keeps the better of the two. ``scores`` as for
+    :func:`score_rolls`, written when the step runs."""
+    banks = lanes.banks
+    saved = min(rolls_left, banks - 1)
+    if rolls_left > 0 and saved == min(rolls_left - 1, banks - 1):
+        return
+    n = lanes.n
+    at = Lanes(lanes.levels, lanes.steps, n, lanes.width, lanes.shift, banks, saved)
+    landing_values(open_boxes, succ_rows, successors, landing, at, values)
+    n_rolls = landing.roll_class.shape[1]
+    first_roll = work.shape[0] - n_rolls
+    if rolls_left == 0:
+        score_rolls(
+            open_boxes, succ_rows, successors, landing, adjust, at, values, work, first_roll,
+            scores,
+        )  # fmt: skip
+        return
+    score_rolls(open_boxes, succ_rows, successors, landing, adjust, at, values, scored, 0, scores)
+    for r in range(n_rolls):
+        row = first_roll + r
+        for t in range(n):
+            work[row, t] = _larger(scored[r, t], work[row, t])
+
+
+@jit
 def solve_blocks(
     lo: int,
     hi: int,
@@ -434,18 +497,30 @@ def solve_blocks(
     tile: int,
     out: FloatArray,
 ) -> None:
-    """Blocks ``lo..hi-1`` of ``batch`` into ``out`` (N, levels * width), every lane of each.
+    """Blocks ``lo..hi-1`` of ``batch`` into ``out`` (N, levels * banks * width), every lane
+    of each.
 
     Block b's lanes are ``lane_sets.levels[lane_set[b]]`` (the first ``lane_sets.counts[...]``),
     and its Joker adjustments ``adjust[batch.joker[b]]``. Lanes not listed are left as they
-    are (the caller fills them with NaN)."""
+    are (the caller fills them with NaN).
+
+    One turn is one chain over the rolls left R, from 0 up: the rolls' values with R left
+    are the score step's (the next turn starting with bank R) or, with R > 0, the best keep
+    of the chain at R - 1, and the turn start with bank s is the first roll's expectation
+    at R = s + rerolls. Without saved rolls a block holds one bank and the chain is the
+    plain turn: one score step, ``rerolls`` rounds, one turn start. Every block of a batch
+    holds the same banks (:func:`banks_of` ``out``), and so do its successors."""
     open_boxes, n_open, succ_rows, successors = (
         batch.open_boxes, batch.n_open, batch.succ_rows, batch.successors,
     )  # fmt: skip
-    n_keeps = lattice.parents.shape[0]
+    children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
+    n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
     values = line_aligned((open_boxes.shape[1], max(1, landing.n_classes.max()), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
+    banks = banks_of(out, landing, width)
+    succ_banks = banks_of(successors, landing, width)
+    scored = line_aligned((landing.roll_class.shape[1] if succ_banks > 1 else 0, tile), np.float64)
     levels = np.zeros(tile, dtype=np.int64)
     steps = np.zeros(tile, dtype=np.int64)
     no_scores = np.empty((0, 0, 0))
@@ -459,31 +534,26 @@ def solve_blocks(
             for t in range(n):
                 levels[t] = reached[(start + t) // width]
                 steps[t] = (start + t) % width
-            if boxes.size == 0:  # the game is over: nothing more to score
-                for t in range(n):
-                    work[0, t] = 0.0
-            else:
-                lanes = Lanes(levels, steps, n, width, shift)
-                landing_values(boxes, rows, successors, landing, lanes, values)
-                score_rolls(
-                    boxes, rows, successors, landing, adjust[batch.joker[b]], lanes, values,
-                    work, first_roll, no_scores,
+            if boxes.size == 0:  # the game is over: nothing more to score, whatever the bank
+                for saved in range(banks):
+                    for t in range(n):
+                        out[b, (levels[t] * banks + saved) * width + steps[t]] = 0.0
+                continue
+            lanes = Lanes(levels, steps, n, width, shift, succ_banks, 0)
+            adjusted = adjust[batch.joker[b]]
+            for rolls_left in range(banks + rerolls):
+                if rolls_left > 0:
+                    keep_values(work, children, n)
+                    best_keep(work, parents, n_parents, n)
+                score_step(
+                    rolls_left, boxes, rows, successors, landing, adjusted, lanes, values, work,
+                    scored, no_scores,
                 )  # fmt: skip
-                _reroll_rounds(work, lattice, first_roll, rerolls, n)
-            for t in range(n):
-                out[b, levels[t] * width + steps[t]] = work[0, t]
-
-
-@jit
-def _reroll_rounds(
-    work: FloatArray, lattice: Lattice, first_roll: int, rerolls: int, n: int
-) -> None:
-    """From the rolls' values with no reroll left to the turn start, in row 0."""
-    children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
-    for _ in range(rerolls):
-        keep_values(work, children, n)
-        best_keep(work, parents, n_parents, n)
-    start_values(work, lattice.first, first_roll, n)
+                if rolls_left >= rerolls:
+                    start_values(work, lattice.first, first_roll, n)
+                    saved = rolls_left - rerolls
+                    for t in range(n):
+                        out[b, (levels[t] * banks + saved) * width + steps[t]] = work[0, t]
 
 
 @jit
@@ -504,10 +574,12 @@ def turn_steps(
 ) -> None:
     """One block's turn for the lanes ``levels`` (one tile of any width: each lane's level,
     and its index ``steps`` on the value axis of ``width``, shifted by the score when
-    ``shift``, as in the block contract), keeping what each step found: ``scores`` (boxes,
-    rolls, lanes), ``rolls[n]`` the rolls with n rerolls left, ``keeps[n]`` the keep lattice
-    before its best-keep pass, ``start`` the turn start. Successor row i is open box i's.
-    The same steps as :func:`solve_blocks`."""
+    ``shift``, as in the block contract), keeping what each step found: ``scores[s]``
+    (boxes, rolls, lanes) the score step carrying bank s, ``rolls[n]`` the rolls with n
+    rolls left, ``keeps[n]`` the keep lattice before its best-keep pass, ``start[s]`` the
+    turn start with bank s (the shapes say how many: one bank, ``rerolls + 1`` rolls
+    without saved rolls). Successor row i is open box i's. The same chain as
+    :func:`solve_blocks`."""
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
@@ -515,17 +587,20 @@ def turn_steps(
     succ_rows = np.arange(open_boxes.size)
     values = line_aligned((open_boxes.size, max(1, landing.n_classes.max()), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
-    lanes = Lanes(levels, steps, tile, width, shift)
-    landing_values(open_boxes, succ_rows, successors, landing, lanes, values)
-    score_rolls(
-        open_boxes, succ_rows, successors, landing, adjust, lanes, values, work, first_roll,
-        scores,
-    )  # fmt: skip
-    rolls[0] = work[first_roll:]
-    for n in range(1, rolls.shape[0]):
-        keep_values(work, children, tile)
-        keeps[n] = work
-        best_keep(work, parents, n_parents, tile)
-        rolls[n] = work[first_roll:]
-    start_values(work, lattice.first, first_roll, tile)
-    start[:] = work[0]
+    succ_banks = banks_of(successors, landing, width)
+    scored = line_aligned((landing.roll_class.shape[1] if succ_banks > 1 else 0, tile), np.float64)
+    lanes = Lanes(levels, steps, tile, width, shift, succ_banks, 0)
+    rerolls = rolls.shape[0] - start.shape[0]
+    for rolls_left in range(rolls.shape[0]):
+        if rolls_left > 0:
+            keep_values(work, children, tile)
+            keeps[rolls_left] = work
+            best_keep(work, parents, n_parents, tile)
+        score_step(
+            rolls_left, open_boxes, succ_rows, successors, landing, adjust, lanes, values, work,
+            scored, scores[min(rolls_left, scores.shape[0] - 1)],
+        )  # fmt: skip
+        rolls[rolls_left] = work[first_roll:]
+        if rolls_left >= rerolls:
+            start_values(work, lattice.first, first_roll, tile)
+            start[rolls_left - rerolls] = work[0]

@@ -30,10 +30,12 @@ from memo_solver.games.yahtzee.solve.kernel import (
     Landing,
     Lanes,
     Lattice,
+    banks_of,
     best_keep,
     keep_values,
     landing_values,
     score_rolls,
+    score_step,
 )
 from memo_solver.games.yahtzee.solve.turn import Guideposts, kernel_tables
 
@@ -58,16 +60,19 @@ def roll_steps(
 ) -> None:
     """For one lane (``levels``: one guidepost; ``steps``: its index on the value axis of
     ``width``, moved along it by the score when ``shift``, as in the kernel's block
-    contract), ``scores[i]``: scoring roll ``roll`` in open box i (successor row i); with
+    contract), ``scores[i]``: scoring roll ``roll`` in open box i (successor row i) with
+    ``rerolls`` rolls left (which a score carries to the next turn, with saved rolls); with
     ``rerolls`` > 0, ``keeps[k]``: keep k's value when it is rerolled with ``rerolls - 1``
-    rerolls left after (``keeps`` untouched otherwise)."""
+    rolls left after (``keeps`` untouched otherwise): the kernel's chain up to there."""
     roll_class, alike = landing.roll_class, landing.alike
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
     succ_rows = np.arange(open_boxes.size)
     values = np.zeros((open_boxes.size, max(1, landing.n_classes.max()), 1))
-    lanes = Lanes(levels, steps, 1, width, shift)  # one lane, a constant the loops fold
+    banks = banks_of(successors, landing, width)
+    carried = min(rerolls, banks - 1)
+    lanes = Lanes(levels, steps, 1, width, shift, banks, carried)  # one lane: the loops fold it
     landing_values(open_boxes, succ_rows, successors, landing, lanes, values)
     five = False
     for a in range(alike.size):
@@ -79,18 +84,30 @@ def roll_steps(
             return
     work = np.zeros((n_keeps, 1))
     every = np.zeros((open_boxes.size if five else 0, roll_class.shape[1], 1))
-    score_rolls(
-        open_boxes, succ_rows, successors, landing, adjust, lanes, values, work, first_roll,
-        every,
-    )  # fmt: skip
+    if five or carried == 0:  # the chain's own first step when it carries no bank
+        score_rolls(
+            open_boxes, succ_rows, successors, landing, adjust, lanes, values, work, first_roll,
+            every,
+        )  # fmt: skip
     if five:  # scored again by the Joker and the +100
         for i in range(open_boxes.size):
             scores[i] = every[i, roll, 0]
     if rerolls == 0:
         return
-    for _ in range(rerolls - 1):
+    scored = np.zeros((roll_class.shape[1] if banks > 1 else 0, 1))
+    no_scores = np.empty((0, 0, 0))
+    if carried > 0:
+        score_step(
+            0, open_boxes, succ_rows, successors, landing, adjust, lanes, values, work, scored,
+            no_scores,
+        )  # fmt: skip
+    for rolls_left in range(1, rerolls):
         keep_values(work, children, 1)
         best_keep(work, parents, n_parents, 1)
+        score_step(
+            rolls_left, open_boxes, succ_rows, successors, landing, adjust, lanes, values, work,
+            scored, no_scores,
+        )  # fmt: skip
     keep_values(work, children, 1)
     for k in range(n_keeps):
         keeps[k] = work[k, 0]
@@ -123,11 +140,12 @@ def roll_values(
     need: int = 0,
 ) -> tuple[list[int], FloatArray, FloatArray]:
     """The open boxes of ``filled``; what scoring roll ``roll`` (an index) in each is worth
-    from ``guidepost`` (upper level, bonus level); and, with ``rerolls`` > 0 left, every
-    keep's value (n_keeps,): the turn of :func:`memo_solver.games.yahtzee.solve.turn.turn_tables`
-    at this roll (its ``scores[:, roll, 0]`` and ``keeps[rerolls][:, 0]``), computed for this
-    roll alone (with no reroll left, the keeps' values are not computed). ``successors``
-    are the blocks after scoring each open box, in box order.
+    from ``guidepost`` (upper level, bonus level); and, with ``rerolls`` > 0 left (the rolls
+    left, with saved rolls), every keep's value (n_keeps,): the turn of
+    :func:`memo_solver.games.yahtzee.solve.turn.turn_tables` at this roll (its
+    ``scores[s][:, roll, 0]``, s the bank a score carries, and ``keeps[rerolls][:, 0]``),
+    computed for this roll alone (with no reroll left, the keeps' values are not computed).
+    ``successors`` are the blocks after scoring each open box, in box order.
 
     With ``need`` > 0 the successors are blocks of the chance objective, one width for all
     (:mod:`memo_solver.games.yahtzee.solve.need`), and the values are the chances of scoring at
@@ -138,7 +156,8 @@ def roll_values(
     scores = np.empty(len(boxes))
     keeps = np.empty(rules.universe.n_keeps)  # even unused: numba types an empty array slowly
     rows = np.concatenate(successors).reshape(len(boxes), -1)
-    width = rows.shape[1] // (rules.n_upper_levels * rules.n_bonus_levels)
+    banks = rules.saved_levels(filled.bit_count() + 1)
+    width = rows.shape[1] // (rules.n_upper_levels * rules.n_bonus_levels * banks)
     roll_steps(
         open_boxes, rows, Guideposts.one(rules, *guidepost).flat, _step(max(0, need - 1)),
         width, need > 0, tables.adjust[joker], tables.landing, tables.lattice, roll, rerolls,

@@ -16,6 +16,7 @@ the threshold no longer counts it, and the block with every box filled is all ze
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -310,7 +311,12 @@ def batch_of(
     in_use = np.arange(open_.shape[1])[None, :] < n_open[:, None]
     succ_masks = np.where(in_use, filled[:, None] | np.int64(1) << open_boxes, -1)
     wanted = np.unique(succ_masks[succ_masks >= 0])
-    values = rules.n_upper_levels * rules.n_bonus_levels * width
+    values = math.prod(rules.block_shape) * width
+    if rules.saved_rolls and filled.size:  # a successor's banks depend on its filled count
+        counts = np.unique(rules.filled_counts(filled))
+        if counts.size > 1:
+            raise ValueError("blocks of saved rolls are solved in batches of one filled count")
+        values *= rules.saved_levels(int(counts[0]) + 1)
     rows = [successor(mask).ravel() for mask in wanted.tolist()]
     table = np.concatenate(rows).reshape(-1, values) if rows else np.empty((1, values))
     joker = kernel_tables(rules).joker_rows(filled, open_)
@@ -326,7 +332,9 @@ def solve_blocks(
     width: int = 1,
     shift: bool = False,
 ) -> FloatArray:
-    """(N, n_upper, n_bonus): the blocks of these filled masks, from their successors'.
+    """(N, n_upper, n_bonus): the blocks of these filled masks, from their successors'
+    (N, n_upper, n_bonus, banks with saved rolls: then every mask has the same count of
+    filled boxes, as a layer's have).
 
     Unreachable guideposts hold NaN: nothing reads them, and NaN makes a bug loud. One call
     of the compiled kernel solves them all (GIL released): what a layer of a whole solve
@@ -340,13 +348,15 @@ def solve_blocks(
 
     tables = kernel_tables(rules)
     batch = batch_of(rules, masks, successors.__getitem__, width)
-    out = np.full((batch.filled.size, batch.successors.shape[1]), np.nan)
+    shape = rules.block_shape_of(int(batch.filled[0])) if batch.filled.size else rules.block_shape
+    if width > 1:
+        shape = (*shape, width)
+    out = np.full((batch.filled.size, math.prod(shape)), np.nan)
     kernel.solve_blocks(
         0, batch.filled.size, batch, tables.lane_sets, tables.lane_set_of(batch.filled),
         tables.adjust, tables.landing, tables.lattice, rules.rerolls, width, shift, kernel.TILE,
         out,
     )  # fmt: skip
-    shape = rules.block_shape if width == 1 else (*rules.block_shape, width)
     return out.reshape(batch.filled.size, *shape)
 
 
@@ -359,14 +369,17 @@ class TurnTables:
     points: FloatArray
     """(C_open, n_rolls): the points of each roll in each open box, -inf where illegal."""
     scores: FloatArray
-    """(C_open, n_rolls, B): the value of scoring each roll in each open box."""
+    """(banks, C_open, n_rolls, B): ``scores[s]``, the value of scoring each roll in each
+    open box when the next turn starts with bank s: with saved rolls, scoring with R rolls
+    left carries ``min(R, banks - 1)``; without them there is one bank, 0."""
     rolls: list[FloatArray]
-    """rolls[n] (n_rolls, B): a roll's value with n rerolls left."""
+    """rolls[n] (n_rolls, B): a roll's value with n rerolls (rolls, with saved rolls) left."""
     keeps: list[FloatArray]
     """keeps[n] (n_keeps, B): a keep's value when it is rerolled with n - 1 rerolls left
     after; keeps[0] is unused (no keep decision without a reroll)."""
     start: FloatArray
-    """(B,) the value before the first roll."""
+    """(banks, B): the value before the first roll, the turn starting with bank s (one bank
+    without saved rolls)."""
 
 
 def turn_tables(
@@ -396,10 +409,13 @@ def turn_tables(
     count = lanes.size
     if steps is None:
         steps = np.zeros(count, dtype=np.int64)
-    scores = np.empty((len(boxes), dice.n_rolls, count))
-    rolls = np.empty((rerolls + 1, dice.n_rolls, count))
-    keeps = np.empty((rerolls + 1, dice.n_keeps, count))
-    start = np.empty(count)
+    banks = rules.saved_levels(filled.bit_count())
+    last = banks - 1 + rerolls  # the most rolls left after a first roll
+    carried = min(last, rules.saved_levels(filled.bit_count() + 1) - 1) + 1
+    scores = np.empty((carried, len(boxes), dice.n_rolls, count))
+    rolls = np.empty((last + 1, dice.n_rolls, count))
+    keeps = np.empty((last + 1, dice.n_keeps, count))
+    start = np.empty((banks, count))
     kernel.turn_steps(
         np.array(boxes, dtype=np.int64), np.stack([successor(box).ravel() for box in boxes]),
         lanes, steps, width, shift, tables.adjust[joker], tables.landing, tables.lattice,
