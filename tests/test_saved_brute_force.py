@@ -222,6 +222,21 @@ def test_saving_a_roll_in_the_first_turn_helps_the_second() -> None:
     )
 
 
+def test_in_forced_order_only_a_first_six_saves_its_reroll() -> None:
+    """One die, one reroll, sixes then chance in that order. A first 6 is scored at once and
+    the reroll saved: 6 + e_3 = 32/3. Anything else is rerolled for a 6 (1/6 x 6, then
+    chance with its own two rolls, 1 + 17/4 = 21/4), since scoring 0 to save the reroll is
+    only worth e_3 = 14/3: 1/6 x 32/3 + 5/6 x 21/4 = 443/72. Without the bank the first 6
+    gives 6 + 17/4 = 41/4 and the start is 73/12: the bank adds 1/6 x (14/3 - 17/4) = 5/72."""
+    bank = saved(1, 1, SIXES, CHANCE, order="forced")
+
+    assert actions(bank, [], 0, False, (2,), 1) == pytest.approx(
+        {"keep nothing": 21 / 4, "score sixes": 14 / 3}, abs=TOL
+    )
+    assert value(bank, [], 0, False, 0) == pytest.approx(443 / 72, abs=TOL)
+    assert value({**bank, "max_saved": 0}, [], 0, False, 0) == pytest.approx(73 / 12, abs=TOL)
+
+
 def test_the_cap_holds_what_a_turn_carries() -> None:
     """One die, one reroll, two chance boxes; a 6 with three rolls left. Scoring it carries
     the three rolls into the last turn: 6 + e_(3 + 1 + 1) = 6 + 277/54; a cap of 1 carries
