@@ -82,6 +82,7 @@ QUICK_FILES: frozenset[str] = frozenset(
         "test_errors.py",
         "test_layers.py",
         "test_rulebook_brute_force.py",
+        "test_saved_brute_force.py",
         "test_cli_commands.py",
     }
 )

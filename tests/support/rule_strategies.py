@@ -14,6 +14,9 @@ box, Joker points on lower boxes only, upper boxes of distinct faces (so that "t
 of face f" of the Joker rule is one box), an upper bonus only with upper boxes and with a
 threshold they can reach, a Yahtzee bonus and a Joker only with an ``all_alike`` box, and a
 Joker only in free order. Keys at their default values are sometimes left out.
+
+A tiny saved-rolls rule set (:func:`tiny_saved_rule_sets`) is a tiny rule set with the bank
+of unused rolls, and a cap on it or not, for ``saved_brute_force.py``.
 """
 
 from __future__ import annotations
@@ -169,3 +172,52 @@ def tiny_states(draw: st.DrawFn, rules: RuleDict) -> TinyState:
     )
     rerolls_left = draw(st.integers(0, rules.get("rerolls", 2)))
     return TinyState(filled, upper, fifty, rerolls_left, tuple(sorted(rolled)))
+
+
+@st.composite
+def tiny_saved_rule_sets(
+    draw: st.DrawFn, max_dice: int = 3, max_boxes: int = 3, joker: bool = False
+) -> RuleDict:
+    """A tiny rule set of :func:`tiny_rule_sets` with saved rolls: no cap, or a cap of 0 (the
+    game without the rule) to 4."""
+    rules = draw(tiny_rule_sets(max_dice, max_boxes, joker))
+    boxes = rules.pop("boxes")  # the boxes stay last, as in a rule file
+    rules["saved_rolls"] = True
+    cap = draw(st.none() | st.integers(0, 4))
+    if cap is not None:
+        rules["max_saved"] = cap
+    rules["boxes"] = boxes
+    return rules
+
+
+class TinySavedState(NamedTuple):
+    """A state of a saved-rolls game as ``saved_brute_force.py`` takes it."""
+
+    filled: frozenset[int]
+    upper: int
+    fifty: bool
+    saved: int
+    """The bank the turn started with."""
+    rolls_left: int | None
+    """After the first roll: at most the bank and the turn's own rerolls."""
+    dice: tuple[int, ...] | None
+    """Sorted; None (with ``rolls_left``) before the turn's first roll."""
+
+
+@st.composite
+def tiny_saved_states(draw: st.DrawFn, rules: RuleDict) -> TinySavedState:
+    """A state some game of the saved-rolls ``rules`` reaches, with at least one box open.
+
+    The scorecard is drawn as by :func:`tiny_states`. Each turn before banked at most its
+    rerolls, and the cap holds the bank, so a turn start with L boxes filled has a bank of
+    0..min(L x rerolls, cap); after the first roll 0..bank + rerolls rolls are left.
+    """
+    card = draw(tiny_states(rules))
+    rerolls = rules.get("rerolls", 2)
+    most = len(card.filled) * rerolls
+    cap = rules.get("max_saved")
+    saved = draw(st.integers(0, most if cap is None else min(most, cap)))
+    if card.dice is None:
+        return TinySavedState(card.filled, card.upper, card.fifty, saved, None, None)
+    rolls_left = draw(st.integers(0, saved + rerolls))
+    return TinySavedState(card.filled, card.upper, card.fifty, saved, rolls_left, card.dice)
