@@ -1,0 +1,178 @@
+"""Saved rolls: the solver's turn chain against a brute force and against games a player works
+out by hand.
+
+Unused rolls carry over: a turn adds its ``rerolls + 1`` rolls to the bank, the first roll is
+made, and the rolls left when it scores start the next turn's bank. The brute force
+(``saved_brute_force.py``) plays the rule-file dict with keeps as sets of dice positions and
+the bank counted explicitly, sharing no code with the solver; here the solver solves the same
+dict through :func:`parse_rule_set`, bottom up, a layer at a time as a whole solve does.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from support import saved_brute_force as brute
+from support.rule_strategies import tiny_saved_rule_sets, tiny_saved_states
+
+from memo_solver.core.game import Block
+from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set, rule_set_document
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.solve.one_roll import roll_values
+
+TOL = 1e-9
+
+
+def solve_game(rules: RuleSet) -> dict[int, Block]:
+    """Every block of the game by filled mask, a layer at a time, the end first."""
+    game = YahtzeeGame(rules)
+    by_key: dict[str, Block] = {}
+    for layer in rules.layers(0):
+        keys = [block_key(mask) for mask in layer]
+        by_key |= zip(keys, game.solve_many(keys, by_key), strict=True)
+    return {int(key, 16): block for key, block in by_key.items()}
+
+
+def levels(rules: RuleSet, upper: int, fifty: bool) -> tuple[int, int]:
+    """Where a scorecard's upper total and fifty flag sit in its block."""
+    level = min(upper, rules.upper_threshold) if rules.n_upper_levels > 1 else 0
+    return level, int(fifty) if rules.n_bonus_levels > 1 else 0
+
+
+def solver_actions(
+    rules: RuleSet,
+    blocks: dict[int, Block],
+    filled: int,
+    at: tuple[int, int],
+    dice: tuple[int, ...],
+    rolls_left: int,
+) -> dict[str, float]:
+    """The solver's value of every action the brute force names: each legal box, and each
+    keep that rerolls a die."""
+    universe = rules.universe
+    successors = [blocks[filled | 1 << box] for box in rules.open_boxes(filled)]
+    boxes, scores, keeps = roll_values(
+        rules, filled, successors, at, universe.roll_index[dice], rolls_left
+    )
+    named = {
+        f"score {rules.categories[box].name}": float(value)
+        for box, value in zip(boxes, scores, strict=True)
+        if value > -np.inf  # a box the Joker forbids
+    }
+    if rolls_left:
+        for k in universe.sub_keeps(dice):
+            kept = universe.keeps[k]
+            if len(kept) < rules.dice:
+                named[brute.keep_name(kept)] = float(keeps[k])
+    return named
+
+
+# --- against the brute force ------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_every_turn_start_and_action_is_the_brute_forces(data: st.DataObject) -> None:
+    document = data.draw(tiny_saved_rule_sets(joker=True))
+    rules = parse_rule_set(document)
+    blocks = solve_game(rules)
+    for _ in range(4):
+        state = data.draw(tiny_saved_states(document))
+        filled = sum(1 << box for box in state.filled)
+        at = levels(rules, state.upper, state.fifty)
+        start = blocks[filled][(*at, state.saved)]
+        expected = brute.value(document, state.filled, state.upper, state.fifty, state.saved)
+        assert start == pytest.approx(expected, abs=TOL)
+        if state.dice is None or state.rolls_left is None:
+            continue
+        mine = solver_actions(rules, blocks, filled, at, state.dice, state.rolls_left)
+        theirs = brute.actions(
+            document, state.filled, state.upper, state.fifty, state.dice, state.rolls_left
+        )
+        assert mine == pytest.approx(theirs, abs=TOL)
+
+
+@settings(max_examples=15, deadline=None)
+@given(tiny_saved_rule_sets())
+def test_a_turn_start_is_never_worth_less_with_one_more_roll_saved(document: Any) -> None:
+    for block in solve_game(parse_rule_set(document)).values():
+        more = np.diff(block, axis=-1)
+        assert (more[~np.isnan(more)] >= -1e-12).all()  # NaN: levels no game reaches
+
+
+# --- by hand ------------------------------------------------------------------------------------
+
+
+def five_dice(*boxes: dict[str, Any], **top: Any) -> RuleSet:
+    return parse_rule_set(
+        {"name": "hand", "dice": 5, "saved_rolls": True, **top, "boxes": list(boxes)}
+    )
+
+
+FILLER = [{"name": f"pad{i}", "kind": "upper", "face": i} for i in (1, 2, 3)]
+"""Boxes already filled, so that a bank of up to six rolls can stand before the last box."""
+
+
+def chance_by_rolls(rolls: int) -> float:
+    """One die's worth in Chance with ``rolls`` rolls, stopping well: e_1 = 3.5, and a roll
+    is kept when it beats what the rolls after it are worth, e_{n+1} = E max(X, e_n)."""
+    worth = 3.5
+    for _ in range(rolls - 1):
+        worth = sum(max(face, worth) for face in range(1, 7)) / 6
+    return worth
+
+
+def test_chance_alone_is_worth_its_closed_form_for_every_bank() -> None:
+    """Three boxes filled at two rerolls a turn: a bank of 0..6, so 3..9 rolls for Chance."""
+    rules = five_dice(*FILLER, {"name": "chance", "kind": "chance"})
+    blocks = solve_game(rules)
+    last = blocks[0b0111][0, 0]
+    assert last.shape == (7,)
+    for saved in range(7):
+        assert last[saved] == pytest.approx(5 * chance_by_rolls(saved + 3), abs=TOL)
+
+
+def alike_within(rolls: int, dice: int = 5) -> float:
+    """The chance of all dice alike within ``rolls`` rolls, keeping the most common face (the
+    best play for it): a chain over how many dice already match, solved by matrix powers."""
+    step = np.zeros((dice + 1, dice + 1))
+    for held in range(1, dice + 1):
+        for throw in itertools.product(range(1, 7), repeat=dice - held):
+            counts = [throw.count(face) for face in range(1, 7)]
+            best = max(held + counts[0], *counts[1:])  # face 1 stands for the face held
+            step[held, best] += 6.0 ** -(dice - held)
+    first = np.zeros(dice + 1)
+    for throw in itertools.product(range(1, 7), repeat=dice):
+        first[max(throw.count(face) for face in range(1, 7))] += 6.0**-dice
+    return float((first @ np.linalg.matrix_power(step, rolls - 1))[dice])
+
+
+def test_an_all_alike_box_alone_is_worth_the_chance_of_all_alike_within_the_rolls() -> None:
+    rules = five_dice(*FILLER, {"name": "yatzy", "kind": "all_alike", "points": 50})
+    last = solve_game(rules)[0b0111][0, 0]
+    for saved in range(7):
+        assert last[saved] == pytest.approx(50 * alike_within(saved + 3), abs=TOL)
+
+
+def test_a_cap_of_0_is_the_game_without_the_rule_to_the_bit() -> None:
+    document = rule_set_document(RULE_SETS["yatzy"])
+    plain = RULE_SETS["yatzy"]
+    capped = parse_rule_set(dict(document, saved_rolls=True, max_saved=0))
+    assert capped.fingerprint != plain.fingerprint
+    below = plain.all_filled & ~0b1110_0000_0010_0  # a few boxes open: every layer is quick
+    game, capped_game = YahtzeeGame(plain), YahtzeeGame(capped)
+    plain_blocks: dict[str, Block] = {}
+    capped_blocks: dict[str, Block] = {}
+    for layer in plain.layers(below):
+        keys = [block_key(mask) for mask in layer]
+        plain_blocks |= zip(keys, game.solve_many(keys, plain_blocks), strict=True)
+        capped_blocks |= zip(keys, capped_game.solve_many(keys, capped_blocks), strict=True)
+    for key, block in plain_blocks.items():
+        assert capped_blocks[key].shape == (*block.shape, 1)
+        assert capped_blocks[key][..., 0].tobytes() == block.tobytes()
