@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from support import saved_brute_force as brute
+from support import rulebook_brute_force, saved_brute_force as brute
 from support.rule_strategies import tiny_saved_rule_sets, tiny_saved_states
 
 from memo_solver.core.game import Block
@@ -69,7 +69,7 @@ def solver_actions(
         for k in universe.sub_keeps(dice):
             kept = universe.keeps[k]
             if len(kept) < rules.dice:
-                named[brute.keep_name(kept)] = float(keeps[k])
+                named[rulebook_brute_force.keep_name(kept)] = float(keeps[k])
     return named
 
 
