@@ -486,8 +486,7 @@ def _rolls_field(
 
 
 def _check_bank(saved: int | None, filled: int, rules: RuleSet) -> None:
-    levels = rules.saved_levels(filled.bit_count())
-    if saved is None or 0 <= saved < levels:
+    if saved is None or 0 <= saved < rules.saved_levels(filled.bit_count()):
         return
     cap = "" if rules.max_saved is None else f", at most {rules.max_saved} carried"
     raise StateError(
