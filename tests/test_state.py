@@ -13,6 +13,7 @@ from support.dice_variants import FORCED, MAXI, THREE_DICE
 from support.random_states import random_state
 
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set, rule_set_document
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import (
     State,
@@ -26,8 +27,27 @@ from memo_solver.games.yahtzee.rules.state import (
 )
 
 YAHTZEE = RULE_SETS["yahtzee"]
-RULES = {**RULE_SETS, **{r.name: r for r in (THREE_DICE, FORCED)}}
+
+
+def with_saved_rolls(rules: RuleSet, name: str, max_saved: int | None = None) -> RuleSet:
+    """The rule set with unused rolls saved to the following turns, read from its file."""
+    document = dict(rule_set_document(rules), name=name, saved_rolls=True)
+    if max_saved is not None:
+        document["max_saved"] = max_saved
+    return parse_rule_set(document)
+
+
+SAVED = with_saved_rolls(RULE_SETS["maxi-yatzy"], "maxi-yatzy-saved")
+SAVED_RULE_SETS = [
+    SAVED,
+    with_saved_rolls(THREE_DICE, "three-dice-saved"),
+    with_saved_rolls(THREE_DICE, "three-dice-capped", max_saved=3),
+    with_saved_rolls(THREE_DICE, "three-dice-no-carry", max_saved=0),
+]
+RULES = {**RULE_SETS, **{r.name: r for r in (THREE_DICE, FORCED, *SAVED_RULE_SETS)}}
 HASKELL_EXAMPLE = "- x x x x x x x x x x - x 62 False 2 1 2 2 2 6"
+THREE_FILLED = "filled=ones,twos,threes"
+"""Three boxes of ``maxi-yatzy-saved`` filled: a bank of 0..6 rolls (two rerolls a turn)."""
 
 
 def mask(rules: RuleSet, *names: str) -> int:
@@ -167,6 +187,115 @@ def test_forced_order_states_are_scorecard_prefixes() -> None:
     assert parse_state("dice=666", THREE_DICE).dice == (6, 6, 6)
 
 
+# --- saved rolls -------------------------------------------------------------------------------
+
+
+def test_a_turn_start_holds_the_bank_of_saved_rolls() -> None:
+    as_json = '{"filled": ["ones", "twos", "threes"], "saved": 4}'
+
+    state = parse_state(f"{THREE_FILLED} saved=4", SAVED)
+    assert (state.filled, state.saved, state.rerolls_left, state.dice) == (0b111, 4, None, None)
+    assert parse_state(as_json, SAVED) == state
+    assert parse_state(THREE_FILLED, SAVED).saved == 0
+    assert parse_state("start", SAVED) == parse_state("{}", SAVED) == start_state()
+
+
+def test_the_first_roll_leaves_the_bank_and_the_turns_rerolls() -> None:
+    """Dice without rolls left are the turn's first roll: R = saved + rerolls."""
+    rolled = parse_state(f"{THREE_FILLED} saved=4 dice=123456", SAVED)
+
+    assert (rolled.rerolls_left, rolled.saved) == (4 + 2, 0)
+    assert parse_state("dice=123456", SAVED).rerolls_left == 2
+    assert state_from_json({"filled": ["ones"], "dice": [6] * 6}, SAVED).rerolls_left == 2
+
+
+def test_rolls_left_without_dice_are_the_turn_start_they_would_be_after_its_first_roll() -> None:
+    """As with rerolls in the plain game: all the turn's rolls, the bank with its rerolls."""
+    assert parse_state(f"{THREE_FILLED} saved=4 rolls=6", SAVED) == parse_state(
+        f"{THREE_FILLED} saved=4", SAVED
+    )
+    assert parse_state("rolls=2", SAVED) == start_state()
+
+
+def test_rolled_dice_take_any_rolls_left_a_bank_allows_and_keep_no_bank() -> None:
+    """With the bank the turn started with, up to it and the rerolls; without it, up to the
+    largest bank three filled boxes may hold (6) and the rerolls."""
+    assert parse_state(f"{THREE_FILLED} dice=123456 rolls=8", SAVED).rerolls_left == 8
+    state = parse_state(f"{THREE_FILLED} saved=4 dice=123456 rolls=6", SAVED)
+    assert (state.rerolls_left, state.saved) == (6, 0)
+    assert parse_state(f"{THREE_FILLED} dice=123456 rolls=0", SAVED).rerolls_left == 0
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"saved": 4, "rerolls_left": None, "rolls_left": None, "dice": None},
+        {"saved": 4, "rerolls_left": None, "rolls_left": 6, "dice": None},
+        {"saved": 4, "rerolls_left": None, "rolls_left": 5, "dice": [6, 5, 4, 3, 2, 1]},
+    ],
+)
+def test_a_form_that_sends_every_field_is_read_under_saved_rolls(sent: dict[str, object]) -> None:
+    """Null counts as absent, and the bank is the one the turn started with."""
+    sent = {"filled": ["ones", "twos", "threes"], "upper": 6, "yahtzee_bonus": False, **sent}
+
+    state = state_from_json(sent, SAVED)
+
+    rolled = sent["dice"] is not None
+    assert state.saved == (0 if rolled else 4)
+    assert state.rerolls_left == (5 if rolled else None)
+
+
+@pytest.mark.parametrize(
+    ("sent", "expected"),
+    [
+        ({"saved": 0, "rolls_left": None, "rerolls_left": 2, "dice": None}, start_state()),
+        (
+            {"saved": 0, "rolls_left": None, "rerolls_left": 1, "dice": [5, 4, 3, 2, 1]},
+            State(0, 0, False, 1, (1, 2, 3, 4, 5)),
+        ),
+        ({"saved": None, "rolls_left": None, "rerolls_left": None, "dice": None}, start_state()),
+    ],
+)
+def test_a_form_that_sends_every_field_is_read_without_saved_rolls(
+    sent: dict[str, object], expected: State
+) -> None:
+    """A bank of 0 is true of every turn of a game without saved rolls, so it is no mistake."""
+    assert state_from_json({"filled": [], "upper": 0, "yahtzee_bonus": False, **sent}, YAHTZEE) == (
+        expected
+    )
+
+
+def test_saved_rolls_write_the_bank_at_a_turn_start_and_the_rolls_left_with_dice() -> None:
+    start = parse_state(f"{THREE_FILLED} upper=6 saved=4", SAVED)
+    rolled = parse_state(f"{THREE_FILLED} upper=6 dice=123456 rolls=5", SAVED)
+
+    assert format_state(start, SAVED) == "filled=ones,twos,threes upper=6 saved=4"
+    assert format_state(rolled, SAVED) == "filled=ones,twos,threes upper=6 dice=123456 rolls=5"
+    assert format_state(parse_state(THREE_FILLED, SAVED), SAVED) == THREE_FILLED
+    card = {"filled": ["ones", "twos", "threes"], "upper": 6, "yahtzee_bonus": False}
+    assert state_to_json(start, SAVED) == {**card, "saved": 4, "rolls_left": None, "dice": None}
+    assert state_to_json(rolled, SAVED) == {
+        **card,
+        "saved": None,
+        "rolls_left": 5,
+        "dice": [1, 2, 3, 4, 5, 6],
+    }
+
+
+def test_the_guidepost_of_a_turn_start_includes_its_bank() -> None:
+    """Under saved rolls a block has a bank axis (``block_shape_of``), and the guidepost
+    indexes all of it."""
+    state = parse_state(f"{THREE_FILLED} upper=6 saved=4", SAVED)
+    last = parse_state("open=chance upper=120 saved=38", SAVED)
+
+    assert guidepost(state, SAVED) == (6, 0, 4)
+    assert guidepost(last, SAVED) == (84, 0, 38)
+    for here in (state, last):
+        shape = SAVED.block_shape_of(here.filled)
+        assert np.zeros(shape)[guidepost(here, SAVED)].shape == ()
+    assert guidepost(parse_state(THREE_FILLED, SAVED), SAVED) == (0, 0, 0)
+
+
 # --- refusing ----------------------------------------------------------------------------------
 
 REJECTIONS = [
@@ -237,10 +366,90 @@ REJECTIONS = [
     ("three-dice", "dice=ab", "dice", "expected faces like 122 or 1,2,2, got 'ab'"),
     ("forced-four", "filled=threes", "filled", "fills its boxes in scorecard order"),
     ("forced-four", "filled=threes", "filled", "ones is open"),
+    (
+        "yahtzee",
+        '{"colour": "red"}',
+        "colour",
+        "the keys are filled, upper, yahtzee_bonus, rerolls_",
+    ),
+    ("yahtzee", "colour=red", "colour", "the keys are filled, open, upper, bonus, dice, rerolls"),
+]
+
+SAVED_ROLLS_REJECTIONS = [
+    # A saved-rolls rule set's states count rolls left, and its turn starts hold a bank.
+    ("maxi-yatzy-saved", "dice=123456 rerolls=2", "rerolls_left", "use rolls_left (rolls= in"),
+    ("maxi-yatzy-saved", '{"rerolls_left": 2}', "rerolls_left", "saves unused rolls"),
+    ("maxi-yatzy-saved", "- " * 20 + "0 False", "state", "use the short form (saved=4, rolls=6)"),
+    (
+        "maxi-yatzy-saved",
+        f"{THREE_FILLED} saved=7",
+        "saved",
+        "with 3 boxes filled a bank holds 0..6 rolls (rule set maxi-yatzy-saved: 2 rerolls a "
+        "turn), got 7",
+    ),
+    ("maxi-yatzy-saved", '{"saved": -1}', "saved", "with no box filled a bank holds no rolls"),
+    ("maxi-yatzy-saved", "saved=1 dice=123456", "saved", "a bank holds no rolls"),
+    ("three-dice-capped", "filled=twos,fives,pair saved=4", "saved", "holds 0..3 rolls"),
+    ("three-dice-capped", "filled=twos,fives,pair saved=4", "saved", "at most 3 carried), got 4"),
+    ("three-dice-no-carry", "filled=twos saved=1", "saved", "with 1 box filled a bank holds no"),
+    (
+        "maxi-yatzy-saved",
+        f"{THREE_FILLED} dice=123456 rolls=9",
+        "rolls_left",
+        "must be 0..8 for rule set maxi-yatzy-saved: with 3 boxes filled a bank holds 0..6 "
+        "rolls, and 2 rerolls a turn, got 9",
+    ),
+    (
+        "maxi-yatzy-saved",
+        f"{THREE_FILLED} saved=4 dice=123456 rolls=7",
+        "rolls_left",
+        "must be 0..6 for rule set maxi-yatzy-saved: 4 saved and 2 rerolls a turn, got 7",
+    ),
+    ("maxi-yatzy-saved", '{"dice": [1, 2, 3, 4, 5, 6], "rolls_left": -1}', "rolls_left", "got -1"),
+    (
+        "maxi-yatzy-saved",
+        f"{THREE_FILLED} saved=4 rolls=5",
+        "rolls_left",
+        "without dice the turn has not started, so rolls left can only be 6 (rule set "
+        "maxi-yatzy-saved: 4 saved and 2 rerolls a turn), got 5; give the dice too",
+    ),
+    ("maxi-yatzy-saved", "rolls=3", "rolls_left", "rolls left can only be 2"),
+    ("maxi-yatzy-saved", '{"saved": "four"}', "saved", "expected a whole number, got 'four'"),
+    ("maxi-yatzy-saved", '{"saved": true}', "saved", "expected a whole number, got true"),
+    ("maxi-yatzy-saved", "saved=four", "saved", "expected a whole number, got 'four'"),
+    ("maxi-yatzy-saved", "rolls=six", "rolls_left", "expected a whole number, got 'six'"),
+    ("maxi-yatzy-saved", "saved=1 saved=2", "saved", "saved= is given twice"),
+    ("maxi-yatzy-saved", '{"saved": 1, "saved": 2}', "saved", "given twice"),
+    (
+        "maxi-yatzy-saved",
+        '{"colour": "red"}',
+        "colour",
+        "unknown key; the keys are filled, upper, yahtzee_bonus, saved, rolls_left, dice",
+    ),
+    (
+        "maxi-yatzy-saved",
+        "colour=red",
+        "colour",
+        "unknown key; the keys are filled, open, upper, bonus, saved, dice, rolls",
+    ),
+    (
+        "maxi-yatzy-saved",
+        "start saved=0",
+        "state",
+        "the keys are filled, open, upper, bonus, saved",
+    ),
+    # A rule set without saved rolls has no bank and counts rerolls.
+    ("yahtzee", "saved=2", "saved", "rule set yahtzee has no saved rolls"),
+    ("yahtzee", '{"saved": 1, "dice": null}', "saved", "a turn starts with none, got 1"),
+    ("yahtzee", "dice=12345 rolls=2", "rolls_left", "rule set yahtzee has no saved rolls"),
+    ("yahtzee", '{"rolls_left": 2}', "rolls_left", "use rerolls_left (rerolls= in the short form)"),
+    ("maxi-yatzy", "rolls=2", "rolls_left", "rule set maxi-yatzy has no saved rolls"),
 ]
 
 
-@pytest.mark.parametrize(("rule_set", "text", "field", "fragment"), REJECTIONS)
+@pytest.mark.parametrize(
+    ("rule_set", "text", "field", "fragment"), REJECTIONS + SAVED_ROLLS_REJECTIONS
+)
 def test_rejections_name_the_field(rule_set: str, text: str, field: str, fragment: str) -> None:
     with pytest.raises(StateError) as caught:
         parse_state(text, RULES[rule_set])
@@ -306,8 +515,10 @@ def test_examples_round_trip(text: str) -> None:
 
 
 @st.composite
-def valid_states(draw: st.DrawFn) -> tuple[RuleSet, State]:
-    rules = draw(st.sampled_from(list(RULE_SETS.values())))
+def valid_states(draw: st.DrawFn, rule_sets: list[RuleSet]) -> tuple[RuleSet, State]:
+    """A state of one of ``rule_sets``: any bank a turn start may hold under saved rolls,
+    and with dice any rolls left some bank leaves."""
+    rules = draw(st.sampled_from(rule_sets))
     filled = draw(st.integers(0, rules.all_filled))
     upper = draw(st.sampled_from([int(t) for t in np.flatnonzero(rules.upper_totals(filled))]))
     box = rules.yahtzee_box
@@ -316,13 +527,18 @@ def valid_states(draw: st.DrawFn) -> tuple[RuleSet, State]:
     dice = tuple(
         sorted(draw(st.lists(st.integers(1, 6), min_size=rules.dice, max_size=rules.dice)))
     )
-    rerolls = draw(st.integers(0, rules.rerolls))
-    state = State(filled, upper, bonus, rerolls if rolled else None, dice if rolled else None)
-    return rules, state
+    banks = rules.saved_levels(filled.bit_count()) - 1  # 0 without saved rolls
+    if rolled:
+        return rules, State(filled, upper, bonus, draw(st.integers(0, banks + rules.rerolls)), dice)
+    return rules, State(filled, upper, bonus, None, None, draw(st.integers(0, banks)))
+
+
+# The reference line has no bank: saved-rolls rule sets round trip through the other forms.
+PLAIN_RULE_SETS = [rules for rules in RULE_SETS.values() if not rules.saved_rolls]
 
 
 @settings(database=None, max_examples=200)
-@given(valid_states())
+@given(valid_states(PLAIN_RULE_SETS))
 def test_valid_states_round_trip_through_every_form(case: tuple[RuleSet, State]) -> None:
     rules, state = case
 
@@ -330,6 +546,21 @@ def test_valid_states_round_trip_through_every_form(case: tuple[RuleSet, State])
     assert parse_state(json.dumps(state_to_json(state, rules)), rules) == state
     assert state_from_json(state_to_json(state, rules), rules) == state
     assert parse_state(reference_line(state, rules), rules) == state
+
+
+@settings(database=None, max_examples=300)
+@given(valid_states(SAVED_RULE_SETS))
+def test_saved_rolls_states_round_trip_through_the_short_form_and_json(
+    case: tuple[RuleSet, State],
+) -> None:
+    rules, state = case
+
+    assert parse_state(format_state(state, rules), rules) == state
+    assert parse_state(json.dumps(state_to_json(state, rules)), rules) == state
+    assert state_from_json(state_to_json(state, rules), rules) == state
+    with pytest.raises(StateError, match=r"^state: .* use the short form"):
+        parse_state(reference_line(state, rules), rules)
+    assert len(guidepost(state, rules)) == len(rules.block_shape_of(state.filled))
 
 
 @pytest.mark.parametrize("rules", RULES.values(), ids=lambda rules: rules.name)

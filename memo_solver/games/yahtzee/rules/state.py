@@ -2,7 +2,9 @@
 
 A state is a point inside a game: which boxes are filled, the upper-section total so far,
 whether the Yahtzee box holds 50, and, once the turn's dice are rolled, the dice and the
-rerolls left. People type states by hand or paste them from other programs, so every form
+rerolls left. Under a rule set with saved rolls a turn start also holds the bank of rolls
+saved by the turns before, and the dice come with the rolls left (bank and rerolls
+alike). People type states by hand or paste them from other programs, so every form
 funnels into one validator. It rejects every state no game can reach (the solver never
 computes those), and says what would be right, because the person reading the error is
 the one who has to fix it.
@@ -10,13 +12,15 @@ the one who has to fix it.
 The form is told by how the text starts:
 
 - JSON, ``{"filled": ["twos"], "upper": 8, "dice": [1, 2, 2, 2, 6], "rerolls_left": 2}``,
-  what the HTTP API speaks;
+  what the HTTP API speaks (``"saved": 4`` at a turn start, ``"rolls_left": 6`` with dice
+  under saved rolls);
 - the line of Glenn's reference Haskell program, one ``-``/``x`` mark per box, then the upper
   total, the bonus flag, and optionally rerolls left and the dice
   (``- x x x x x x x x x x - x 62 False 2 1 2 2 2 6``), so its states can be pasted in to
-  compare answers;
+  compare answers (it has no bank, so it is refused under saved rolls);
 - the short form for typing, ``filled=twos,threes upper=8 bonus=no dice=12226 rerolls=2``,
-  or ``open=ones,yahtzee`` for "everything but these", or the word ``start``.
+  or ``open=ones,yahtzee`` for "everything but these", or the word ``start`` (``saved=4``
+  and ``rolls=6`` under saved rolls).
 """
 
 from __future__ import annotations
@@ -58,9 +62,14 @@ class State:
     yahtzee_bonus: bool
     """The Yahtzee box holds 50, so another Yahtzee earns the bonus."""
     rerolls_left: int | None
-    """None exactly when ``dice`` is None, before the turn's first roll."""
+    """None exactly when ``dice`` is None, before the turn's first roll. Under saved rolls,
+    the rolls left: the bank and the turn's rerolls together, which is what the player may
+    still roll (in the plain game the two words count the same thing)."""
     dice: tuple[int, ...] | None
     """The faces of the rule set's dice in ascending order, the order rolls are indexed in."""
+    saved: int = 0
+    """The bank a turn starts with, under saved rolls; 0 once the dice are rolled (the
+    rolls left count it then) and under rule sets without saved rolls."""
 
 
 def start_state() -> State:
@@ -68,15 +77,16 @@ def start_state() -> State:
     return State(filled=0, upper=0, yahtzee_bonus=False, rerolls_left=None, dice=None)
 
 
-def guidepost(state: State, rules: RuleSet) -> tuple[int, int]:
-    """(upper level, bonus level): where the state's values sit in its block array.
+def guidepost(state: State, rules: RuleSet) -> tuple[int, ...]:
+    """(upper level, bonus level), then the bank under saved rolls: where the state's values
+    sit in its block array (of shape ``rules.block_shape_of(state.filled)``).
 
     Totals past the threshold collapse onto it because the upper bonus is banked by then,
     and a rule set without a bonus keeps a single level because the level changes nothing.
     """
     upper = min(state.upper, rules.upper_threshold) if rules.n_upper_levels > 1 else 0
     bonus = int(state.yahtzee_bonus) if rules.n_bonus_levels > 1 else 0
-    return upper, bonus
+    return (upper, bonus, state.saved) if rules.saved_rolls else (upper, bonus)
 
 
 def parse_state(text: str, rules: RuleSet) -> State:
@@ -92,7 +102,23 @@ def parse_state(text: str, rules: RuleSet) -> State:
     return _parse_short(tokens, rules)
 
 
-_JSON_KEYS: Final = ("filled", "upper", "yahtzee_bonus", "rerolls_left", "dice")
+_JSON_KEYS: Final = (
+    "filled",
+    "upper",
+    "yahtzee_bonus",
+    "saved",
+    "rerolls_left",
+    "rolls_left",
+    "dice",
+)
+
+
+def _json_keys(rules: RuleSet) -> list[str]:
+    """The keys of the rule set's states: the bank and the rolls left under saved rolls,
+    the rerolls left otherwise. The others' keys are still read, to be refused by name
+    rather than as unknown."""
+    other = ("rerolls_left",) if rules.saved_rolls else ("saved", "rolls_left")
+    return [key for key in _JSON_KEYS if key not in other]
 
 
 def state_from_json(obj: object, rules: RuleSet) -> State:
@@ -104,7 +130,8 @@ def state_from_json(obj: object, rules: RuleSet) -> State:
         raise StateError("state", f"expected a JSON object, got {_show(obj)}")
     for key in obj:
         if key not in _JSON_KEYS:
-            raise StateError(str(key), f"unknown key; the keys are {', '.join(_JSON_KEYS)}")
+            keys = ", ".join(_json_keys(rules))
+            raise StateError(str(key), f"unknown key; the keys are {keys}")
     names = obj.get("filled")
     if names is None:
         names = []
@@ -126,20 +153,32 @@ def state_from_json(obj: object, rules: RuleSet) -> State:
         filled=_filled_mask(names, rules),
         upper=0 if upper is None else upper,
         bonus=bonus,
-        rerolls=_json_int(obj, "rerolls_left"),
         dice=dice,
+        rerolls=_json_int(obj, "rerolls_left"),
+        saved=_json_int(obj, "saved"),
+        rolls_left=_json_int(obj, "rolls_left"),
     )
 
 
 def state_to_json(state: State, rules: RuleSet) -> dict[str, object]:
-    """The canonical JSON form: every key present, boxes in scorecard order."""
-    return {
+    """The canonical JSON form: every key of the rule set's states present, boxes in
+    scorecard order. Under saved rolls the bank is null once the dice are rolled, as the
+    rolls left are before: the rolls left count the bank then."""
+    dice = None if state.dice is None else list(state.dice)
+    card: dict[str, object] = {
         "filled": _box_names(state.filled, rules),
         "upper": state.upper,
         "yahtzee_bonus": state.yahtzee_bonus,
-        "rerolls_left": state.rerolls_left,
-        "dice": None if state.dice is None else list(state.dice),
     }
+    if rules.saved_rolls:
+        started = state.dice is None
+        return {
+            **card,
+            "saved": state.saved if started else None,
+            "rolls_left": state.rerolls_left,
+            "dice": dice,
+        }
+    return {**card, "rerolls_left": state.rerolls_left, "dice": dice}
 
 
 def format_state(state: State, rules: RuleSet) -> str:
@@ -162,9 +201,11 @@ def format_state(state: State, rules: RuleSet) -> str:
         tokens.append(f"upper={state.upper}")
     if state.yahtzee_bonus:
         tokens.append("bonus=yes")
+    if state.saved:
+        tokens.append(f"saved={state.saved}")
     if state.dice is not None:
         tokens.append("dice=" + "".join(map(str, state.dice)))
-        tokens.append(f"rerolls={state.rerolls_left}")
+        tokens.append(f"{'rolls' if rules.saved_rolls else 'rerolls'}={state.rerolls_left}")
     return " ".join(tokens)
 
 
@@ -209,6 +250,12 @@ _REFERENCE_FLAGS: Final = {"true": True, "false": False}
 
 
 def _parse_reference_line(tokens: list[str], rules: RuleSet) -> State:
+    if rules.saved_rolls:
+        raise StateError(
+            "state",
+            f"rule set {rules.name} saves unused rolls, and the reference line has no bank "
+            f"to say them in; use the short form (saved=4, rolls=6) or JSON",
+        )
     n_boxes = len(rules.categories)
     marks = [_MARKS[t.lower()] for t in takewhile(lambda t: t.lower() in _MARKS, tokens)]
     if len(marks) != n_boxes:
@@ -231,8 +278,8 @@ def _parse_reference_line(tokens: list[str], rules: RuleSet) -> State:
         filled=sum(1 << i for i, mark in enumerate(marks) if mark),
         upper=_parse_int(rest[0], "upper"),
         bonus=flag,
-        rerolls=_parse_int(turn[0], "rerolls_left") if turn else None,
         dice=[_parse_int(face, "dice") for face in turn[1:]] if turn else None,
+        rerolls=_parse_int(turn[0], "rerolls_left") if turn else None,
     )
 
 
@@ -241,9 +288,19 @@ _SHORT_FIELDS: Final = {
     "open": "filled",
     "upper": "upper",
     "bonus": "yahtzee_bonus",
+    "saved": "saved",
     "dice": "dice",
     "rerolls": "rerolls_left",
+    "rolls": "rolls_left",
 }
+
+
+def _short_keys(rules: RuleSet) -> str:
+    """The short form's keys for the rule set's states, as its messages list them."""
+    fields = _json_keys(rules)
+    return ", ".join(key for key, field in _SHORT_FIELDS.items() if field in fields)
+
+
 _SHORT_FLAGS: Final = {
     "yes": True,
     "no": False,
@@ -265,10 +322,10 @@ def _parse_short(tokens: list[str], rules: RuleSet) -> State:
             raise StateError(
                 "state",
                 f"expected key=value, got {_show(token)}; the keys are "
-                f"{', '.join(_SHORT_FIELDS)}, and start alone is the empty scorecard",
+                f"{_short_keys(rules)}, and start alone is the empty scorecard",
             )
         if key not in _SHORT_FIELDS:
-            raise StateError(key, f"unknown key; the keys are {', '.join(_SHORT_FIELDS)}")
+            raise StateError(key, f"unknown key; the keys are {_short_keys(rules)}")
         if key in values:
             raise StateError(_SHORT_FIELDS[key], f"{key}= is given twice")
         values[key] = value
@@ -286,9 +343,15 @@ def _parse_short(tokens: list[str], rules: RuleSet) -> State:
         filled=filled,
         upper=_parse_int(values["upper"], "upper") if "upper" in values else 0,
         bonus=bonus,
-        rerolls=_parse_int(values["rerolls"], "rerolls_left") if "rerolls" in values else None,
         dice=_parse_dice(values["dice"], rules.dice) if "dice" in values else None,
+        rerolls=_short_int(values, "rerolls"),
+        saved=_short_int(values, "saved"),
+        rolls_left=_short_int(values, "rolls"),
     )
+
+
+def _short_int(values: dict[str, str], key: str) -> int | None:
+    return _parse_int(values[key], _SHORT_FIELDS[key]) if key in values else None
 
 
 def _name_list(value: str) -> list[str]:
@@ -349,21 +412,32 @@ def _build(
     filled: int,
     upper: int,
     bonus: bool,
-    rerolls: int | None,
     dice: list[int] | None,
+    rerolls: int | None = None,
+    saved: int | None = None,
+    rolls_left: int | None = None,
 ) -> State:
-    """Check the parts against the rules and each other, then assemble the state."""
+    """Check the parts against the rules and each other, then assemble the state.
+
+    ``rerolls`` is the plain game's count and ``saved`` and ``rolls_left`` the saved-rolls
+    game's; a form passes whichever it was given (None: not given), and the rule set says
+    which it may give.
+    """
     _check_order(filled, rules)
     _check_upper(upper, filled, rules)
     _check_bonus(bonus, filled, rules)
+    field, left = _rolls_field(rules, rerolls, saved, rolls_left)
+    _check_bank(saved, filled, rules)
+    bank = saved or 0
+    first = bank + rules.rerolls  # what the turn's first roll leaves
     if dice is None:
-        if rerolls is not None and rerolls != rules.rerolls:
+        if left is not None and left != first:
             raise StateError(
-                "rerolls_left",
-                f"without dice the turn has not started, so rerolls left can only be "
-                f"{rules.rerolls} (rule set {rules.name}), got {rerolls}; give the dice too",
+                field,
+                f"without dice the turn has not started, so {field.replace('_', ' ')} can only "
+                f"be {first} ({_allowance(rules, filled, bank)}), got {left}; give the dice too",
             )
-        return State(filled, upper, bonus, None, None)
+        return State(filled, upper, bonus, None, None, bank)
     if filled == rules.all_filled:
         raise StateError("dice", "the game is over: every box is filled")
     if len(dice) != rules.dice:
@@ -371,13 +445,72 @@ def _build(
     for face in dice:
         if not 1 <= face <= FACES:
             raise StateError("dice", f"face {face} is outside 1..{FACES}")
-    if rerolls is None:
-        rerolls = rules.rerolls
-    elif not 0 <= rerolls <= rules.rerolls:
+    if left is None:
+        left = first
+    # A form sends the bank its turn started with; without it, any bank the turn may have had.
+    most = (rules.saved_levels(filled.bit_count()) - 1 if saved is None else saved) + rules.rerolls
+    if not 0 <= left <= most:
         raise StateError(
-            "rerolls_left", f"must be 0..{rules.rerolls} for rule set {rules.name}, got {rerolls}"
+            field, f"must be 0..{most} for {_allowance(rules, filled, saved)}, got {left}"
         )
-    return State(filled, upper, bonus, rerolls, tuple(sorted(dice)))
+    return State(filled, upper, bonus, left, tuple(sorted(dice)))
+
+
+def _rolls_field(
+    rules: RuleSet, rerolls: int | None, saved: int | None, rolls_left: int | None
+) -> tuple[str, int | None]:
+    """The field that counts what is left of the turn under these rules, and its value.
+    The other game's fields are refused, except what a form that sends every field sends:
+    null, or a bank of 0 where there are no banks (which is true)."""
+    if rules.saved_rolls:
+        if rerolls is not None:
+            raise StateError(
+                "rerolls_left",
+                f"rule set {rules.name} saves unused rolls, so its states count the rolls "
+                f"left: use rolls_left (rolls= in the short form), and saved (saved=) for "
+                f"the bank a turn starts with",
+            )
+        return "rolls_left", rolls_left
+    if saved:
+        raise StateError(
+            "saved",
+            f"rule set {rules.name} has no saved rolls, so a turn starts with none, got {saved}",
+        )
+    if rolls_left is not None:
+        raise StateError(
+            "rolls_left",
+            f"rule set {rules.name} has no saved rolls, so its states count the rerolls left: "
+            f"use rerolls_left (rerolls= in the short form)",
+        )
+    return "rerolls_left", rerolls
+
+
+def _check_bank(saved: int | None, filled: int, rules: RuleSet) -> None:
+    if saved is None or 0 <= saved < rules.saved_levels(filled.bit_count()):
+        return
+    cap = "" if rules.max_saved is None else f", at most {rules.max_saved} carried"
+    raise StateError(
+        "saved",
+        f"{_bank_range(rules, filled)} (rule set {rules.name}: {rules.rerolls} rerolls a "
+        f"turn{cap}), got {saved}",
+    )
+
+
+def _bank_range(rules: RuleSet, filled: int) -> str:
+    """The banks a turn start with ``filled`` may hold, in words."""
+    count = filled.bit_count()
+    boxes = "no box" if count == 0 else "1 box" if count == 1 else f"{count} boxes"
+    most = rules.saved_levels(count) - 1
+    return f"with {boxes} filled a bank holds {f'0..{most} rolls' if most else 'no rolls'}"
+
+
+def _allowance(rules: RuleSet, filled: int, saved: int | None) -> str:
+    """Why a turn has the rolls it has: the rule set, and under saved rolls the bank the
+    turn started with (``saved``), or the banks it may have started with (None)."""
+    if not rules.saved_rolls:
+        return f"rule set {rules.name}"
+    bank = _bank_range(rules, filled) + "," if saved is None else f"{saved} saved"
+    return f"rule set {rules.name}: {bank} and {rules.rerolls} rerolls a turn"
 
 
 def _check_order(filled: int, rules: RuleSet) -> None:
