@@ -11,22 +11,33 @@ dict through :func:`parse_rule_set`, bottom up, a layer at a time as a whole sol
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from support import rulebook_brute_force, saved_brute_force as brute
 from support.rule_strategies import tiny_saved_rule_sets, tiny_saved_states
 
+from memo_solver.core.engine import open_engine
 from memo_solver.core.game import Block
+from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
-from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set, rule_set_document
+from memo_solver.games.yahtzee.rules.rule_file import (
+    parse_rule_set,
+    read_rule_file,
+    rule_set_document,
+)
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import parse_state
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.solve.one_roll import roll_values
+from memo_solver.stores.memory import MemoryStore
 
 TOL = 1e-9
+EXAMPLES = Path(__file__).parent.parent / "examples" / "rules"
 
 
 def solve_game(rules: RuleSet) -> dict[int, Block]:
@@ -176,3 +187,64 @@ def test_a_cap_of_0_is_the_game_without_the_rule_to_the_bit() -> None:
     for key, block in plain_blocks.items():
         assert capped_blocks[key].shape == (*block.shape, 1)
         assert capped_blocks[key][..., 0].tobytes() == block.tobytes()
+
+
+# --- advice: what a player reads ----------------------------------------------------------------
+
+
+def advice_for(rules: RuleSet, text: str) -> Advice:
+    async def run() -> Advice:
+        async with open_engine(YahtzeeGame(rules), MemoryStore()) as engine:
+            return await advise(engine, rules, parse_state(text, rules))
+
+    return anyio.run(run)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_advice_ranks_every_action_at_the_brute_forces_value(data: st.DataObject) -> None:
+    """Through the state a player types and the engine's lazy solve: every action the brute
+    force offers, no other, each at its value."""
+    document = data.draw(tiny_saved_rule_sets(joker=True))
+    rules = parse_rule_set(document)
+    state = data.draw(tiny_saved_states(document))
+    filled = [rules.categories[box].name for box in sorted(state.filled)]
+    text = f"filled={','.join(filled) or 'none'} upper={state.upper}"
+    text += " bonus=yes" if state.fifty and rules.yahtzee_bonus else ""
+    if state.dice is None or state.rolls_left is None:
+        advice = advice_for(rules, f"{text} saved={state.saved}")
+        expected = brute.value(document, state.filled, state.upper, state.fifty, state.saved)
+        assert advice.value == pytest.approx(expected, abs=TOL)
+        return
+    dice = "".join(map(str, state.dice))
+    advice = advice_for(rules, f"{text} dice={dice} rolls={state.rolls_left}")
+    mine = {
+        rulebook_brute_force.keep_name(a.keep) if a.kind == "keep" else f"score {a.category}": (
+            a.value
+        )
+        for a in advice.actions
+    }
+    theirs = brute.actions(
+        document, state.filled, state.upper, state.fifty, state.dice, state.rolls_left
+    )
+    assert mine == pytest.approx(theirs, abs=TOL)
+
+
+def test_advice_says_what_becomes_of_the_bank() -> None:
+    """Yatzy with saved rolls, Fives, Chance and Yatzy open, 5 5 5 1 2 with six rolls left:
+    keeping the fives leaves five rolls, scoring carries all six to the last two turns."""
+    rules = read_rule_file(EXAMPLES / "yatzy-saved.json")
+    advice = advice_for(rules, "open=fives,chance,yatzy dice=55512 rolls=6")
+    best, fives = advice.actions[0], advice.actions[1]
+    assert best.words() == "keep 5 5 5 and reroll 2 dice (5 rolls left after it)"
+    assert fives.words() == "score 15 in Fives and carry 6 rolls"
+    assert best.to_json()["rolls_left_after"] == 5
+    assert fives.to_json()["carried"] == 6
+    assert not any(a.kind == "keep" and not a.rerolled for a in advice.actions)
+    capped = parse_rule_set(dict(rule_set_document(rules), max_saved=2))
+    capped_advice = advice_for(capped, "open=fives,chance,yatzy dice=55512 rolls=4")
+    fives = next(a for a in capped_advice.actions if a.category == "fives")
+    assert fives.words() == "score 15 in Fives and carry 2 rolls"
+    plain = advice_for(RULE_SETS["yatzy"], "open=fives,chance,yatzy dice=55512 rerolls=2")
+    assert plain.actions[0].words() == "keep 5 5 5 and reroll 2 dice"
+    assert "carried" not in plain.actions[1].to_json()

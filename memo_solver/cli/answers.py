@@ -118,9 +118,14 @@ def _advice_text(advice: Any) -> str:
         f"Best: {best.words()}  (expect {best.value:.4f} more points)",
         f"Turn-start value of this scorecard: {advice.turn_start_value:.4f}",
         "",
-        f"{'action':<40} {'value':>10} {'loss':>9}",
     ]
-    lines += [f"{a.words():<40} {a.value:>10.4f} {a.loss:>9.4f}" for a in advice.actions]
+    said = [a.words() for a in advice.actions]
+    wide = max(40, *map(len, said))  # the words of saved rolls run longer than 40
+    lines.append(f"{'action':<{wide}} {'value':>10} {'loss':>9}")
+    lines += [
+        f"{words:<{wide}} {a.value:>10.4f} {a.loss:>9.4f}"
+        for words, a in zip(said, advice.actions, strict=True)
+    ]
     return "\n".join(lines)
 
 

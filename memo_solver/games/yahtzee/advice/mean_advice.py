@@ -50,34 +50,49 @@ class Action(NamedTuple):
     points: int = 0
     bonus: int = 0
     """Bonus points this score banks at once (upper bonus reached, extra Yahtzee)."""
+    rolls_after: int | None = None
+    """With saved rolls, what becomes of the bank: the rolls left after a keep's reroll, or
+    the rolls a score carries to the next turn; None without saved rolls."""
 
     def words(self) -> str:
         """The action as a player would say it."""
         if self.kind == "keep":
             if not self.keep:
-                return f"reroll {every_die(self.rerolled)}"
-            if not self.rerolled:
-                return f"keep {every_die(len(self.keep))}"
-            shown = " ".join(map(str, self.keep))
-            rerolled = self.rerolled
-            return f"keep {shown} and reroll {rerolled} {'die' if rerolled == 1 else 'dice'}"
+                said = f"reroll {every_die(self.rerolled)}"
+            elif not self.rerolled:
+                said = f"keep {every_die(len(self.keep))}"
+            else:
+                shown = " ".join(map(str, self.keep))
+                dice = "die" if self.rerolled == 1 else "dice"
+                said = f"keep {shown} and reroll {self.rerolled} {dice}"
+            if self.rolls_after is None:
+                return said
+            return f"{said} ({rolls(self.rolls_after)} left after it)"
         extra = f" (+{self.bonus} bonus)" if self.bonus else ""
-        return f"score {self.points} in {self.label}{extra}"
+        carry = "" if self.rolls_after is None else f" and carry {rolls(self.rolls_after)}"
+        return f"score {self.points} in {self.label}{extra}{carry}"
 
     def to_json(self) -> dict[str, object]:
+        saved: dict[str, object] = {}
         if self.kind == "keep":
+            if self.rolls_after is not None:
+                saved = {"rolls_left_after": self.rolls_after}
             return {
                 "kind": "keep",
                 "keep": list(self.keep),
+                **saved,
                 "value": self.value,
                 "loss": self.loss,
                 "words": self.words(),
             }
+        if self.rolls_after is not None:
+            saved = {"carried": self.rolls_after}
         return {
             "kind": "score",
             "category": self.category,
             "points": self.points,
             "bonus": self.bonus,
+            **saved,
             "value": self.value,
             "loss": self.loss,
             "words": self.words(),
@@ -106,6 +121,13 @@ class Advice:
 def number_word(count: int) -> str:
     """A count of dice in words (``five``), as players say it."""
     return _NUMBERS[count]
+
+
+def rolls(count: int) -> str:
+    """A count of saved rolls in words: ``no rolls``, ``1 roll``, ``4 rolls``."""
+    if count == 0:
+        return "no rolls"
+    return f"{count} roll" if count == 1 else f"{count} rolls"
 
 
 def every_die(count: int) -> str:
@@ -163,25 +185,26 @@ def _keys(rules: RuleSet, filled: int) -> tuple[str, list[str]]:
 def _advice(rules: RuleSet, state: State, block: Block, successors: list[Block]) -> Advice:
     """The state's actions ranked, from its block and, once rolled, its successors (in the
     order of the open boxes)."""
-    upper, bonus = guidepost(state, rules)
-    start = float(block[upper, bonus])
+    at = guidepost(state, rules)
     if state.dice is None or state.rerolls_left is None:
+        start = float(block[at])
         over = state.filled == rules.all_filled
         return Advice(value=start, turn_start_value=start, actions=(), game_over=over)
+    left = state.rerolls_left
+    if rules.saved_rolls:  # the turn's own bank is past: the least that leaves these rolls
+        start = float(block[at[0], at[1], max(0, left - rules.rerolls)])
+    else:
+        start = float(block[at])
     dice = rules.universe
     boxes, values, every_keep = one_roll.roll_values(
-        rules,
-        state.filled,
-        successors,
-        (upper, bonus),
-        dice.roll_index[state.dice],
-        state.rerolls_left,
+        rules, state.filled, successors, (at[0], at[1]), dice.roll_index[state.dice], left
     )
     keeps: tuple[list[int], list[int]] = ([], [])
-    if state.rerolls_left > 0:
-        inside, rows, sizes = _sub_keeps(dice, state.dice)
+    if left > 0:
+        inside, rows, sizes = _sub_keeps(dice, state.dice, rules.saved_rolls)
         values = np.concatenate((values, every_keep.take(rows)))
         keeps = (inside, sizes)
+    kept, carried = (left - 1, rules.carried(left)) if rules.saved_rolls else (None, None)
     # Plain floats (one conversion per array, not one per element) ranked as flat tuples
     # (tie key, kind, keep size, box or keep, value); each Action is built once, with its
     # loss, after the ranking.
@@ -203,7 +226,9 @@ def _advice(rules: RuleSet, state: State, block: Block, successors: list[Block])
         loss = max(0.0, best - value)
         if kind:
             keep = dice.keeps[index]
-            actions.append(Action("keep", value, loss, keep, dice.count - len(keep)))
+            actions.append(
+                Action("keep", value, loss, keep, dice.count - len(keep), rolls_after=kept)
+            )
             continue
         outcome = scored[boxes.index(index)]
         assert outcome is not None  # only the boxes the Joker allows are ranked
@@ -219,6 +244,7 @@ def _advice(rules: RuleSet, state: State, block: Block, successors: list[Block])
                 category.label,
                 outcome.points,
                 outcome.bonus,
+                carried,
             )
         )
     return Advice(value=best, turn_start_value=start, actions=tuple(actions))
@@ -226,9 +252,10 @@ def _advice(rules: RuleSet, state: State, block: Block, successors: list[Block])
 
 @cache
 def _sub_keeps(
-    dice: Dice, roll: tuple[int, ...]
+    dice: Dice, roll: tuple[int, ...], reroll_one: bool = False
 ) -> tuple[list[int], npt.NDArray[np.int64], list[int]]:
     """The keeps inside a roll (462 rolls in all with six dice): their indices, the same as
-    rows of an (n_keeps, 1) table, and how many dice each keeps."""
-    inside = dice.sub_keeps(roll)
+    rows of an (n_keeps, 1) table, and how many dice each keeps. With ``reroll_one`` (saved
+    rolls) not the whole roll: keeping every die would throw a roll of the bank away."""
+    inside = [k for k in dice.sub_keeps(roll) if not reroll_one or len(dice.keeps[k]) < dice.count]
     return inside, np.array(inside, dtype=np.int64), [len(dice.keeps[k]) for k in inside]
