@@ -11,10 +11,12 @@ dict through :func:`parse_rule_set`, bottom up, a layer at a time as a whole sol
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
 import anyio
+import bottom_up
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -35,6 +37,7 @@ from memo_solver.games.yahtzee.rules.state import parse_state
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.solve.one_roll import roll_values
 from memo_solver.stores.memory import MemoryStore
+from memo_solver.stores.sqlite import SQLiteStore
 
 TOL = 1e-9
 EXAMPLES = Path(__file__).parent.parent / "examples" / "rules"
@@ -248,3 +251,31 @@ def test_advice_says_what_becomes_of_the_bank() -> None:
     plain = advice_for(RULE_SETS["yatzy"], "open=fives,chance,yatzy dice=55512 rerolls=2")
     assert plain.actions[0].words() == "keep 5 5 5 and reroll 2 dice"
     assert "carried" not in plain.actions[1].to_json()
+
+
+# --- pinned: two computations of each value ---------------------------------------------------
+
+FORCED = json.loads((EXAMPLES / "yatzy-forced.json").read_text())
+FORCED_SAVED_PINS = {None: 174.0530941844, 2: 146.9735307708, 0: 122.5585273964}
+"""Forced Yatzy (boxes in scorecard order) with saved rolls, by cap: no cap, 2, and 0 (the
+forced game's own published-here value, ``test_api_rules.FORCED_PIN``). Each was computed by
+the engine through a store and by ``scripts/tools/bottom_up.py``, which share only the kernel."""
+
+
+@pytest.mark.parametrize("cap", list(FORCED_SAVED_PINS))
+def test_forced_yatzy_with_saved_rolls_by_a_store_and_by_a_bottom_up_pass(
+    cap: int | None, tmp_path: Path
+) -> None:
+    rules = parse_rule_set(dict(FORCED, saved_rolls=True, max_saved=cap))
+    pin = FORCED_SAVED_PINS[cap]
+
+    async def by_the_engine() -> float:
+        async with (
+            SQLiteStore(tmp_path / "memo.sqlite") as store,
+            open_engine(YahtzeeGame(rules), store) as engine,
+        ):
+            block = await engine.solve_layers(block_key(0))
+        return float(block[0, 0, 0])
+
+    assert anyio.run(by_the_engine) == pytest.approx(pin, abs=TOL)
+    assert bottom_up.start_value(rules, 1, quiet=True)[0] == pytest.approx(pin, abs=TOL)
