@@ -29,6 +29,7 @@ from memo_solver.core.game import Block, Game
 from memo_solver.core.store import Claim, Store, StoreFullError
 from memo_solver.games.dice_of_doom.game import DiceOfDoomGame
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set, rule_set_document
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.stores.memory import MemoryStore
 from memo_solver.stores.sqlite import SQLiteStore
@@ -303,6 +304,43 @@ async def test_a_layered_solve_gives_each_thread_whole_chunks() -> None:
     assert sizes == [1, 1, 7, 7, 21, 21, 35, 35]
     expected = [1, 1, 4, 3, 4, 3, 11, 10, 11, 10, 9, 9, 9, 8, 9, 9, 9, 8]
     assert sorted(calls) == sorted(expected)
+
+
+async def test_a_layer_of_costlier_blocks_is_cut_in_smaller_chunks() -> None:
+    """Blocks costing four of the game's plainest (saved rolls make Maxi Yatzy's cost 8 to
+    22): a chunk of 16 plain blocks' cost holds 4 of them, so the 35-block layer goes out as
+    ten chunks of 4 or 3 (a multiple of the two threads), not four of 9."""
+    calls: list[int] = []
+
+    class Costly:
+        def __init__(self, game: Game) -> None:
+            self.game = game
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.game, name)
+
+        def block_cost(self, key: str) -> float:
+            return 4.0
+
+        def solve_many(self, keys: Sequence[str], successors: Any) -> Sequence[Block]:
+            calls.append(len(keys))
+            return self.game.solve_many(keys, successors)
+
+    async with open_engine(cast(Game, Costly(LOWER)), MemoryStore(), threads=2) as engine:
+        root = await engine.solve_layers(LOWER.root(), chunk=16)
+    assert float(root[0, 0]) == pytest.approx(LOWER_PIN, abs=1e-9)
+    assert max(calls) == 4
+    assert calls.count(4) + calls.count(3) >= 20  # the two 35-block layers: 10 chunks each
+
+
+def test_a_saved_rolls_turn_costs_its_chain_beside_a_plain_turn() -> None:
+    """Maxi Yatzy with saved rolls, 5 boxes filled: banks 0..10, so 12 rolls left at most
+    (12 rounds) and a score step per bank a score may carry, 0..12 (13): 25 steps against a
+    plain turn's 3."""
+    maxi = rule_set_document(RULE_SETS["maxi-yatzy"])
+    saved = YahtzeeGame(parse_rule_set(dict(maxi, saved_rolls=True)))
+    assert saved.block_cost(format(0b11111, "x")) == pytest.approx(25 / 3)
+    assert YahtzeeGame(RULE_SETS["maxi-yatzy"]).block_cost(format(0b11111, "x")) == 1.0
 
 
 class Listed:

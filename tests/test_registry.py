@@ -63,6 +63,9 @@ class Staircase:
     def layers(self, key: str) -> Sequence[Sequence[str]]:
         return [[str(step)] for step in range(int(key) + 1)]
 
+    def block_cost(self, key: str) -> float:
+        return 1.0
+
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         below = sum(float(successors[s][0]) for s in self.successors(key))
         return np.array([below + 1.0])

@@ -266,12 +266,15 @@ class Engine:
             order = await self.store.arrange(self.namespace, layer, shuffle)
             # With threads, as many chunks as threads at once, each one thread's (one call
             # of the solver): one's claims, lookups and commit run on the event loop while
-            # the others' blocks are in the kernel. A chunk is at most ``chunk`` blocks
-            # whatever the thread count (cut to 2 blocks a call, 16 threads were slower than
-            # 4), and a layer is cut in a multiple of ``threads`` chunks of equal size, so
-            # that no thread idles at the layer's end while another solves a full chunk
-            # (1,716 blocks were 512, 512, 512 and 180: two threads did 1,024 blocks' work).
-            count = self.threads * max(1, -(-len(order) // (self.threads * chunk)))
+            # the others' blocks are in the kernel. A chunk costs at most ``chunk`` of the
+            # game's plainest blocks (:meth:`Game.block_cost`, read off the layer's first:
+            # a layer's blocks cost alike) whatever the thread count (cut to 2 blocks a call,
+            # 16 threads were slower than 4), and a layer is cut in a multiple of ``threads``
+            # chunks of equal size, so that no thread idles at the layer's end while another
+            # solves a full chunk (1,716 blocks were 512, 512, 512 and 180: two threads did
+            # 1,024 blocks' work).
+            most = max(1, round(chunk / self.game.block_cost(layer[0]))) if layer else chunk
+            count = self.threads * max(1, -(-len(order) // (self.threads * most)))
             size = max(1, -(-len(order) // count))
             chunks = [order[start : start + size] for start in range(0, len(order), size)]
             async with task_group() as tg:

@@ -45,6 +45,12 @@ class Game(Protocol):
         """The shape of ``key``'s block, checked when a stored block is decoded."""
         ...
 
+    def block_cost(self, key: str) -> float:
+        """What solving ``key``'s block costs beside the game's plainest block (1.0): a whole
+        solve cuts each layer into chunks of about the same cost, so that progress and
+        Ctrl-C stay prompt where a block costs twenty times another."""
+        ...
+
     def successors(self, key: str) -> Sequence[str]:
         """The blocks that ``key``'s values depend on (none for the end of the game)."""
         ...

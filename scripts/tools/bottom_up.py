@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import resource
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 
@@ -46,7 +45,7 @@ def start_value(rules: RuleSet, threads: int, *, quiet: bool) -> tuple[float, in
     with ThreadPoolExecutor(threads) as pool:
         for layer in rules.layers(0):
             chunks = [layer[i : i + CHUNK] for i in range(0, len(layer), CHUNK)]
-            blocks = pool.map(lambda masks: solve_blocks(rules, masks, after), chunks)
+            blocks = pool.map(partial(solve_blocks, rules, successors=after), chunks)
             here = {
                 mask: block
                 for masks, chunk in zip(chunks, blocks, strict=True)
@@ -55,12 +54,9 @@ def start_value(rules: RuleSet, threads: int, *, quiet: bool) -> tuple[float, in
             solved += sum(int(np.count_nonzero(~np.isnan(block))) for block in here.values())
             after = here
             if not quiet:
+                took = time.monotonic() - started
                 filled = layer[0].bit_count()
-                print(
-                    f"layer {filled:2d}: {len(layer):7d} blocks, {time.monotonic() - started:7.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                print(f"layer {filled:2d}: {len(layer):7d} blocks, {took:7.0f} s", file=sys.stderr)
     root = after[0]
     return float(root[(0,) * root.ndim]), solved
 

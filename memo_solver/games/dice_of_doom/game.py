@@ -118,6 +118,10 @@ class DiceOfDoomGame:
         _, total, _ = parse_turn_key(key)
         return (len(self.codes_by_sum[total]),)
 
+    def block_cost(self, key: str) -> float:
+        """Unused: without layers there are no chunks to size."""
+        return 1.0
+
     def layers(self, key: str) -> Sequence[Sequence[str]]:
         """No grouping: a position's cone is found only by walking it, so it is solved top-down."""
         return []

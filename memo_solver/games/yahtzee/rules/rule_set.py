@@ -207,6 +207,17 @@ class RuleSet:
         most = filled_count * self.rerolls
         return 1 + (most if self.max_saved is None else min(most, self.max_saved))
 
+    def turn_cost(self, filled_count: int) -> float:
+        """A block's turn beside a plain turn's (one score step, then a round per reroll):
+        with saved rolls its chain has a round per roll a bank may leave and a score step
+        per bank a score may carry (Maxi Yatzy's: 8 times a plain turn with 5 boxes filled,
+        22 times with 15; measured 9 and 19)."""
+        if not self.saved_rolls:
+            return 1.0
+        last = self.saved_levels(filled_count) - 1 + self.rerolls  # rolls left at most
+        scores = min(last, self.saved_levels(filled_count + 1) - 1) + 1
+        return (scores + last) / (1 + self.rerolls)
+
     def block_shape_of(self, filled: int) -> tuple[int, ...]:
         """The shape of the block of ``filled``: its levels, then with saved rolls the bank
         (which grows by a turn's rerolls with each box filled)."""

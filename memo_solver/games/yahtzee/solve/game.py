@@ -71,6 +71,9 @@ class YahtzeeGame:
     def block_shape(self, key: str) -> tuple[int, ...]:
         return self.rules.block_shape_of(filled_of(key))
 
+    def block_cost(self, key: str) -> float:
+        return self.rules.turn_cost(filled_of(key).bit_count())
+
     def successors(self, key: str) -> Sequence[str]:
         filled = filled_of(key)
         return [block_key(filled | 1 << box) for box in self.rules.open_boxes(filled)]
