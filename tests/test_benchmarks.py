@@ -135,6 +135,11 @@ UNDER_FULL = (
         "--rounds 1 --target-store-mb 0",
         "store MB",  # the wheel installed into a scratch venv on first use
     ),
+    Run(
+        "bench_saved.py",
+        "cold warm --runs 1 --target-warm-ms 0",
+        "warm advice median ms",  # cold advice on maxi-yatzy-saved: seconds, not minutes
+    ),
     Run("bench_scaling.py", "--threads 1 --workers '' --rounds 1"),
     Run(
         "bench_serve.py",
