@@ -23,6 +23,7 @@ from support.dice_variants import SIX_DICE, THREE_DICE
 from memo_solver.cli.play import play_game
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.stores.memory import MemoryStore
@@ -448,3 +449,30 @@ def test_a_three_dice_table_takes_kept_dice_among_the_three() -> None:
     assert "expected 3 dice, got 2; type three faces like 122" in out
     assert "you kept 1: those dice must be among the three" in out
     assert "Game stopped (quit) at turn 1" in out
+
+
+SAVED_CHANCE = parse_rule_set(
+    {
+        "name": "two-chances",
+        "dice": 1,
+        "rerolls": 1,
+        "saved_rolls": True,
+        "boxes": [{"name": "first", "kind": "chance"}, {"name": "second", "kind": "chance"}],
+    }
+)
+"""One die, two rolls a turn, two Chance boxes: a 6 on the first roll is scored at once, and
+the roll it leaves unused is carried to the second turn (three rolls there)."""
+
+
+def test_the_bank_is_shown_counted_down_and_carried_to_the_next_turn() -> None:
+    out = play_in_process(
+        SAVED_CHANCE, ["6", "first", "2", "keep none", "3", "keep none", "5", "second"]
+    )
+
+    assert "Turn 1: score 0, upper total 0, no rolls saved" in out
+    assert "score 6 in First and carry 1 roll" in out
+    assert "Turn 2: score 6, upper total 0, 1 roll saved" in out
+    assert "reroll the die (1 roll left after it)" in out  # two left after the first roll
+    assert "reroll the die (no rolls left after it)" in out
+    assert "no rolls left: score the dice in a box" not in out
+    assert "Game over: final score 11" in out

@@ -33,8 +33,10 @@ from memo_solver.games.yahtzee import (
     advise_need,
     every_die,
     example_dice,
+    first_roll,
     next_turn_start,
     number_word,
+    rolls,
     start_state,
 )
 
@@ -185,6 +187,11 @@ class _Table:
             return faces
 
 
+def _rerolls(rules: RuleSet) -> str:
+    """What a turn counts down, in the rule set's words: rolls under saved rolls."""
+    return "rolls" if rules.saved_rolls else "rerolls"
+
+
 def _faces(count: int) -> str:
     return f"{number_word(count)} {'face' if count == 1 else 'faces'}"
 
@@ -223,7 +230,7 @@ async def _choose(
         words = answer.split(maxsplit=1)
         if words[0].lower() == "keep":
             if not state.rerolls_left:
-                table.reject("choice", "no rerolls left: score the dice in a box")
+                table.reject("choice", f"no {_rerolls(table.rules)} left: score the dice in a box")
                 continue
             if len(words) == 1:
                 table.reject(
@@ -289,7 +296,8 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     if state.dice is None:
         # The header comes first: on an empty store the advice below solves for a while.
         gap = "\n" if point.turn > 1 else ""  # a blank line between turns, none before the first
-        table.say(f"{gap}Turn {point.turn}: score {point.total}, upper total {state.upper}")
+        bank = f", {rolls(state.saved)} saved" if rules.saved_rolls else ""
+        table.say(f"{gap}Turn {point.turn}: score {point.total}, upper total {state.upper}{bank}")
         start = await advise(engine, rules, state)
         table.say(f"  expected final score {point.total + start.value:.2f}")
         target = table.target
@@ -300,7 +308,7 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
         count = rules.dice
         dice = "one die and type it" if count == 1 else f"{number_word(count)} dice and type them"
         faces = await table.ask_dice(f"Roll {dice} (e.g. {example_dice(count)}): ")
-        return replace(point, state=replace(state, rerolls_left=rules.rerolls, dice=faces))
+        return replace(point, state=first_roll(state, rules, faces))
     if point.kept is not None:
         faces = await table.ask_dice(
             f"Reroll {rules.dice - len(point.kept)} and type {every_die(rules.dice)}: ", point.kept
@@ -313,11 +321,12 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     if chances:
         choice["probability"] = chances[action]
         best["probability"] = chances[advice.actions[0]]
+    left = "rolls_left" if rules.saved_rolls else "rerolls_left"
     table.emit(
         {
             "turn": point.turn,
             "dice": list(state.dice),
-            "rerolls_left": state.rerolls_left,
+            left: state.rerolls_left,
             "choice": choice,
             "best": best,
         }

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         advise_held as advise_held,
         every_die as every_die,
         number_word as number_word,
+        rolls as rolls,
     )
     from memo_solver.games.yahtzee.advice.need_advice import (
         NeedAdvice as NeedAdvice,
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
         State as State,
         StateError as StateError,
         example_dice as example_dice,
+        first_roll as first_roll,
         format_state as format_state,
         parse_state as parse_state,
         start_state as start_state,

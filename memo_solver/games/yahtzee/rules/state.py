@@ -77,6 +77,12 @@ def start_state() -> State:
     return State(filled=0, upper=0, yahtzee_bonus=False, rerolls_left=None, dice=None)
 
 
+def first_roll(state: State, rules: RuleSet, dice: tuple[int, ...]) -> State:
+    """A turn start once its first roll shows ``dice``: the turn's rerolls left, and under
+    saved rolls the bank with them."""
+    return State(state.filled, state.upper, state.yahtzee_bonus, state.saved + rules.rerolls, dice)
+
+
 def guidepost(state: State, rules: RuleSet) -> tuple[int, ...]:
     """(upper level, bonus level), then the bank under saved rolls: where the state's values
     sit in its block array (of shape ``rules.block_shape_of(state.filled)``).

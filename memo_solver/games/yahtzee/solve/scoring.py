@@ -80,11 +80,13 @@ def score(rules: RuleSet, state: State, box: int) -> Scored | None:
 
 def next_turn_start(rules: RuleSet, state: State, box: int, points: int) -> State:
     """The next turn's start once ``points`` are scored in ``box``: the box filled, the real
-    upper total moved, a 50 in the Yahtzee box recorded (whatever the bonus rules)."""
+    upper total moved, a 50 in the Yahtzee box recorded (whatever the bonus rules), and under
+    saved rolls the rolls left carried to the bank."""
     category = rules.categories[box]
     upper = state.upper + (points if category.upper_face else 0)
     fifty = state.yahtzee_bonus or (category.is_yahtzee and points > 0)
-    return State(state.filled | 1 << box, upper, fifty, None, None)
+    saved = rules.carried(state.rerolls_left or 0)
+    return State(state.filled | 1 << box, upper, fifty, None, None, saved)
 
 
 def roll_points(rules: RuleSet, filled: int, box: int, roll: int) -> int | None:
