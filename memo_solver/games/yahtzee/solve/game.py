@@ -69,6 +69,9 @@ class YahtzeeGame:
     def block_shape(self, key: str) -> tuple[int, ...]:
         return self.rules.block_shape
 
+    def values_below(self, key: str) -> int:
+        return self.rules.cone_turn_starts(filled_of(key))
+
     def successors(self, key: str) -> Sequence[str]:
         filled = filled_of(key)
         return [block_key(filled | 1 << box) for box in self.rules.open_boxes(filled)]
