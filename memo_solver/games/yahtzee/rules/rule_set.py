@@ -171,16 +171,26 @@ class RuleSet:
         it takes on a cold question, and what a whole game's store may hold. An upper bound,
         as a block's shape is: levels no game reaches count too (``maxi-yatzy`` with saved
         rolls: 1.87 billion, of which 1.27 billion are reached)."""
-        done = filled.bit_count()
-        open_ = len(self.categories) - done
-        # The blocks with ``more`` boxes filled after these: one under forced order (the
-        # longer prefix), else every choice of the open boxes; each holds the same banks.
-        blocks = (
-            (1 if self.order == "forced" else math.comb(open_, more))
-            * self.saved_levels(done + more)
-            for more in range(open_ + 1)
-        )
-        return sum(blocks) * self.n_upper_levels * self.n_bonus_levels
+        return self._cone_turn_starts[filled.bit_count()]
+
+    @cached_property
+    def _cone_turn_starts(self) -> tuple[int, ...]:
+        """:meth:`cone_turn_starts` by boxes filled, which alone decide it: a cold question
+        weighs its cone at each request."""
+        boxes = len(self.categories)
+        levels = self.n_upper_levels * self.n_bonus_levels
+        cones = []
+        for done in range(boxes + 1):
+            open_ = boxes - done
+            # The blocks with ``more`` boxes filled after these: one under forced order (the
+            # longer prefix), else every choice of the open boxes; each holds the same banks.
+            blocks = (
+                (1 if self.order == "forced" else math.comb(open_, more))
+                * self.saved_levels(done + more)
+                for more in range(open_ + 1)
+            )
+            cones.append(sum(blocks) * levels)
+        return tuple(cones)
 
     def is_reachable(self, filled: int) -> bool:
         """Whether some game fills exactly these boxes (under forced order: a prefix)."""
