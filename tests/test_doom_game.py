@@ -10,6 +10,7 @@ read from the memo must equal the solved ones, mid-turn positions included.
 
 from __future__ import annotations
 
+import math
 import random
 from fractions import Fraction
 from functools import cache
@@ -41,6 +42,17 @@ def test_the_blocks_hold_every_turn_start_once() -> None:
     turn_blocks = [k for k in LARGE.successors(ROOT) for k in LARGE.successors(k)]
     assert len(set(turn_blocks)) == 2 * 19 * 512
     assert sum(LARGE.block_shape(k)[0] for k in turn_blocks) == LARGE.turn_starts()
+
+
+def test_the_whole_game_holds_every_block_at_its_own_shape() -> None:
+    """What the engine tells a store the namespace may hold: the root's and summaries'
+    few values and every turn start, not every block at the root's shape."""
+    summaries = SMALL.successors(ROOT)
+    keys = {ROOT, *summaries, *(k for s in summaries for k in SMALL.successors(s))}
+    assert len(keys) == SMALL.block_count
+    whole = sum(math.prod(SMALL.block_shape(key)) for key in keys)
+    assert SMALL.values_below(ROOT) == whole == SMALL.turn_starts() + 3 * (1 + len(summaries))
+    assert LARGE.values_below(ROOT) == LARGE.turn_starts() + 3 * (1 + 2 * 19)
 
 
 def test_every_2x2_turn_start_has_its_own_place() -> None:

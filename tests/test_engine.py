@@ -7,6 +7,8 @@ else uses small rule sets or late blocks and runs in well under a second.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 import time
 from collections import Counter
@@ -497,6 +499,51 @@ def test_an_engines_memo_is_bounded_by_default_and_by_the_environment(
         with pytest.raises(UserError, match="--cache-mb") as caught:
             Engine(LOWER, MemoryStore())
         assert caught.value.field == "cache_mb"
+
+
+async def test_a_cold_cone_weighs_each_block_at_its_own_banks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With saved rolls the start's block holds one bank and a block of L boxes filled
+    2L + 1: ``yahtzee-lower``'s whole game is 1,024 values, though 128 at the start's
+    shape. Past a threshold between the two, the start's cold cone is solved a layer at a
+    time."""
+    monkeypatch.setattr(engine_module, "LAYERED_CONE_VALUES", 512)
+    game = YahtzeeGame(dataclasses.replace(RULE_SETS["yahtzee-lower"], saved_rolls=True))
+    assert game.values_below(game.root()) == 1024
+    spy = Spy(MemoryStore())
+    async with open_engine(game, spy.store()) as engine:
+        await engine.block(game.root())
+    assert spy.calls["arrange"] == len(game.layers(game.root()))
+
+
+class Expecting(MemoryStore):
+    """A memory store that keeps what each engine told it a namespace may hold."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.expected: dict[str, int] = {}
+
+    def expect(self, namespace: str, size_bytes: int) -> None:
+        self.expected[namespace] = size_bytes
+
+
+@pytest.mark.parametrize("saved_rolls", [False, True], ids=["yatzy", "with-saved-rolls"])
+async def test_a_namespace_is_expected_to_hold_every_block_at_its_own_shape(
+    saved_rolls: bool,
+) -> None:
+    """8 bytes a value of every block at its own shape (what sizes a Redis namespace's
+    spread): with saved rolls, 16 times ``yatzy``'s blocks at the start's shape, as later
+    blocks hold more banks."""
+    rules = dataclasses.replace(RULE_SETS["yatzy"], saved_rolls=saved_rolls)
+    game = YahtzeeGame(rules)
+    store = Expecting()
+    async with open_engine(game, store):
+        pass
+    values = sum(math.prod(rules.block_shape_of(mask)) for mask in rules.reachable_masks(0))
+    assert store.expected == {namespace_of(game): 8 * values}
+    at_the_start = rules.block_count * math.prod(rules.block_shape)
+    assert values == (16 if saved_rolls else 1) * at_the_start
 
 
 # --- failure and recovery --------------------------------------------------------------------

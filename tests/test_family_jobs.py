@@ -56,6 +56,9 @@ class Ladder:
     def block_shape(self, key: str) -> tuple[int, ...]:
         return (1,)
 
+    def values_below(self, key: str) -> int:
+        return int(key) + 1
+
     def successors(self, key: str) -> Sequence[str]:
         return [str(int(key) - 1)] if int(key) else []
 

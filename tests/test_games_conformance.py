@@ -11,6 +11,8 @@ registered (and by pinning its namespace below):
   for larger ones, each of which must end at a block with no successors;
 - ``solve`` returns float64 in the declared ``block_shape``, the same bytes every time,
   without writing into its successors (the engine hands it read-only blocks);
+- ``values_below`` a block holds at least the values of its closure at their declared
+  shapes (what the engine sizes a namespace and a cold cone by);
 - the namespace (format version and fingerprint) is the one stored blocks are filed under;
 - the codec returns a solved block byte for byte.
 
@@ -21,6 +23,7 @@ runs in a few seconds.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator, Sequence
 
@@ -188,6 +191,16 @@ def test_solve_gives_the_declared_shape_the_same_bytes_every_time(name: str) -> 
         successors = {s: solved[s] for s in game.successors(key)}
         again = game.solve(key, successors)
         assert again.tobytes() == solved[key].tobytes(), f"{name}: {key!r} solved twice"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_values_below_a_block_hold_its_closure_at_its_shapes(name: str) -> None:
+    game = game_of(name)
+    for key in small_closures(game, name):
+        order = closure(game, key, SOLVE_CLOSURE)
+        assert order is not None
+        held = sum(math.prod(game.block_shape(k)) for k in order)
+        assert game.values_below(key) >= held, key
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -11,8 +11,10 @@ by the same processes, without a restart.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
@@ -28,11 +30,14 @@ from support.worker_support import (
     start_workers,
     stored_blocks,
     wait_for,
+    with_store,
 )
 
 from memo_solver.core.engine import namespace, open_engine
+from memo_solver.core.game import Block
 from memo_solver.core.store import StoreUnavailableError
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.rules.rule_file import read_rule_file
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame
 from memo_solver.service.settings import ADMIN_TOKEN_ENV
 from memo_solver.stores import redis_keys
@@ -301,3 +306,71 @@ async def test_a_store_keeps_serving_after_a_failover(redis_binary: str, tmp_pat
                         await anyio.sleep(0.1)
             assert set(found) == {LOWER.root()}
             assert (await store.coverage(LOWER_NS)).blocks == LOWER.block_count
+
+
+# --- saved rolls: a costlier game through workers on the cluster (hardening 4's -m full) --------
+
+SAVED_FILE = Path(__file__).parent.parent / "examples" / "rules" / "yatzy-saved.json"
+SAVED = YahtzeeGame(read_rule_file(SAVED_FILE))
+SAVED_PIN = 280.4109275551
+"""Yatzy with saved rolls (test_saved_rolls.py pins it beside the bottom-up pass)."""
+
+
+def table_hash(blocks: Mapping[str, Block]) -> str:
+    digest = hashlib.sha256()
+    for key in sorted(blocks):
+        digest.update(key.encode() + blocks[key].tobytes())
+    return digest.hexdigest()
+
+
+def one_process_table(game: YahtzeeGame) -> dict[str, Block]:
+    """Every block, solved layer by layer in this process: no store, no claims."""
+    blocks: dict[str, Block] = {}
+    for layer in game.layers(game.root()):
+        blocks |= zip(layer, game.solve_many(layer, blocks), strict=True)
+    return blocks
+
+
+def stored_table(url: str, game: YahtzeeGame) -> dict[str, Block]:
+    async def read(store: RedisStore) -> dict[str, Block]:
+        async with open_engine(game, store) as engine:
+            return await engine.stored(await store.keys(namespace(game)))
+
+    return with_store(url, read)
+
+
+@pytest.mark.full
+def test_saved_rolls_through_two_workers_a_killed_worker_and_a_failover(
+    redis_binary: str, tmp_path: Path, children: Children
+) -> None:
+    """Yatzy with saved rolls (32,768 blocks, each 10 times a plain one) queued on a cluster
+    of three masters with a replica each, two workers on two nodes: one worker is SIGKILLed
+    mid-layer and a master fails over mid-solve; a third worker joins, and the job completes
+    with the one-process table to the bit, no master holding more than 45 % of the blocks."""
+    with own_cluster(tmp_path, redis_binary, replicas=1) as cluster:
+        first, second = node_urls(cluster)[:2]
+        ns = namespace(SAVED)
+        with cluster.client() as r:
+            killed, _ = (
+                *start_workers(children, r, first, ["s1"]),
+                *start_workers(children, r, second, ["s2"]),
+            )
+            cli_json(cluster.seeds, "precompute", "--rules-file", str(SAVED_FILE))
+            wait_for("a tenth of the blocks", lambda: stored_blocks(r, ns) > 3_000, 300)
+            killed.process.kill()  # SIGKILL: its claims lapse, its chunk goes to another
+            wait_for("a fifth of the blocks", lambda: stored_blocks(r, ns) > 6_000, 300)
+        cluster.failover_of(cluster.master_for_key(redis_keys.layout(ns)))
+        with cluster.client() as r:
+            start_workers(children, r, cluster.seeds, ["s3"])
+        solved = cli_json(
+            cluster.seeds, "precompute", "--rules-file", str(SAVED_FILE), "--wait",
+            "--wait-for-workers", timeout=900,
+        )  # fmt: skip
+        assert solved["value"] == pytest.approx(SAVED_PIN, abs=TOL)
+        status = cli_json(cluster.seeds, "status")
+        held = [sum(node["blocks"].values()) for node in status["nodes"]]  # its only game
+        assert sum(held) == SAVED.block_count
+        assert max(held) <= 0.45 * SAVED.block_count, held
+        assert table_hash(stored_table(cluster.seeds, SAVED)) == table_hash(
+            one_process_table(SAVED)
+        )

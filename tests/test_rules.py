@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS, UnknownRuleSetError, get_rule_set
 from memo_solver.games.yahtzee.rules.dice import dice_universe
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet, normalize_name
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 
 BUILT_IN = (
     "yahtzee",
@@ -550,3 +553,62 @@ def test_possible_points_hold_the_jokers_fixed_points(joker: str) -> None:
     expected = (0,) if joker == "none" else (0, 25)
     assert rules.possible_points[-1] == expected
     assert [set(p) for p in rules.possible_points] == _points_a_game_can_score(rules)
+
+
+# --- sizes with saved rolls -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("yatzy", {}),
+        ("yatzy", {"max_saved": 5}),
+        ("yatzy", {"order": "forced"}),
+        ("yahtzee", {}),
+        ("yahtzee", {"saved_rolls": False}),
+    ],
+    ids=["yatzy", "capped", "forced", "yahtzee", "without-the-rule"],
+)
+def test_a_cone_counts_every_block_at_its_own_banks(name: str, changes: dict[str, Any]) -> None:
+    """With saved rolls a block of L filled boxes holds ``saved_levels(L)`` banks, more as
+    the game goes on: a cold cone counts each block a game reaches at its own shape, not
+    at the shape of the block it starts from (without the rule every block is alike)."""
+    rules = dataclasses.replace(RULE_SETS[name], **{"saved_rolls": True, **changes})
+    sample = rules.reachable_masks(0)[:: max(1, rules.block_count // 6)]
+    for filled in sample:
+        blocks = rules.reachable_masks(filled)
+        assert rules.cone_turn_starts(filled) == sum(
+            math.prod(rules.block_shape_of(mask)) for mask in blocks
+        ), filled
+
+
+def test_maxi_yatzy_with_saved_rolls_has_1_269_658_211_reachable_turn_starts() -> None:
+    """The issue's count: per block, the upper totals some game reaches (the solver's
+    ``Guideposts.reachable``; Maxi Yatzy has no bonus flag) times the banks 0..2L of L boxes
+    filled, over every block where a turn starts (a box open: the end of the game holds
+    none). Blocks with the same upper boxes filled and as many boxes filled hold alike, so
+    the million blocks are 64 upper subsets times 21 counts, each a binomial of blocks. The
+    size estimate is the bound over whole block shapes (every upper level of 0..84)."""
+    rules = dataclasses.replace(RULE_SETS["maxi-yatzy"], saved_rolls=True)
+    assert rules.n_bonus_levels == 1
+    boxes = len(rules.categories)
+    uppers = [box for box, c in enumerate(rules.categories) if c.upper_face]
+    subsets = np.arange(1 << len(uppers))
+    masks = np.zeros_like(subsets)
+    for bit, box in enumerate(uppers):
+        masks |= (subsets >> bit & 1) << box
+    levels = np.array([Guideposts.reachable(rules, int(mask)).upper.size for mask in masks])
+    others = boxes - len(uppers)
+    starts = range(boxes)  # boxes filled where a turn starts: one at least is open
+    binomial = np.array(
+        [
+            [math.comb(others, n - k) if 0 <= n - k <= others else 0 for n in starts]
+            for k in range(len(uppers) + 1)
+        ]
+    )
+    blocks = binomial[np.bitwise_count(subsets)]  # per upper subset and boxes filled
+    banks = np.array([rules.saved_levels(n) for n in starts])
+    reachable = int((levels[:, None] * blocks * banks[None, :]).sum())
+    assert reachable == 1_269_658_211
+    # Every block at its whole shape: 85 levels times sum(C(20, L) (2L + 1)) = 21 * 2**20.
+    assert rules.cone_turn_starts(0) == 85 * 21 * (1 << 20) > reachable

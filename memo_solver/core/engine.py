@@ -39,7 +39,6 @@ Nothing here knows which game it solves: see :class:`memo_solver.core.game.Game`
 from __future__ import annotations
 
 import logging
-import math
 import os
 import random
 import socket
@@ -212,16 +211,17 @@ class Engine:
         may be missing that solving them top-down would hold too much at once, else none.
         At most as many of its blocks are missing as the whole game lacks (the store's
         coverage, one count), so a question over a mostly solved game stays top-down, where
-        it reads only what lies next to the missing blocks. Each block is counted at
-        ``key``'s width, the widest of its cone (a need table's blocks narrow as the game
-        goes on)."""
+        it reads only what lies next to the missing blocks. The cone's values are the
+        game's count (:meth:`Game.values_below`: each block at its own shape, where a
+        Yahtzee block with saved rolls holds more banks as the game goes on)."""
         layers = await anyio.to_thread.run_sync(self.game.layers, key)
-        blocks = sum(len(layer) for layer in layers)
-        width = math.prod(self.game.block_shape(key))
-        if blocks * width <= LAYERED_CONE_VALUES:
+        values = self.game.values_below(key) if layers else 0
+        if values <= LAYERED_CONE_VALUES:
             return []
+        blocks = sum(len(layer) for layer in layers)
         missing = self.game.block_count - (await self.store.coverage(self.namespace)).blocks
-        return layers if min(blocks, missing) * width > LAYERED_CONE_VALUES else []
+        # The missing blocks weighed at the cone's mean block (its blocks' widths may differ).
+        return layers if values * min(blocks, missing) > LAYERED_CONE_VALUES * blocks else []
 
     async def solve_layers(
         self, key: str, *, shuffle: random.Random | None = None, chunk: int = LAYER_CHUNK
@@ -678,10 +678,9 @@ class Engine:
 
 
 def expect_game(store: Store, game: Game) -> None:
-    """Tell the store how much the game's namespace may hold: every block at its root's
-    shape, 8 bytes a value (an upper bound: blocks pack what no state reaches)."""
-    values = math.prod(game.block_shape(game.root()))
-    store.expect(namespace(game), game.block_count * values * 8)
+    """Tell the store how much the game's namespace may hold: every block at its own shape,
+    8 bytes a value (an upper bound: blocks pack what no state reaches)."""
+    store.expect(namespace(game), game.values_below(game.root()) * 8)
 
 
 def namespace(game: Game) -> str:

@@ -51,6 +51,12 @@ class Game(Protocol):
         Ctrl-C stay prompt where a block costs twenty times another."""
         ...
 
+    def values_below(self, key: str) -> int:
+        """At most how many values ``key``'s block and the blocks below it hold, each block
+        at its own shape (which may grow as the game goes on): what a cold solve from
+        ``key`` may compute, and from the root what the game's namespace may hold."""
+        ...
+
     def successors(self, key: str) -> Sequence[str]:
         """The blocks that ``key``'s values depend on (none for the end of the game)."""
         ...

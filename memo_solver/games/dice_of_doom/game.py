@@ -122,6 +122,12 @@ class DiceOfDoomGame:
         """Unused: without layers there are no chunks to size."""
         return 1.0
 
+    def values_below(self, key: str) -> int:
+        """The whole game's, whatever ``key``: a position's cone is known only by walking it.
+        A turn start's block holds its board's dice codes, so the turn blocks hold every
+        turn start; the root and the summaries one summary each."""
+        return (1 + len(self._summary_keys)) * len(SUMMARY) + self.turn_starts()
+
     def layers(self, key: str) -> Sequence[Sequence[str]]:
         """No grouping: a position's cone is found only by walking it, so it is solved top-down."""
         return []

@@ -13,7 +13,7 @@ from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.need_entries import need_entry
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import State
-from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError, check_cap, reach
+from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError, reach
 from memo_solver.games.yahtzee.solve.need_table import cone_values
 
 
@@ -41,14 +41,14 @@ class NeedQuestion:
 
 
 def need_question(rules: RuleSet, state: State, need: int, cap: int) -> NeedQuestion:
-    """The need rules in one place: the cap (:class:`NeedError` for one no table may have),
-    the reach, and the table's cone, weighed in chances (turn starts times needs)."""
-    check_cap(cap)
+    """The need rules in one place: the table first (:class:`NeedError` for a cap no table
+    may have, and the rule sets no need table takes refused), the reach, and the table's
+    cone, weighed in chances (turn starts times needs)."""
+    table = need_entry(rules, cap)
     if not 0 < need <= reach(rules, state.filled):
         return NeedQuestion(None)
     if need > cap:
         return NeedQuestion(None, NeedBeyondCapError(need, cap))
     mean = mean_cone(rules, state)
     chances = cone_values(rules, cap, state.filled)
-    table = need_entry(rules, cap)
     return NeedQuestion(Cone(table, mean.keys, chances, mean.turn_starts, mean.whole, mean.game))

@@ -33,7 +33,7 @@ from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.advice.mean_advice import Advice, advise
 from memo_solver.games.yahtzee.advice.need_advice import NeedAction, rank_chances
 from memo_solver.games.yahtzee.analysis.stats import distribution_in_thread
-from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet, refuse_saved_rolls
 from memo_solver.games.yahtzee.rules.state import State
 from memo_solver.games.yahtzee.solve.need import reach
 from memo_solver.games.yahtzee.solve.turn import solve_blocks
@@ -88,6 +88,7 @@ async def advise_beat(
 ) -> BeatAdvice:
     """The state's chance of finishing above ``opponent`` with ``score`` banked, and every
     action's; ``engine`` is the rule set's mean game (the opponent's strategy, the ties)."""
+    refuse_saved_rolls(rules, "advice against an opponent (--opponent)")
     theirs = (await distribution_in_thread(engine, rules, opponent.state)).probabilities
     top = int(np.flatnonzero(theirs)[-1])
     cdf = np.cumsum(theirs[: top + 1])

@@ -23,7 +23,7 @@ from memo_solver.core.engine import Engine
 from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.advice.mean_advice import Action, advise
 from memo_solver.games.yahtzee.rules.dice import FACES
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet, refuse_saved_rolls
 from memo_solver.games.yahtzee.rules.state import State, format_state, start_state
 from memo_solver.games.yahtzee.solve.scoring import next_turn_start, roll_points
 
@@ -167,6 +167,7 @@ def read_game(obj: object, rules: RuleSet) -> list[Turn]:
     Everything a game can get wrong is found here, without the engine, so a bad game costs
     nothing and the error names the first place it goes wrong.
     """
+    refuse_saved_rolls(rules, "review")
     if not isinstance(obj, dict):
         raise GameError(f"expected a JSON object with {', '.join(_GAME_KEYS)}, got {_show(obj)}")
     for key in obj:

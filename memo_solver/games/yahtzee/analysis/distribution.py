@@ -39,7 +39,7 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.analysis.policy import outcomes, target_policy, turn_policy
-from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet, refuse_saved_rolls
 from memo_solver.games.yahtzee.rules.state import State, guidepost
 from memo_solver.games.yahtzee.solve import forward_kernel
 from memo_solver.games.yahtzee.solve.game import block_key
@@ -165,8 +165,16 @@ async def score_distribution(
     return forward_pass(await blocks_below(engine, rules, state), rules, state, progress)
 
 
+def check_distribution(rules: RuleSet) -> None:
+    """Refuse a rule set the forward pass cannot follow yet (saved rolls: it carries no
+    bank): every pass starts here (:func:`blocks_below`), and a caller that would queue or
+    weigh one first calls it before."""
+    refuse_saved_rolls(rules, "the exact distribution (stats)")
+
+
 async def blocks_below(engine: Engine, rules: RuleSet, state: State) -> dict[str, Block]:
     """Every block the pass from ``state`` reads, solved on ``engine`` if need be."""
+    check_distribution(rules)
     filled = state.filled
     await engine.block(block_key(filled))  # solves everything below the state
     return await engine.blocks([block_key(mask) for mask in rules.reachable_masks(filled)])

@@ -50,7 +50,7 @@ from memo_solver.games.yahtzee.analysis.distribution import widened
 from memo_solver.games.yahtzee.analysis.policy import block_choices, target_policy, turn_policy
 from memo_solver.games.yahtzee.analysis.summary import Strategy, Summary
 from memo_solver.games.yahtzee.rules.dice import FACES, MAX_DICE, Dice
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet, refuse_saved_rolls
 from memo_solver.games.yahtzee.solve.game import block_key
 from memo_solver.games.yahtzee.solve.need import (
     NeedBeyondCapError,
@@ -488,6 +488,7 @@ async def simulate(
     (the optimal strategy's cache playing the turns whose need is met or out of reach), and
     the summary has no exact mean: the target policy's is not the value.
     """
+    refuse_saved_rolls(cache.rules, "simulation")
     if target is not None:
         if engine is None or cache.strategy != "optimal":
             raise ValueError("the target policy plays the optimal strategy's engine and cache")

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.analysis.policy import turn_policy
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet, refuse_saved_rolls
 from memo_solver.games.yahtzee.solve.game import block_key
 from memo_solver.games.yahtzee.solve.turn import Guideposts
 
@@ -110,6 +110,7 @@ async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None 
 
     ``progress(n)`` is told after each block: the total is ``rules.block_count``.
     """
+    refuse_saved_rolls(rules, "the strategy table (export-table)")
     await engine.block(block_key(0))  # solves every block below the start: all of them
     masks = sorted(rules.reachable_masks(0))
     n_blocks = len(masks)

@@ -74,6 +74,9 @@ class YahtzeeGame:
     def block_cost(self, key: str) -> float:
         return self.rules.turn_cost(filled_of(key).bit_count())
 
+    def values_below(self, key: str) -> int:
+        return self.rules.cone_turn_starts(filled_of(key))
+
     def successors(self, key: str) -> Sequence[str]:
         filled = filled_of(key)
         return [block_key(filled | 1 << box) for box in self.rules.open_boxes(filled)]

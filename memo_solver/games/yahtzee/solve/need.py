@@ -29,7 +29,7 @@ import numpy as np
 
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet, refuse_saved_rolls
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key, filled_of
 from memo_solver.games.yahtzee.solve.turn import IntArray, solve_blocks
 
@@ -138,6 +138,7 @@ class NeedGame(YahtzeeGame):
     mean game, each block holding a value per need (:func:`width` of them)."""
 
     def __init__(self, rules: RuleSet, cap: int = DEFAULT_CAP) -> None:
+        refuse_saved_rolls(rules, "need tables (a need, a target)")
         super().__init__(rules)
         self.cap = check_cap(cap)
 
@@ -154,6 +155,10 @@ class NeedGame(YahtzeeGame):
 
     def block_shape(self, key: str) -> tuple[int, ...]:
         return (*self.rules.block_shape, self.width(filled_of(key)))
+
+    def values_below(self, key: str) -> int:
+        """The mean game's, each at ``key``'s width: the widest of its cone."""
+        return super().values_below(key) * self.width(filled_of(key))
 
     def solve_many(self, keys: Sequence[str], successors: Mapping[str, Block]) -> Sequence[Block]:
         """The blocks of ``keys`` in one kernel call at the widest one's width, each cut to

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
-from memo_solver.games.yahtzee.solve.need import reaches, width
+from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.need import NeedGame, reaches
 from memo_solver.games.yahtzee.solve.turn import Guideposts
 
 VALUE_BYTES = 8
@@ -35,5 +36,5 @@ def table_bytes(rules: RuleSet, cap: int) -> int:
 def cone_values(rules: RuleSet, cap: int, filled: int) -> int:
     """Chances a cold solve from ``filled`` may compute, at most: the mean cone's turn
     starts (:meth:`RuleSet.cone_turn_starts`) times the block's width, the widest of the
-    cone (later blocks reach less)."""
-    return rules.cone_turn_starts(filled) * width(rules, cap, filled)
+    cone (later blocks reach less): the need table's :meth:`NeedGame.values_below`."""
+    return NeedGame(rules, cap).values_below(block_key(filled))
