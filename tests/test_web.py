@@ -532,6 +532,9 @@ def test_play_along_a_whole_game(page: Any, service: Service, sent: list[Any]) -
     assert page.locator("#review .worst li").all_inner_texts() == [m["words"] for m in worst]
     losses = page.locator("#review .decisions tbody td.loss").all_inner_texts()
     assert losses == [f"{MINUS}{d['loss']:.3f}" if d["loss"] >= 5e-10 else "0" for d in decisions]
+    # Each decision's turn and roll: keep N after roll N, the box after the turn's last roll.
+    when = page.locator("#review .decisions tbody tr td:nth-child(2)").all_inner_texts()
+    assert when == [f"T{d['turn']} R{3 - d['rerolls_left']}" for d in decisions]
     # The running tally of the play bar adds up the advice's losses the same way.
     assert f"{review['total_loss']:.3f} points lost" in page.inner_text("#play-status")
     shot(page, "play-along-review-375x667.png")

@@ -1375,20 +1375,24 @@
       clearReview();
       return;
     }
-    const rerolls = rulesInfo(state.play.rules).rerolls;
     const signed = (x) => `${x < 0 ? "−" : "+"}${fmt(Math.abs(x))}`;
     const decisions = review.decisions;
     const worst = review.worst_mistakes;
     const worstHtml = worst.length
       ? `<ol class="worst">${worst.map((m) => `<li>${escapeHtml(m.words)}</li>`).join("")}</ol>`
       : `<p class="perfect">Every decision was a best move: no points lost.</p>`;
+    // Each decision of a turn follows one of its rolls (a keep after each but the last, then
+    // the box): its roll is its place in the turn, however many rolls a bank gave the turn.
+    let roll = 0;
     const rows = decisions
-      .map(
-        (d, i) =>
-          `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${rerolls - d.rerolls_left + 1}</td>` +
+      .map((d, i) => {
+        roll = i > 0 && decisions[i - 1].turn === d.turn ? roll + 1 : 1;
+        return (
+          `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${roll}</td>` +
           `<td>${d.dice.join(" ")}</td><td>${escapeHtml(d.chosen.words)}</td>` +
-          `${lossCell(d.loss)}</tr>`,
-      )
+          `${lossCell(d.loss)}</tr>`
+        );
+      })
       .join("");
     el.reviewBody.innerHTML =
       `<p class="final-score">Final score: <strong id="final-score">${review.final_score}</strong></p>` +
