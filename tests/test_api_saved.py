@@ -118,6 +118,23 @@ async def test_a_registered_rule_file_with_saved_rolls_is_advised_by_name(tmp_pa
         assert start["value"] == pytest.approx(advice["turn_start_value"], abs=TOL)
 
 
+async def test_a_batch_answers_each_state_as_alone(tmp_path: Path) -> None:
+    """A batch's entries are the single answers' bytes, a bad state its own error."""
+    states: list[Any] = [
+        {"filled": ["chance"], "saved": 2},
+        {"filled": [], "dice": [3], "rolls_left": 2},
+        {"filled": [], "dice": [3], "rerolls_left": 1},
+    ]
+    async with api_client(tmp_path / "s.sqlite") as client:
+        batch = await client.post("/v1/advice/batch", json={"rules": CHANCES, "states": states})
+        assert batch.status_code == 200, batch.text
+        results = batch.json()["results"]
+        for state, result in zip(states[:2], results, strict=False):
+            alone = await _post(client, "/v1/advice", CHANCES, state)
+            assert result == {"advice": alone}
+    assert results[2]["error"]["field"] == "rerolls_left"
+
+
 async def test_the_rule_list_says_saved_rolls_where_set(tmp_path: Path) -> None:
     async with api_client(tmp_path / "s.sqlite") as client:
         for document in (YATZY_SAVED, json.dumps(PLAIN).encode()):

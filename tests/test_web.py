@@ -1065,6 +1065,10 @@ def test_saved_rolls_are_counted_down_and_carried_to_the_next_turn(
     open_page(page, service)
     page.locator("label:has(input[value='play'])").tap()
     page.select_option("#rules", "tiny-saved")
+    assert page.inner_text("#rules-description").startswith(
+        "Registered: 2 dice, 3 boxes, 2 rolls a turn, unused rolls saved to later turns "
+        "(at most 1)."
+    )
     assert page.is_hidden("#bank-field")
     assert_bank(page, "Turn 1 of 3 · roll 1 of 2", 1, 0)
     for face in (6, 6):

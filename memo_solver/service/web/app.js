@@ -405,7 +405,8 @@
     const how = state.inline[info.name] ? "Pasted, used by this page alone" : "Registered";
     const shape =
       `${how}: ${count(info.dice, "die", "dice")}, ${count(info.boxes.length, "box", "boxes")}` +
-      `${info.forced ? " filled in scorecard order" : ""}, ${count(info.rolls, "roll", "rolls")} a turn.`;
+      `${info.forced ? " filled in scorecard order" : ""}, ${count(info.rolls, "roll", "rolls")} a turn` +
+      `${info.savedRolls ? `, unused rolls saved to later turns${info.maxSaved === null ? "" : ` (at most ${info.maxSaved})`}` : ""}.`;
     return info.description ? `${shape} ${info.description}` : shape;
   }
 
