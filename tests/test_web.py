@@ -1145,6 +1145,7 @@ def test_a_saved_rolls_rule_set_not_solved_offers_its_whole_solve_at_its_size(
         )
         assert asked["state"]["rolls_left"] == 2
         assert "rerolls_left" not in asked["state"]
+        shot(page, "saved-rolls-offer-375x667.png")
         assert_accessible(page, "the offer of a whole solve with saved rolls")
 
 

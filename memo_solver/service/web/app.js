@@ -634,11 +634,11 @@
     if (!saved) return;
     const bank = bankOf(view, info);
     if (play) {
-      const cap = info.maxSaved === null ? "" : `; at most ${rollsWords(info.maxSaved)} carry over`;
+      const cap = info.maxSaved === null ? "" : `, at most ${info.maxSaved}`;
       el.bank.innerHTML =
         `Rolls left after this roll: <strong id="rolls-left-now">${bank.rollsLeft}</strong> ` +
-        `<span class="muted">(carried into this turn: <span id="bank-carried">${bank.saved}</span>` +
-        `, and ${info.rerolls} of its own${cap}; what is left when you score carries to the next turn)</span>`;
+        `<span class="muted">(<span id="bank-carried">${bank.saved}</span> carried into this turn ` +
+        `and ${info.rerolls} of its own; what is left when you score carries to the next turn${cap})</span>`;
       return;
     }
     // Typed values stay as typed; only the other field follows (a rule set picked, a reload).
@@ -647,7 +647,7 @@
     const first = (bank.error ? 0 : bank.saved) + info.rerolls;
     el.rollsLeft.placeholder = String(first);
     el.rollsLeftHint.textContent =
-      `Empty: the turn's first roll, after which ${rollsWords(first)} are left ` +
+      `Empty: the turn's first roll, after which ${rollsWords(first)} ${first === 1 ? "is" : "are"} left ` +
       `(those saved and ${info.rerolls} of this turn).`;
     el.bankMessage.textContent = bank.error || "";
     for (const input of [el.saved, el.rollsLeft]) {
