@@ -1063,6 +1063,24 @@ def test_saved_rolls_are_counted_down_and_carried_to_the_next_turn(
     of the bank, and the page asks with rolls_left, never rerolls_left."""
     post_json(service, "/v1/rules", TINY_SAVED)
     open_page(page, service)
+    # Any position: the bank and the rolls left are typed (none typed: the first roll's).
+    page.select_option("#rules", "tiny-saved")
+    assert page.is_hidden("#roll-field")
+    page.fill("#box-doubles-points", "0")
+    page.fill("#saved", "1")
+    for face in (6, 6):
+        tap_die(page, face)
+    wait_advice(page)
+    assert advice_asked(sent, service)[-1]["rolls_left"] == 2  # 1 saved and 1 reroll
+    page.fill("#rolls-left", "0")
+    sync_api.expect(page.locator("#best-move")).to_have_text("score 12 in Sixes and carry no rolls")
+    page.fill("#saved", "2")  # one box filled: a bank of one roll at most
+    sync_api.expect(page.locator("#error")).to_contain_text("(saved)")
+    page.fill("#saved", "-1")
+    sync_api.expect(page.locator("#bank-message")).to_have_text(
+        "Rolls saved from earlier turns: a whole number, 0 or more."
+    )
+
     page.locator("label:has(input[value='play'])").tap()
     page.select_option("#rules", "tiny-saved")
     assert page.inner_text("#rules-description").startswith(
@@ -1102,6 +1120,7 @@ def test_saved_rolls_are_counted_down_and_carried_to_the_next_turn(
         "filled": ["doubles", "chance"],
         "upper": 0,
         "yahtzee_bonus": True,  # 20 in the all-alike box
+        "saved": 1,
         "rolls_left": 1,
         "dice": [2, 5],
     }

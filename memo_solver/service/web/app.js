@@ -827,9 +827,10 @@
     if (info.savedRolls) {
       const bank = bankOf(view, info);
       if (bank.error) return { error: bank.error };
-      // The bank at a turn start; once rolled, the rolls left count it.
+      // The bank the turn started with, and once rolled the rolls left (which count it):
+      // the service checks each against the scorecard and names the one that cannot be.
+      request.state.saved = bank.saved;
       if (withDice) request.state.rolls_left = bank.rollsLeft;
-      else request.state.saved = bank.saved;
     } else if (withDice) {
       request.state.rerolls_left = info.rerolls - (view.roll - 1);
     }
