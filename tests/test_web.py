@@ -37,6 +37,7 @@ import random
 import re
 import statistics
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -531,6 +532,9 @@ def test_play_along_a_whole_game(page: Any, service: Service, sent: list[Any]) -
     assert page.locator("#review .worst li").all_inner_texts() == [m["words"] for m in worst]
     losses = page.locator("#review .decisions tbody td.loss").all_inner_texts()
     assert losses == [f"{MINUS}{d['loss']:.3f}" if d["loss"] >= 5e-10 else "0" for d in decisions]
+    # Each decision's turn and roll: keep N after roll N, the box after the turn's last roll.
+    when = page.locator("#review .decisions tbody tr td:nth-child(2)").all_inner_texts()
+    assert when == [f"T{d['turn']} R{3 - d['rerolls_left']}" for d in decisions]
     # The running tally of the play bar adds up the advice's losses the same way.
     assert f"{review['total_loss']:.3f} points lost" in page.inner_text("#play-status")
     shot(page, "play-along-review-375x667.png")
@@ -1022,6 +1026,146 @@ def test_a_registered_rule_set_is_offered_and_advised(
     assert page.inner_text("#roll-text") == "Turn 1 of 3 · roll 1 of 2"
     sync_api.expect(page.locator(".box-row.next .open")).to_have_text("next")
     assert page.get_attribute(".box-row.next", "data-box") == "sixes"
+
+
+# Saved rolls on two dice and three boxes (cold in milliseconds), a bank of one roll at most.
+TINY_SAVED = {
+    "name": "tiny-saved",
+    "dice": 2,
+    "rerolls": 1,
+    "saved_rolls": True,
+    "max_saved": 1,
+    "boxes": [
+        {"name": "sixes", "kind": "upper", "face": 6},
+        {"name": "doubles", "kind": "all_alike", "points": 20},
+        {"name": "chance", "kind": "chance"},
+    ],
+}
+
+
+def choose_words(page: Any, words: str) -> None:
+    """Choose the move the table words so."""
+    choose(page, next(i for i, r in enumerate(rows(page)) if r["words"] == words))
+
+
+def assert_bank(page: Any, turn: str, left: int, carried: int) -> None:
+    """The turn's place, the rolls left after this roll and the bank the turn started with."""
+    sync_api.expect(page.locator("#roll-text")).to_have_text(turn)
+    sync_api.expect(page.locator("#rolls-left-now")).to_have_text(str(left))
+    sync_api.expect(page.locator("#bank-carried")).to_have_text(str(carried))
+
+
+def test_saved_rolls_are_counted_down_and_carried_to_the_next_turn(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Playing along under saved rolls: each roll takes one from what is left, a score
+    carries what is left (at most the cap) into the next turn, the advice says what becomes
+    of the bank, and the page asks with rolls_left, never rerolls_left."""
+    post_json(service, "/v1/rules", TINY_SAVED)
+    open_page(page, service)
+    # Any position: the bank and the rolls left are typed (none typed: the first roll's).
+    page.select_option("#rules", "tiny-saved")
+    assert page.is_hidden("#roll-field")
+    page.fill("#box-doubles-points", "0")
+    page.fill("#saved", "1")
+    for face in (6, 6):
+        tap_die(page, face)
+    wait_advice(page)
+    assert advice_asked(sent, service)[-1]["rolls_left"] == 2  # 1 saved and 1 reroll
+    page.fill("#rolls-left", "0")
+    sync_api.expect(page.locator("#best-move")).to_have_text("score 12 in Sixes and carry no rolls")
+    page.fill("#saved", "2")  # one box filled: a bank of one roll at most
+    sync_api.expect(page.locator("#error")).to_contain_text("(saved)")
+    page.fill("#saved", "-1")
+    sync_api.expect(page.locator("#bank-message")).to_have_text(
+        "Rolls saved from earlier turns: a whole number, 0 or more."
+    )
+
+    page.locator("label:has(input[value='play'])").tap()
+    page.select_option("#rules", "tiny-saved")
+    assert page.inner_text("#rules-description").startswith(
+        "Registered: 2 dice, 3 boxes, 2 rolls a turn, unused rolls saved to later turns "
+        "(at most 1)."
+    )
+    assert page.is_hidden("#bank-field")
+    assert_bank(page, "Turn 1 of 3 · roll 1 of 2", 1, 0)
+    for face in (6, 6):
+        tap_die(page, face)
+    wait_advice(page)
+    choose_words(page, "score 20 in Doubles and carry 1 roll")
+    sync_api.expect(page.locator("#status")).to_have_text(
+        "Scored 20 in Doubles and carried 1 roll to the next turn."
+    )
+    assert_bank(page, "Turn 2 of 3 · roll 1 of 3", 2, 1)  # the roll carried and 1 of its own
+
+    for face in (3, 4):
+        tap_die(page, face)
+    wait_advice(page)
+    choose_words(page, "score 7 in Chance and carry 1 roll")  # 2 left, 1 carried: the cap
+    assert_bank(page, "Turn 3 of 3 · roll 1 of 3", 2, 1)
+
+    for face in (1, 2):
+        tap_die(page, face)
+    wait_advice(page)
+    choose_words(page, "reroll all two dice (1 roll left after it)")
+    assert_bank(page, "Turn 3 of 3 · roll 2 of 3", 1, 1)
+    for face in (2, 5):
+        tap_die(page, face)
+    wait_advice(page)
+    words = [r["words"] for r in rows(page)]
+    assert "reroll all two dice (no rolls left after it)" in words
+    assert "score 0 in Sixes and carry 1 roll" in words
+    asked = [json.loads(r.post_data) for r in sent if r.url.endswith("/v1/advice")]
+    assert asked[-1]["state"] == {
+        "filled": ["doubles", "chance"],
+        "upper": 0,
+        "yahtzee_bonus": True,  # 20 in the all-alike box
+        "saved": 1,
+        "rolls_left": 1,
+        "dice": [2, 5],
+    }
+    assert all("rerolls_left" not in a["state"] for a in asked)
+    assert saved_play(page)["saved"] == 1
+    shot(page, "saved-rolls-play-375x667.png")
+    assert_accessible(page, "a game with saved rolls")
+
+
+def test_a_saved_rolls_rule_set_not_solved_offers_its_whole_solve_at_its_size(
+    page: Any, tmp_path: Path
+) -> None:
+    """yatzy-saved on a server that has not solved it, past a lowered cold budget: the page
+    asks with the bank it is told (no rerolls_left) and offers the whole solve at the size
+    the service reports for it, with the store it takes (8 bytes a turn start)."""
+    rules = json.loads((REPO / "examples" / "rules" / "yatzy-saved.json").read_text())
+    with Service(tmp_path / "saved", options=["--cold-budget", "1000"]) as small:
+        post_json(small, "/v1/rules", rules)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post_json(small, "/v1/value", {"rules": "yatzy-saved", "state": "start"})
+        assert refused.value.code == 422
+        reported = json.load(refused.value)["error"]["solve"]
+        sent: list[Any] = []
+        page.on("request", lambda request: sent.append(request))
+        open_page(page, small)
+        page.select_option("#rules", "yatzy-saved")
+        assert page.is_hidden("#roll-field")
+        page.fill("#saved", "0")
+        sync_api.expect(page.locator("#rolls-left")).to_have_attribute("placeholder", "2")
+        for face in (1, 2, 3, 5, 5):
+            tap_die(page, face)
+        page.locator("#solve-offer").wait_for(state="visible")
+        words = page.inner_text("#solve-offer-text")
+        stored = 8 * reported["turn_starts"]
+        unit, size = next((u, s) for u, s in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)) if stored >= s)
+        assert f"{reported['turn_starts']:,} positions at the start of a turn" in words
+        assert f"(up to {stored / size:.1f} {unit} of values to store)" in words
+        assert f"in {reported['blocks_total']:,} blocks" in words
+        asked = json.loads(
+            next(r for r in reversed(sent) if r.url.endswith("/v1/advice")).post_data
+        )
+        assert asked["state"]["rolls_left"] == 2
+        assert "rerolls_left" not in asked["state"]
+        shot(page, "saved-rolls-offer-375x667.png")
+        assert_accessible(page, "the offer of a whole solve with saved rolls")
 
 
 def test_the_bonus_count_follows_the_all_alike_box(page: Any, service: Service) -> None:

@@ -226,6 +226,15 @@ class ActionOut(BaseModel):
     category: str | None = None
     points: int | None = None
     bonus: int | None = None
+    rolls_left_after: int | None = Field(
+        default=None,
+        description="a keep under a rule set with saved rolls: the rolls left after its reroll",
+    )
+    carried: int | None = Field(
+        default=None,
+        description="a score under a rule set with saved rolls: the rolls it carries to the "
+        "next turn's bank",
+    )
 
 
 class AdviceOut(BaseModel):
@@ -295,9 +304,9 @@ def advice_body(advice: Advice) -> bytes:
     for a in advice.actions:
         floats += (a.value, a.loss)
         if a.kind == "keep":  # ActionOut's order: kind, value, loss, words, keep, category, ...
-            tail = _keep_tail(a.keep, a.rerolled)
+            tail = _keep_tail(a.keep, a.rerolled, a.rolls_after)
         else:
-            tail = _score_tail(a.category, a.label, a.points, a.bonus)
+            tail = _score_tail(a.category, a.label, a.points, a.bonus, a.rolls_after)
         parts.append(f'{{"kind":"{a.kind}","value":{a.value!r},"loss":{a.loss!r},{tail}')
     if not all(map(math.isfinite, floats)):
         return _encoded(advice)
@@ -308,19 +317,32 @@ def advice_body(advice: Advice) -> bytes:
 
 
 @functools.lru_cache(maxsize=4096)
-def _keep_tail(keep: tuple[int, ...], rerolled: int) -> str:
-    """A keep's JSON after its loss: its words and dice (462 keeps with six dice)."""
-    words = Action("keep", 0.0, 0.0, keep=keep, rerolled=rerolled).words()
-    return f'"words":{_str(words)},"keep":[{",".join(map(str, keep))}]}}'
+def _keep_tail(keep: tuple[int, ...], rerolled: int, rolls_after: int | None) -> str:
+    """A keep's JSON after its loss: its words and dice (462 keeps with six dice), and
+    under saved rolls the rolls left after it."""
+    words = Action("keep", 0.0, 0.0, keep=keep, rerolled=rerolled, rolls_after=rolls_after).words()
+    saved = "" if rolls_after is None else f',"rolls_left_after":{rolls_after!r}'
+    return f'"words":{_str(words)},"keep":[{",".join(map(str, keep))}]{saved}}}'
 
 
 @functools.lru_cache(maxsize=4096)
-def _score_tail(category: str, label: str, points: int, bonus: int) -> str:
-    """A score's JSON after its loss: its words, box, points and bonus."""
-    action = Action("score", 0.0, 0.0, category=category, label=label, points=points, bonus=bonus)
+def _score_tail(category: str, label: str, points: int, bonus: int, rolls_after: int | None) -> str:
+    """A score's JSON after its loss: its words, box, points and bonus, and under saved
+    rolls the rolls it carries."""
+    action = Action(
+        "score",
+        0.0,
+        0.0,
+        category=category,
+        label=label,
+        points=points,
+        bonus=bonus,
+        rolls_after=rolls_after,
+    )
+    saved = "" if rolls_after is None else f',"carried":{rolls_after!r}'
     return (
         f'"words":{_str(action.words())},"category":{_str(category)},"points":{points!r},'
-        f'"bonus":{bonus!r}}}'
+        f'"bonus":{bonus!r}{saved}}}'
     )
 
 
@@ -357,6 +379,7 @@ def _encoded(advice: Advice) -> bytes:
 
 
 def _action(action: Action) -> dict[str, object]:
+    saved = action.rolls_after
     if action.kind == "keep":
         return {
             "kind": "keep",
@@ -364,6 +387,7 @@ def _action(action: Action) -> dict[str, object]:
             "loss": action.loss,
             "words": action.words(),
             "keep": list(action.keep),
+            **({} if saved is None else {"rolls_left_after": saved}),
         }
     return {
         "kind": "score",
@@ -373,4 +397,5 @@ def _action(action: Action) -> dict[str, object]:
         "category": action.category,
         "points": action.points,
         "bonus": action.bonus,
+        **({} if saved is None else {"carried": saved}),
     }

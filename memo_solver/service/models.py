@@ -107,8 +107,10 @@ class StateRequest(BaseModel):
     )
     rules: RulesInput = Field("yahtzee", description=_RULES_HELP)
     state: StateInput = Field(
-        description="JSON state {filled, upper, yahtzee_bonus, rerolls_left, dice}, or the "
-        "short text form, or the reference Haskell line"
+        description="JSON state {filled, upper, yahtzee_bonus, rerolls_left, dice} (under a "
+        "rule set with saved rolls {filled, upper, yahtzee_bonus, saved, rolls_left, dice}: "
+        "the bank at a turn start, the rolls left with dice), or the short text form, or the "
+        "reference Haskell line"
     )
     need: Need = None
     need_cap: NeedCap = None
@@ -183,10 +185,21 @@ class ValueOut(BaseModel):
 
 
 class StateOut(BaseModel):
+    """A state as ``state_to_json`` writes it: ``rerolls_left``, or under a rule set with
+    saved rolls ``saved`` and ``rolls_left`` instead (each answer has the keys of its rule
+    set's states only)."""
+
     filled: list[str]
     upper: int
     yahtzee_bonus: bool
-    rerolls_left: int | None
+    saved: int | None = Field(
+        default=None,
+        description="with saved rolls: the bank the turn starts with (null once rolled)",
+    )
+    rerolls_left: int | None = Field(default=None, description="without saved rolls")
+    rolls_left: int | None = Field(
+        default=None, description="with saved rolls: the rolls left, bank included"
+    )
     dice: list[int] | None
 
 
@@ -273,6 +286,14 @@ class RuleSetOut(BaseModel):
     upper_bonus: int
     yahtzee_bonus: int
     joker: Literal["forced", "free", "none"]
+    saved_rolls: bool = Field(
+        default=False,
+        description="unused rolls are saved to the following turns (listed only when true)",
+    )
+    max_saved: int | None = Field(
+        default=None,
+        description="with saved_rolls, the most rolls a bank carries (listed only when set)",
+    )
     start_value: float | None = Field(description="pinned for the built-ins, else null")
     fingerprint: str
     possible_points: dict[str, list[int]] = Field(

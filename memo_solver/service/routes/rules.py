@@ -48,6 +48,13 @@ every core from the requests."""
 
 
 def rule_set_out(rules: RuleSet) -> RuleSetOut:
+    """The rule set as listed; its saved rolls only where it has them (every other rule
+    set's entry as before), to be written without what is unset."""
+    saved: dict[str, Any] = {}
+    if rules.saved_rolls:
+        saved["saved_rolls"] = True
+        if rules.max_saved is not None:
+            saved["max_saved"] = rules.max_saved
     return RuleSetOut(
         name=rules.name,
         description=rules.description,
@@ -63,6 +70,7 @@ def rule_set_out(rules: RuleSet) -> RuleSetOut:
         upper_bonus=rules.upper_bonus,
         yahtzee_bonus=rules.yahtzee_bonus,
         joker=rules.joker,
+        **saved,
         start_value=rules.start_value,
         fingerprint=rules.fingerprint,
         possible_points={
@@ -102,7 +110,7 @@ async def rules_list(
 
 def _listed_json(rules: RuleSet) -> bytes:
     """A rule set's entry of the list, the bytes the app's JSON response would write."""
-    content = rule_set_out(rules).model_dump(mode="json")
+    content = rule_set_out(rules).model_dump(mode="json", exclude_unset=True)
     return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
 
 
@@ -159,7 +167,7 @@ async def register(request: Request, response: Response) -> RegisteredOut:
     return RegisteredOut(name=rules.name, fingerprint=rules.fingerprint, created=created)
 
 
-@routes.post("/v1/rules/preview", response_model=RuleSetOut)
+@routes.post("/v1/rules/preview", response_model=RuleSetOut, response_model_exclude_unset=True)
 async def preview(request: Request) -> RuleSetOut:
     """A rule-set file read as ``GET /v1/rules`` would list it, registering nothing: what
     the players' page shows of a rule set it sends inline (where registering needs the

@@ -8,7 +8,11 @@
  * (built in or registered, POST /v1/rules): its dice, rolls, boxes and fill order shape
  * the page, which knows no game of its own. Where the service lets only its operator register
  * (or its quota is reached), a pasted rule set is read by POST /v1/rules/preview and sent
- * inline with each question instead, kept in localStorage for this browser alone. */
+ * inline with each question instead, kept in localStorage for this browser alone. Under a
+ * rule set with saved rolls (its `saved_rolls`) a turn's unused rolls go to the bank: the
+ * page shows the rolls left and the bank a turn started with, counts the rolls down as the
+ * turn goes, carries what is left when a box is scored (at most its `max_saved`), and asks
+ * with `saved` and `rolls_left` where the other rule sets send `rerolls_left`. */
 "use strict";
 
 (() => {
@@ -40,6 +44,12 @@
     turn: $("#turn"),
     rollField: $("#roll-field"),
     rollText: $("#roll-text"),
+    bankField: $("#bank-field"),
+    saved: $("#saved"),
+    rollsLeft: $("#rolls-left"),
+    rollsLeftHint: $("#rolls-left-hint"),
+    bankMessage: $("#bank-message"),
+    bank: $("#bank"),
     diceHint: $("#dice-hint"),
     dice: $("#dice"),
     quick: $("#quick"),
@@ -98,7 +108,8 @@
   // --- state -------------------------------------------------------------------------------
 
   function freshAdvise(rules) {
-    return { rules, boxes: {}, extraBonuses: 0, roll: 1, dice: [] };
+    // saved, rollsLeft: as typed, under saved rolls ("" for rollsLeft: the turn's first roll)
+    return { rules, boxes: {}, extraBonuses: 0, roll: 1, dice: [], saved: "", rollsLeft: "" };
   }
 
   function freshPlay(rules) {
@@ -107,6 +118,7 @@
       boxes: {}, // name -> points, for the filled boxes
       bonus: 0, // bonus points banked (upper bonus, extra Yahtzees)
       roll: 1,
+      saved: 0, // under saved rolls, the bank the turn in play started with
       dice: [],
       turns: [], // the turns played, as POST /v1/review reads them: {rolls, keeps, box}
       turn: { rolls: [], keeps: [] }, // the turn in play
@@ -190,10 +202,45 @@
       alikePoints: yahtzeeBox === null ? null : Math.max(...rules.possible_points[yahtzeeBox]),
       possiblePoints: rules.possible_points,
       rolls: rules.rerolls + 1,
+      savedRolls: rules.saved_rolls === true,
+      maxSaved: rules.max_saved ?? null, // with saved rolls: the most a bank carries (null: all)
       forced: rules.order === "forced",
       label: (box) => rules.labels[box] ?? box,
       isUpper: (box) => rules.upper_boxes.includes(box),
     };
+  }
+
+  /** Under saved rolls, the bank of the position on show: `saved`, what its turn started
+   * with, and `rollsLeft`, what may still be rolled after the dice on show (the bank and the
+   * turn's rerolls alike); {error} for a bad entry. Playing along they follow the game (each
+   * roll after the first takes one); else they are typed, and no count of rolls left typed
+   * is the turn's first roll. The service checks them against the scorecard. */
+  function bankOf(view, info) {
+    if (state.mode === "play") {
+      const saved = view.saved || 0;
+      return { saved, rollsLeft: saved + info.rerolls - (view.roll - 1) };
+    }
+    const saved = parsePoints(view.saved);
+    if (!Number.isInteger(saved) || saved < 0) {
+      return { error: "Rolls saved from earlier turns: a whole number, 0 or more." };
+    }
+    const typed = String(view.rollsLeft ?? "").trim();
+    const rollsLeft = typed === "" ? saved + info.rerolls : parsePoints(typed);
+    if (!Number.isInteger(rollsLeft) || rollsLeft < 0) {
+      return { error: "Rolls left: a whole number, 0 or more (or empty for the turn's first roll)." };
+    }
+    return { saved, rollsLeft };
+  }
+
+  /** What scoring with `rollsLeft` left carries to the next turn: all of it, up to the cap. */
+  function carriedOver(rollsLeft, info) {
+    return info.maxSaved === null ? rollsLeft : Math.min(rollsLeft, info.maxSaved);
+  }
+
+  /** A count of rolls in words, as the advice says them: "no rolls", "1 roll", "4 rolls". */
+  function rollsWords(count) {
+    if (count === 0) return "no rolls";
+    return count === 1 ? "1 roll" : `${count} rolls`;
   }
 
   /** "die" or "six dice", after "the" or "your": a rule set rolls 1 to 6 dice. */
@@ -358,7 +405,8 @@
     const how = state.inline[info.name] ? "Pasted, used by this page alone" : "Registered";
     const shape =
       `${how}: ${count(info.dice, "die", "dice")}, ${count(info.boxes.length, "box", "boxes")}` +
-      `${info.forced ? " filled in scorecard order" : ""}, ${count(info.rolls, "roll", "rolls")} a turn.`;
+      `${info.forced ? " filled in scorecard order" : ""}, ${count(info.rolls, "roll", "rolls")} a turn` +
+      `${info.savedRolls ? `, unused rolls saved to later turns${info.maxSaved === null ? "" : ` (at most ${info.maxSaved})`}` : ""}.`;
     return info.description ? `${shape} ${info.description}` : shape;
   }
 
@@ -562,13 +610,49 @@
       radios = el.rollField.querySelectorAll('input[name="roll"]');
     }
     for (const radio of radios) radio.checked = Number(radio.value) === view.roll;
-    el.rollField.hidden = state.mode === "play" || rolls < 2;
+    const saved = !!info && info.savedRolls;
+    el.rollField.hidden = state.mode === "play" || rolls < 2 || saved;
     if (state.mode === "play") {
       const turns = info ? info.boxes.length : 0;
       const turn = Object.keys(view.boxes).length + 1;
+      const inTurn = saved ? (view.saved || 0) + rolls : rolls; // the bank's rolls too
       el.rollText.textContent = view.over
         ? "The game is over."
-        : `Turn ${Math.min(turn, turns)} of ${turns} · roll ${view.roll} of ${rolls}`;
+        : `Turn ${Math.min(turn, turns)} of ${turns} · roll ${view.roll} of ${inTurn}`;
+    }
+    renderBank(info);
+  }
+
+  /** Under saved rolls, the bank: playing along, the rolls left after this roll and the bank
+   * the turn started with (what the last turn carried); else the two counts to type. */
+  function renderBank(info) {
+    const view = current();
+    const saved = !!info && info.savedRolls;
+    const play = state.mode === "play";
+    el.bankField.hidden = !saved || play;
+    el.bank.hidden = !saved || !play || view.over;
+    if (!saved) return;
+    const bank = bankOf(view, info);
+    if (play) {
+      const cap = info.maxSaved === null ? "" : `, at most ${info.maxSaved}`;
+      el.bank.innerHTML =
+        `Rolls left after this roll: <strong id="rolls-left-now">${bank.rollsLeft}</strong> ` +
+        `<span class="muted">(<span id="bank-carried">${bank.saved}</span> carried into this turn ` +
+        `and ${info.rerolls} of its own; what is left when you score carries to the next turn${cap})</span>`;
+      return;
+    }
+    // Typed values stay as typed; only the other field follows (a rule set picked, a reload).
+    if (document.activeElement !== el.saved) el.saved.value = view.saved ?? "";
+    if (document.activeElement !== el.rollsLeft) el.rollsLeft.value = view.rollsLeft ?? "";
+    const first = (bank.error ? 0 : bank.saved) + info.rerolls;
+    el.rollsLeft.placeholder = String(first);
+    el.rollsLeftHint.textContent =
+      `Empty: the turn's first roll, after which ${rollsWords(first)} ${first === 1 ? "is" : "are"} left ` +
+      `(those saved and ${info.rerolls} of this turn).`;
+    el.bankMessage.textContent = bank.error || "";
+    for (const input of [el.saved, el.rollsLeft]) {
+      if (bank.error) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
     }
   }
 
@@ -740,10 +824,17 @@
       },
     };
     const withDice = view.dice.length === info.dice && !summary.allFilled;
-    if (withDice) {
+    if (info.savedRolls) {
+      const bank = bankOf(view, info);
+      if (bank.error) return { error: bank.error };
+      // The bank the turn started with, and once rolled the rolls left (which count it):
+      // the service checks each against the scorecard and names the one that cannot be.
+      request.state.saved = bank.saved;
+      if (withDice) request.state.rolls_left = bank.rollsLeft;
+    } else if (withDice) {
       request.state.rerolls_left = info.rerolls - (view.roll - 1);
-      request.state.dice = [...view.dice].sort((a, b) => a - b);
     }
+    if (withDice) request.state.dice = [...view.dice].sort((a, b) => a - b);
     if (target !== null) request.need = target - summary.banked;
     return { request, summary, withDice, target };
   }
@@ -992,11 +1083,20 @@
     const done = offer.blocks_done > 0 ? `, ${offer.blocks_done.toLocaleString("en")} of them solved already` : "";
     el.solveOfferText.textContent =
       `This server has not solved ${offer.rules} yet. Its first answer needs the whole game ` +
-      `solved: ${offer.turn_starts.toLocaleString("en")} positions at the start of a turn, ` +
+      `solved: ${offer.turn_starts.toLocaleString("en")} positions at the start of a turn ` +
+      `(up to ${storeSize(offer.turn_starts)} of values to store), ` +
       `in ${offer.blocks_total.toLocaleString("en")} blocks${done}. The server can solve it ` +
       `in the background, which may take minutes; this page shows how far it is and answers ` +
       `as soon as the solve reaches this position.`;
     el.solveOffer.hidden = false;
+  }
+
+  /** What a whole game's values take in the store: 8 bytes (a float64) a turn start, as
+   * the service stores them, in words ("10.2 GB"). */
+  function storeSize(turnStarts) {
+    const bytes = 8 * turnStarts;
+    const [unit, size] = [["GB", 1e9], ["MB", 1e6], ["kB", 1e3]].find(([, u]) => bytes >= u) || ["bytes", 1];
+    return `${(bytes / size).toFixed(size === 1 ? 0 : 1)} ${unit}`;
   }
 
   function startSolve(offer) {
@@ -1084,9 +1184,13 @@
     );
   }
 
+  /** A turn start: the scorecard, and under saved rolls its bank (an advice's
+   * turn_start_value, with dice, is the bank's that leaves its rolls: none past the turn's). */
   function scorecardKey(request) {
-    const { filled, upper, yahtzee_bonus: bonus } = request.state;
-    return JSON.stringify([request.rules, filled, upper, bonus]);
+    const { filled, upper, yahtzee_bonus: bonus, saved, rolls_left: left } = request.state;
+    const rerolls = rulesInfo(current().rules).rerolls;
+    const bank = saved ?? (left === undefined ? null : Math.max(0, left - rerolls));
+    return JSON.stringify([request.rules, filled, upper, bonus, bank]);
   }
 
   /** The dice are not all in yet: say what to do, and what the scorecard is worth if known. */
@@ -1220,6 +1324,7 @@
           ? `Kept every die: roll ${play.roll}.`
           : `Kept ${action.keep.join(" ") || "nothing"}: roll ${rerolled} ${rerolled === 1 ? "die" : "dice"} and enter ${rerolled === 1 ? "it" : "them"}.`;
     } else {
+      const carried = info.savedRolls ? carriedOver(bankOf(play, info).rollsLeft, info) : null;
       play.turns.push({ ...play.turn, box: action.category });
       play.turn = { rolls: [], keeps: [] };
       play.boxes[action.category] = action.points;
@@ -1227,7 +1332,9 @@
       play.roll = 1;
       play.dice = [];
       play.over = Object.keys(play.boxes).length === info.boxes.length;
-      message = `Scored ${action.points} in ${info.label(action.category)}${action.bonus ? ` (+${action.bonus} bonus)` : ""}.`;
+      const carry = carried === null || play.over ? "" : ` and carried ${rollsWords(carried)} to the next turn`;
+      if (carried !== null) play.saved = carried;
+      message = `Scored ${action.points} in ${info.label(action.category)}${action.bonus ? ` (+${action.bonus} bonus)` : ""}${carry}.`;
     }
     saveState();
     renderAll();
@@ -1270,20 +1377,24 @@
       clearReview();
       return;
     }
-    const rerolls = rulesInfo(state.play.rules).rerolls;
     const signed = (x) => `${x < 0 ? "−" : "+"}${fmt(Math.abs(x))}`;
     const decisions = review.decisions;
     const worst = review.worst_mistakes;
     const worstHtml = worst.length
       ? `<ol class="worst">${worst.map((m) => `<li>${escapeHtml(m.words)}</li>`).join("")}</ol>`
       : `<p class="perfect">Every decision was a best move: no points lost.</p>`;
+    // Each decision of a turn follows one of its rolls (a keep after each but the last, then
+    // the box): its roll is its place in the turn, however many rolls a bank gave the turn.
+    let roll = 0;
     const rows = decisions
-      .map(
-        (d, i) =>
-          `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${rerolls - d.rerolls_left + 1}</td>` +
+      .map((d, i) => {
+        roll = i > 0 && decisions[i - 1].turn === d.turn ? roll + 1 : 1;
+        return (
+          `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${roll}</td>` +
           `<td>${d.dice.join(" ")}</td><td>${escapeHtml(d.chosen.words)}</td>` +
-          `${lossCell(d.loss)}</tr>`,
-      )
+          `${lossCell(d.loss)}</tr>`
+        );
+      })
       .join("");
     el.reviewBody.innerHTML =
       `<p class="final-score">Final score: <strong id="final-score">${review.final_score}</strong></p>` +
@@ -1438,6 +1549,17 @@
         saveState();
         const target = targetScore();
         el.targetMessage.textContent = (target && target.error) || "";
+        clearTimeout(typingTimer);
+        typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
+      });
+    }
+    for (const [input, key] of [[el.saved, "saved"], [el.rollsLeft, "rollsLeft"]]) {
+      input.addEventListener("input", () => {
+        if (state.mode === "play") return;
+        state.advise[key] = input.value;
+        saveState();
+        renderBank(rulesInfo(state.advise.rules));
+        markInput();
         clearTimeout(typingTimer);
         typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
       });
