@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 Block = npt.NDArray[np.float64]
+Packed = npt.NDArray[np.float64] | npt.NDArray[np.float32]
+"""What a store holds of a block (:meth:`Game.pack`): any shape, float64 or float32."""
 
 
 class Game(Protocol):
@@ -49,6 +51,20 @@ class Game(Protocol):
         """What solving ``key``'s block costs beside the game's plainest block (1.0): a whole
         solve cuts each layer into chunks of about the same cost, so that progress and
         Ctrl-C stay prompt where a block costs twenty times another."""
+        ...
+
+    def pack(self, key: str, block: Block) -> Packed:
+        """What is stored of ``key``'s block: the block itself, or fewer values that
+        :meth:`unpack` makes it again bit for bit (where a game knows of values that repeat
+        or of a rounding its rules ask for, a store of a whole game shrinks by that much);
+        float32 values where the rules store that precision. The engine never sees it: the
+        codec stores it and checks the block it unpacks."""
+        ...
+
+    def unpack(self, key: str, packed: Block) -> Block:
+        """``key``'s block (at :meth:`block_shape`) from what :meth:`pack` stored, read back
+        as float64; raises ValueError where ``packed`` cannot be one (damaged bytes are
+        then a missing block)."""
         ...
 
     def successors(self, key: str) -> Sequence[str]:

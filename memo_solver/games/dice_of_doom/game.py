@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memo_solver.core.bits import submasks
-from memo_solver.core.game import Block
+from memo_solver.core.game import Block, Packed
 from memo_solver.games.dice_of_doom.board import neighbours
 from memo_solver.games.dice_of_doom.sizes import SIZES, doom_name
 
@@ -121,6 +121,14 @@ class DiceOfDoomGame:
     def block_cost(self, key: str) -> float:
         """Unused: without layers there are no chunks to size."""
         return 1.0
+
+    def pack(self, key: str, block: Block) -> Packed:
+        """Stored whole: a block's turn starts are boards of one ownership mask, no two
+        bound to hold one value."""
+        return block
+
+    def unpack(self, key: str, packed: Block) -> Block:
+        return packed
 
     def layers(self, key: str) -> Sequence[Sequence[str]]:
         """No grouping: a position's cone is found only by walking it, so it is solved top-down."""

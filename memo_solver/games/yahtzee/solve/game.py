@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from memo_solver.core.game import Block
+from memo_solver.core.game import Block, Packed
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.solve.turn import solve_blocks
 
@@ -37,6 +37,16 @@ class _ByMask(Mapping[int, Block]):
 
     def __len__(self) -> int:
         return len(self._by_key)
+
+
+def as_stored(rules: RuleSet, block: Block) -> Block:
+    """A solved block at the precision its rule set stores (float32 values where it says
+    so): rounded as it is solved, so that the memo holds what the store holds and a value
+    is the same whoever computed it or read it."""
+    if rules.precision == "float64":
+        return block
+    rounded: Block = block.astype(np.float32).astype(np.float64)
+    return rounded
 
 
 class YahtzeeGame:
@@ -74,6 +84,34 @@ class YahtzeeGame:
     def block_cost(self, key: str) -> float:
         return self.rules.turn_cost(filled_of(key).bit_count())
 
+    def pack(self, key: str, block: Block) -> Packed:
+        """With saved rolls, the upper levels that can no longer make the bonus
+        (:meth:`~memo_solver.games.yahtzee.rules.rule_set.RuleSet.hopeless_levels`) are
+        stored once, as level 0 (which every game may reach: it scratches its upper boxes),
+        then every level above them: 714 million values for the whole ``maxi-yatzy-saved``
+        table, not 1.27 billion. Without saved rolls a block is stored whole, its bytes those
+        it always had."""
+        filled = filled_of(key)
+        hopeless = self.rules.hopeless_levels(filled) if self.rules.saved_rolls else 0
+        kept = np.concatenate([block[:1], block[hopeless:]]) if hopeless else block
+        return kept.astype(np.float32) if self.rules.precision == "float32" else kept
+
+    def unpack(self, key: str, packed: Block) -> Block:
+        """Every hopeless level that a game reaches gets the one stored; the others stay
+        NaN, as the kernel leaves the levels no game reaches."""
+        filled = filled_of(key)
+        hopeless = self.rules.hopeless_levels(filled) if self.rules.saved_rolls else 0
+        if not hopeless:
+            return packed
+        shape = self.block_shape(key)
+        if packed.shape != (1 + shape[0] - hopeless, *shape[1:]):
+            raise ValueError(f"{packed.shape} is not a packed block of shape {shape}")
+        block = np.full(shape, np.nan)
+        block[hopeless:] = packed[1:]
+        reached = self.rules.reachable_upper(filled)
+        block[reached[reached < hopeless]] = packed[0]
+        return block
+
     def successors(self, key: str) -> Sequence[str]:
         filled = filled_of(key)
         return [block_key(filled | 1 << box) for box in self.rules.open_boxes(filled)]
@@ -88,7 +126,8 @@ class YahtzeeGame:
         masks = np.array([filled_of(k) for k in keys], dtype=np.int64)
         by_mask = _ByMask(successors)
         if not self.rules.saved_rolls:
-            return list(solve_blocks(self.rules, masks.tolist(), by_mask))
+            solved = solve_blocks(self.rules, masks.tolist(), by_mask)
+            return [as_stored(self.rules, block) for block in solved]
         # Blocks of saved rolls hold more banks with each box filled: one kernel call per
         # filled count (a layer of a whole solve is one; a cold cone's batch may be several).
         counts = self.rules.filled_counts(masks)
@@ -97,5 +136,5 @@ class YahtzeeGame:
             at = np.flatnonzero(counts == count)
             solved = solve_blocks(self.rules, masks[at].tolist(), by_mask)
             for i, block in zip(at.tolist(), solved, strict=True):
-                blocks[i] = block
+                blocks[i] = as_stored(self.rules, block)
         return blocks
