@@ -298,3 +298,9 @@ def test_float32_values_of_a_block_not_rounded_so_read_as_missing() -> None:
         )
         is None
     )
+
+
+@pytest.mark.parametrize("kept", [[2**40], [2**20, 2**20], [-2, -4], [9]], ids=repr)
+def test_a_stored_shape_past_the_blocks_is_missing_before_any_is_read(kept: list[int]) -> None:
+    """A damaged ``"p"`` never makes a reader allocate more than the key's block."""
+    assert decode(forge({"p": kept})) is None

@@ -63,6 +63,10 @@ def encode_block(
     return msgpack.packb([header, packed])
 
 
+_VALUE_TYPES: Final[dict[object, str]] = {8: "<f8", 4: "<f4"}
+"""Bytes a stored value, as the header's ``"w"`` says (8 where it says nothing)."""
+
+
 def _unpack(header: dict[str, object], packed: bytes, count: int) -> Block:
     """The ``count`` stored values of a block, as float64, as :func:`encode_block` packed
     them (or as zlib did, before)."""
@@ -78,10 +82,6 @@ def _unpack(header: dict[str, object], packed: bytes, count: int) -> Block:
     flat = np.full(count, np.nan)
     flat[~missing] = values
     return flat
-
-
-_VALUE_TYPES: Final[dict[object, str]] = {8: "<f8", 4: "<f4"}
-"""Bytes a stored value, as the header's ``"w"`` says (8 where it says nothing)."""
 
 
 def decode_block(
@@ -104,8 +104,10 @@ def decode_block(
             and header["k"] == key
             and tuple(header["s"]) == shape
         )
-        if valid:  # only then is the payload read, at the size this key's blocks have
+        if valid:  # only then is the payload read, at most at the size this key's blocks have
             kept = tuple(header.get("p", shape))
+            if math.prod(kept) > math.prod(shape):
+                raise ValueError("more values stored than the block holds")
             stored = _unpack(header, packed, math.prod(kept)).reshape(kept)
             block = stored if unpack is None else unpack(stored)
             payload = np.ascontiguousarray(block, dtype="<f8").tobytes()

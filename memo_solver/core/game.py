@@ -54,10 +54,10 @@ class Game(Protocol):
         ...
 
     def pack(self, key: str, block: Block) -> Packed:
-        """What is stored of ``key``'s block: the block itself, or fewer values that
-        :meth:`unpack` makes it again bit for bit (where a game knows of values that repeat
-        or of a rounding its rules ask for, a store of a whole game shrinks by that much);
-        float32 values where the rules store that precision. The engine never sees it: the
+        """What is stored of ``key``'s block: the block itself, or fewer values (never more)
+        that :meth:`unpack` makes it again bit for bit: where a game knows of values that
+        repeat, a store of a whole game shrinks by that much; float32 values where its rules
+        store that precision (the block then solved at it). The engine never sees it: the
         codec stores it and checks the block it unpacks."""
         ...
 

@@ -7,8 +7,10 @@ hexadecimal, so keys are short and the same in every store.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 from memo_solver.core.game import Block, Packed
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
@@ -49,12 +51,25 @@ def as_stored(rules: RuleSet, block: Block) -> Block:
     return rounded
 
 
+@lru_cache(maxsize=1024)
+def _hopeless(rules: RuleSet, upper_filled: int) -> tuple[int, npt.NDArray[np.int64]]:
+    """A saved-rolls block's hopeless levels and those of them a game reaches, which its
+    filled upper boxes alone decide: computed once per set of them (Maxi Yatzy has 64), not
+    per block read."""
+    hopeless = rules.hopeless_levels(upper_filled) if rules.saved_rolls else 0
+    reached = rules.reachable_upper(upper_filled)
+    reached = reached[reached < hopeless]
+    reached.setflags(write=False)
+    return hopeless, reached
+
+
 class YahtzeeGame:
     """Blocks keyed by filled mask, solved in batches by
     :func:`memo_solver.games.yahtzee.solve.turn.solve_blocks`."""
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
+        self._upper_boxes = sum(1 << box for box, face in enumerate(rules.upper_faces) if face)
 
     @property
     def name(self) -> str:
@@ -91,16 +106,14 @@ class YahtzeeGame:
         then every level above them: 714 million values for the whole ``maxi-yatzy-saved``
         table, not 1.27 billion. Without saved rolls a block is stored whole, its bytes those
         it always had."""
-        filled = filled_of(key)
-        hopeless = self.rules.hopeless_levels(filled) if self.rules.saved_rolls else 0
+        hopeless, _ = _hopeless(self.rules, filled_of(key) & self._upper_boxes)
         kept = np.concatenate([block[:1], block[hopeless:]]) if hopeless else block
         return kept.astype(np.float32) if self.rules.precision == "float32" else kept
 
     def unpack(self, key: str, packed: Block) -> Block:
         """Every hopeless level that a game reaches gets the one stored; the others stay
         NaN, as the kernel leaves the levels no game reaches."""
-        filled = filled_of(key)
-        hopeless = self.rules.hopeless_levels(filled) if self.rules.saved_rolls else 0
+        hopeless, reached = _hopeless(self.rules, filled_of(key) & self._upper_boxes)
         if not hopeless:
             return packed
         shape = self.block_shape(key)
@@ -108,8 +121,7 @@ class YahtzeeGame:
             raise ValueError(f"{packed.shape} is not a packed block of shape {shape}")
         block = np.full(shape, np.nan)
         block[hopeless:] = packed[1:]
-        reached = self.rules.reachable_upper(filled)
-        block[reached[reached < hopeless]] = packed[0]
+        block[reached] = packed[0]
         return block
 
     def successors(self, key: str) -> Sequence[str]:
