@@ -10,6 +10,7 @@ solved, check that claim as much as the packing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from support.rule_strategies import tiny_saved_rule_sets
 from memo_solver.core.codec import decode_block, decode_game_block, encode_block, encode_game_block
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.game import Block
+from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.kinds import RuleFileError
 from memo_solver.games.yahtzee.rules.rule_file import (
@@ -174,6 +176,16 @@ def test_without_saved_rolls_a_block_is_stored_as_it_always_was() -> None:
         data = encode_game_block(game, key, block)
         assert data == encode_block(block, fingerprint=game.fingerprint, key=key)
         assert set(msgpack.unpackb(data)[0]) == {"v", "f", "k", "s", "c", "n"}
+
+
+def test_dice_of_doom_blocks_are_stored_as_they_always_were() -> None:
+    game = registry()["dice-of-doom-2x2"].game
+    for key in (game.root(), *game.successors(game.root())[:2]):
+        block = np.linspace(0.0, 1.0, math.prod(game.block_shape(key))).reshape(
+            game.block_shape(key)
+        )
+        data = encode_game_block(game, key, block)
+        assert data == encode_block(block, fingerprint=game.fingerprint, key=key)
 
 
 def solve_game_below(game: YahtzeeGame, key: str) -> Block:
