@@ -72,6 +72,7 @@ QUICK_FILES: frozenset[str] = frozenset(
         "test_state.py",
         "test_benchmarks.py",
         "test_codec.py",
+        "test_packing.py",
         "test_advice.py",
         "test_engine.py",
         "test_doom_rules.py",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 import msgpack
 import numpy as np
@@ -219,3 +220,87 @@ def test_bad_header_fields_are_missing(changes: dict[str, object]) -> None:
 def test_payload_of_the_wrong_type_is_missing(payload: object) -> None:
     header, _ = msgpack.unpackb(encode_block(sample(), fingerprint=FP, key=KEY))
     assert decode(msgpack.packb([header, payload])) is None
+
+
+def halves(block: Block) -> Block:
+    """A toy game's pack: its rows come in equal pairs, so every other row is stored."""
+    return block[::2]
+
+
+def doubled(stored: Block) -> Block:
+    return np.repeat(stored, 2, axis=0)
+
+
+PAIRED = doubled(np.array([[1.5, np.nan], [-2.25, 7.0]]))
+
+
+def decode_paired(data: bytes, unpack: Callable[[Block], Block] | None = doubled) -> Block | None:
+    return decode_block(data, fingerprint=FP, key=KEY, shape=PAIRED.shape, unpack=unpack)
+
+
+def test_a_packed_block_comes_back_unpacked_bit_for_bit() -> None:
+    data = encode_block(PAIRED, fingerprint=FP, key=KEY, stored=halves(PAIRED))
+    header, _ = msgpack.unpackb(data)
+    assert header["s"] == [4, 2]
+    assert header["p"] == [2, 2]
+    decoded = decode_paired(data)
+    assert decoded is not None
+    assert decoded.tobytes() == PAIRED.tobytes()
+
+
+def test_a_packed_block_read_as_if_stored_whole_is_missing() -> None:
+    """Without the game's unpack, what was stored is not a block of the key's shape."""
+    assert (
+        decode_paired(encode_block(PAIRED, fingerprint=FP, key=KEY, stored=halves(PAIRED)), None)
+        is None
+    )
+
+
+def test_a_pack_that_loses_a_value_reads_as_missing() -> None:
+    """The checksum is the block's: rows that were not equal after all, stored once, never
+    come back as a block nobody solved."""
+    block = PAIRED.copy()
+    block[1, 0] = 1.75
+    assert decode_paired(encode_block(block, fingerprint=FP, key=KEY, stored=halves(block))) is None
+
+
+def test_an_unpack_that_refuses_or_misshapes_reads_as_missing() -> None:
+    data = encode_block(PAIRED, fingerprint=FP, key=KEY, stored=halves(PAIRED))
+
+    def refuses(stored: Block) -> Block:
+        raise ValueError("not a packed block")
+
+    assert decode_paired(data, refuses) is None
+    assert decode_paired(data, lambda stored: stored.ravel()) is None
+
+
+def test_float32_values_take_four_bytes_and_read_back_as_float64() -> None:
+    block = np.array([[0.5, np.nan], [1.0 / 3.0, -7.25]]).astype(np.float32).astype(np.float64)
+    data = encode_block(block, fingerprint=FP, key=KEY, stored=block.astype(np.float32))
+    header, packed = msgpack.unpackb(data)
+    assert header["w"] == 4
+    assert "p" not in header
+    assert len(packed) == 1 + 4 * 3
+    decoded = decode(data, shape=(2, 2))
+    assert decoded is not None
+    assert decoded.dtype == np.float64
+    assert decoded.tobytes() == block.tobytes()
+
+
+def test_float32_values_of_a_block_not_rounded_so_read_as_missing() -> None:
+    """A game stores float32 only of blocks it solved at float32 (so the memo holds what the
+    store holds): a block that float32 changes is not the block the checksum vouches for."""
+    block = np.array([[1.0 / 3.0]])
+    assert (
+        decode(
+            encode_block(block, fingerprint=FP, key=KEY, stored=block.astype(np.float32)),
+            shape=(1, 1),
+        )
+        is None
+    )
+
+
+@pytest.mark.parametrize("kept", [[2**40], [2**20, 2**20], [-2, -4], [9]], ids=repr)
+def test_a_stored_shape_past_the_blocks_is_missing_before_any_is_read(kept: list[int]) -> None:
+    """A damaged ``"p"`` never makes a reader allocate more than the key's block."""
+    assert decode(forge({"p": kept})) is None

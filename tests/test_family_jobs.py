@@ -19,7 +19,7 @@ import pytest
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.command import Command, FamilyCommands, on_store
 from memo_solver.cli.common import Output, UsageError
-from memo_solver.core.game import Block
+from memo_solver.core.game import Block, Packed
 from memo_solver.games import registry
 from memo_solver.games.entry import GameEntry, GameFamily, JobKind, JobRun, Parameter
 from memo_solver.jobs.queue import Job, JobError, JobQueue
@@ -67,6 +67,12 @@ class Ladder:
 
     def block_cost(self, key: str) -> float:
         return 1.0
+
+    def pack(self, key: str, block: Block) -> Packed:
+        return block
+
+    def unpack(self, key: str, packed: Block) -> Block:
+        return packed
 
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         below = sum(float(successors[s][0]) for s in self.successors(key))

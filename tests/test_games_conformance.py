@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pytest
 
-from memo_solver.core.codec import decode_block, encode_block
+from memo_solver.core.codec import decode_game_block, encode_game_block
 from memo_solver.core.engine import namespace
 from memo_solver.core.game import Block, Game
 from memo_solver.games.registry import registry
@@ -208,8 +208,7 @@ def test_the_codec_returns_a_solved_block_byte_for_byte(name: str) -> None:
     game = game_of(name)
     key = small_closures(game, name)[0]
     block = solve_below(game, [key])[key]
-    data = encode_block(block, fingerprint=game.fingerprint, key=key)
-    back = decode_block(data, fingerprint=game.fingerprint, key=key, shape=game.block_shape(key))
+    back = decode_game_block(game, key, encode_game_block(game, key, block))
     assert back is not None
     assert back.shape == block.shape
     assert back.tobytes() == block.tobytes()

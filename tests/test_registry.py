@@ -22,7 +22,7 @@ from support.api_support import child_env
 
 from memo_solver.cli import main as memo_cli
 from memo_solver.cli.parser import build_parser
-from memo_solver.core.game import Block
+from memo_solver.core.game import Block, Packed
 from memo_solver.games import registry
 from memo_solver.games.dice_of_doom.family import FAMILY as DICE_OF_DOOM
 from memo_solver.games.entry import GameEntry, GameFamily, Parameter
@@ -68,6 +68,12 @@ class Staircase:
 
     def block_cost(self, key: str) -> float:
         return 1.0
+
+    def pack(self, key: str, block: Block) -> Packed:
+        return block
+
+    def unpack(self, key: str, packed: Block) -> Block:
+        return packed
 
     def solve(self, key: str, successors: Mapping[str, Block]) -> Block:
         below = sum(float(successors[s][0]) for s in self.successors(key))

@@ -54,7 +54,7 @@ import anyio.to_thread
 import numpy as np
 
 from memo_solver.core.cache import BlockCache, memo_bytes
-from memo_solver.core.codec import FORMAT_VERSION, decode_block, encode_block
+from memo_solver.core.codec import FORMAT_VERSION, decode_game_block, encode_game_block
 from memo_solver.core.game import Block, Game
 from memo_solver.core.store import Claim, Store, StoreUnavailableError
 
@@ -467,12 +467,7 @@ class Engine:
         raw = await self.store.get_many(self.namespace, keys)
         found: dict[str, Block] = {}
         for key, data in raw.items():
-            value = decode_block(
-                data,
-                fingerprint=self.game.fingerprint,
-                key=key,
-                shape=self.game.block_shape(key),
-            )
+            value = decode_game_block(self.game, key, data)
             if value is not None:
                 found[key] = value
                 self.memo.put(key, value)
@@ -660,7 +655,7 @@ class Engine:
         solved = {}
         for key, value in zip(keys, self.game.solve_many(keys, successors), strict=True):
             value.setflags(write=False)
-            data = encode_block(value, fingerprint=self.game.fingerprint, key=key)
+            data = encode_game_block(self.game, key, value)
             solved[key] = (value, data)
         self._block_s = (time.thread_time() - started) / max(1, len(keys))
         return solved

@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 Block = npt.NDArray[np.float64]
+Packed = npt.NDArray[np.float64] | npt.NDArray[np.float32]
+"""What a store holds of a block (:meth:`Game.pack`): any shape, float64 or float32."""
 
 
 class Game(Protocol):
@@ -55,6 +57,20 @@ class Game(Protocol):
         """At most how many values ``key``'s block and the blocks below it hold, each block
         at its own shape (which may grow as the game goes on): what a cold solve from
         ``key`` may compute, and from the root what the game's namespace may hold."""
+        ...
+
+    def pack(self, key: str, block: Block) -> Packed:
+        """What is stored of ``key``'s block: the block itself, or fewer values (never more)
+        that :meth:`unpack` makes it again bit for bit: where a game knows of values that
+        repeat, a store of a whole game shrinks by that much; float32 values where its rules
+        store that precision (the block then solved at it). The engine never sees it: the
+        codec stores it and checks the block it unpacks."""
+        ...
+
+    def unpack(self, key: str, packed: Block) -> Block:
+        """``key``'s block (at :meth:`block_shape`) from what :meth:`pack` stored, read back
+        as float64; raises ValueError where ``packed`` cannot be one (damaged bytes are
+        then a missing block)."""
         ...
 
     def successors(self, key: str) -> Sequence[str]:

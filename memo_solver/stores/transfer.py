@@ -15,7 +15,7 @@ from typing import Final
 
 import msgpack
 
-from memo_solver.core.codec import decode_block
+from memo_solver.core.codec import decode_game_block
 from memo_solver.core.engine import expect_game, namespace
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Game
@@ -48,9 +48,7 @@ def _verified(game: Game, blocks: dict[str, bytes]) -> tuple[dict[str, bytes], i
     good = {
         key: data
         for key, data in blocks.items()
-        if game.is_key(key)
-        and decode_block(data, fingerprint=game.fingerprint, key=key, shape=game.block_shape(key))
-        is not None
+        if game.is_key(key) and decode_game_block(game, key, data) is not None
     }
     return good, len(blocks) - len(good)
 

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memo_solver.core.bits import submasks
-from memo_solver.core.game import Block
+from memo_solver.core.game import Block, Packed
 from memo_solver.games.dice_of_doom.board import neighbours
 from memo_solver.games.dice_of_doom.sizes import SIZES, doom_name
 
@@ -127,6 +127,14 @@ class DiceOfDoomGame:
         A turn start's block holds its board's dice codes, so the turn blocks hold every
         turn start; the root and the summaries one summary each."""
         return (1 + len(self._summary_keys)) * len(SUMMARY) + self.turn_starts()
+
+    def pack(self, key: str, block: Block) -> Packed:
+        """Stored whole: a block's turn starts are boards of one ownership mask, no two
+        bound to hold one value."""
+        return block
+
+    def unpack(self, key: str, packed: Block) -> Block:
+        return packed
 
     def layers(self, key: str) -> Sequence[Sequence[str]]:
         """No grouping: a position's cone is found only by walking it, so it is solved top-down."""

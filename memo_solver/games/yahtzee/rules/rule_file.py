@@ -20,9 +20,11 @@ from memo_solver.games.yahtzee.rules.kinds import KINDS, MAX_POINTS, Params, Rul
 from memo_solver.games.yahtzee.rules.rule_set import (
     DEFAULT_DICE,
     DEFAULT_ORDER,
+    DEFAULT_PRECISION,
     Category,
     Joker,
     Order,
+    Precision,
     RuleSet,
     normalize_name,
 )
@@ -52,6 +54,7 @@ _TOP_KEYS: Final = (
     "joker",
     "saved_rolls",
     "max_saved",
+    "precision",
     "boxes",
 )
 _BOX_KEYS: Final = ("name", "label", "aliases", "joker_points", "kind")
@@ -117,6 +120,7 @@ def parse_rule_set(data: object, start_value: float | None = None) -> RuleSet:
     upper_bonus = _integer(top, "upper_bonus", 0, MAX_POINTS, 0)
     yahtzee_bonus = _integer(top, "yahtzee_bonus", 0, MAX_POINTS, 0)
     saved_rolls, max_saved = _saved_rolls(top)
+    precision = cast(Precision, _word(top, "precision", ("float64", "float32"), DEFAULT_PRECISION))
     raw_boxes = top.get("boxes")
     if not isinstance(raw_boxes, list) or not 1 <= len(raw_boxes) <= MAX_BOXES:
         raise RuleFileError(
@@ -137,6 +141,7 @@ def parse_rule_set(data: object, start_value: float | None = None) -> RuleSet:
         joker=joker,
         saved_rolls=saved_rolls,
         max_saved=max_saved,
+        precision=precision,
         aliases=aliases,
     )
     _check_rules(rules)
@@ -297,6 +302,8 @@ def rule_set_document(rules: RuleSet) -> dict[str, object]:
         document["saved_rolls"] = True
     if rules.max_saved is not None:
         document["max_saved"] = rules.max_saved
+    if rules.precision != DEFAULT_PRECISION:
+        document["precision"] = rules.precision
     document["boxes"] = boxes
     return document
 

@@ -30,7 +30,7 @@ import numpy as np
 from memo_solver.core.errors import UserError
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet, refuse_saved_rolls
-from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key, filled_of
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, as_stored, block_key, filled_of
 from memo_solver.games.yahtzee.solve.turn import IntArray, solve_blocks
 
 DEFAULT_CAP: Final = 400
@@ -168,4 +168,7 @@ class NeedGame(YahtzeeGame):
         wide = max(widths)
         solved = solve_blocks(self.rules, masks, _Padded(successors, wide), width=wide, shift=True)
         solved = solved.reshape(len(masks), *self.rules.block_shape, wide)
-        return [np.ascontiguousarray(b[..., :w]) for b, w in zip(solved, widths, strict=True)]
+        return [
+            as_stored(self.rules, np.ascontiguousarray(b[..., :w]))
+            for b, w in zip(solved, widths, strict=True)
+        ]
