@@ -47,6 +47,7 @@ from memo_solver.games.yahtzee.analysis.distribution import MissingBlockError
 from memo_solver.games.yahtzee.analysis.stats import StoppedError
 from memo_solver.games.yahtzee.rules.catalog import UnknownRuleSetError
 from memo_solver.games.yahtzee.rules.kinds import RuleFileError
+from memo_solver.games.yahtzee.rules.rule_set import SavedRollsError
 from memo_solver.games.yahtzee.rules.state import StateError
 from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError
 from memo_solver.jobs.queue import JobError
@@ -71,6 +72,7 @@ UPPER = "upper total 5 cannot be made with twos filled (possible: 0, 2, 4, 6, 8,
 UNKNOWN_RULES = "unknown rule set 'kniffel' (built in: yahtzee, yatzy)"
 UNKNOWN_GAME = f"unknown rule set 'kniffel' (rule sets and games: {', '.join(names())})"
 LIMIT = "solving this position would hold over 1,000 positions (the limit)"
+NOT_YET = "simulation: not available yet for a rule set with saved rolls (yatzy-saved)"
 DUMP = "x.msgpack is not a memo-solver block file"
 JOB = "unknown job kind 'x' (kinds: precompute, warm, stats, block)"
 SETTINGS = "concurrency, lease, heartbeat and job TTL must be positive"
@@ -104,6 +106,7 @@ DOCUMENTED = [
         "turn 2, box: chance is already filled (turn 1)",
     ),
     Documented(UnknownRuleSetError(UNKNOWN_RULES), 422, "rules", UNKNOWN_RULES),
+    Documented(SavedRollsError(NOT_YET), 422, "rules", NOT_YET),
     Documented(NeedError(CAP, "need_cap"), 422, "need_cap", CAP),
     Documented(NeedBeyondCapError(500, 400), 422, "need", BEYOND),
     Documented(BeatTooLargeError(BEAT), 422, "opponent", BEAT),
