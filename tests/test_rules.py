@@ -28,6 +28,7 @@ BUILT_IN = (
     "yahtzee-lower",
     "yatzy",
     "maxi-yatzy",
+    "maxi-yatzy-saved",
 )
 FIVE = dice_universe(5)
 
@@ -361,6 +362,7 @@ FINGERPRINTS = {
     "yahtzee-lower": "f13d8e46c0fda394",
     "yatzy": "d9197e38238c9a11",
     "maxi-yatzy": "9b299cc6ba782f20",
+    "maxi-yatzy-saved": "ac98e23c8e093bad",
 }
 
 

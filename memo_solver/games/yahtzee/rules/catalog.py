@@ -25,6 +25,7 @@ START_VALUES: Final[dict[str, float]] = {
     "yahtzee-lower": 139.9712924424,
     "yatzy": 248.4399893779,
     "maxi-yatzy": 394.5575068204,
+    "maxi-yatzy-saved": 496.6332603702,
 }
 """The built-ins in the order they are listed, with the expected final score from the empty
 scorecard."""
