@@ -47,6 +47,7 @@ NAMESPACES = {
     "yahtzee-lower": "1:f13d8e46c0fda394",
     "yatzy": "1:d9197e38238c9a11",
     "maxi-yatzy": "1:9b299cc6ba782f20",
+    "maxi-yatzy-saved": "1:ac98e23c8e093bad",
     "dice-of-doom-2x2": "1:e809d14180852b1e",
     "dice-of-doom-3x3": "1:eb472e38c829dfd9",
 }
