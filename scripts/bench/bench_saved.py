@@ -213,8 +213,32 @@ def main() -> int:
     result["host"]["peak_rss_mb"] = peak_rss_mb()
     if args.json:
         return verdict(targets, result)
-    for part in parts:
-        print(f"{part}: {result[part]}")
+    print(
+        f"host: {result['host']['cpu']}, this process's peak {result['host']['peak_rss_mb']:.0f} MB"
+    )
+    if "cold" in result:
+        asked = result["cold"]
+        print(
+            f"cold advice, {len(asked['states'])} processes: median wall "
+            f"{asked['median_wall_s']:.3f} s, max {asked['max_wall_s']:.3f} s, median CPU "
+            f"{asked['median_cpu_s']:.3f} s"
+        )
+    if "warm" in result:
+        print(f"warm advice in process: median {result['warm']['median_ms']:.3f} ms")
+    if "ratio" in result:
+        projected = result["ratio"]
+        print(
+            f"whole solve, projected: {PLAIN} {projected['plain_cpu_s']:.0f} CPU s, {SAVED} "
+            f"{projected['saved_cpu_s']:.0f} CPU s, ratio {projected['ratio']:.2f}"
+        )
+    if "full" in result:
+        for name in (PLAIN, SAVED):
+            run = result["full"][name]
+            print(
+                f"whole precompute, {name}: {run['cpu_s']:.0f} CPU s, {run['wall_s']:.0f} s wall, "
+                f"peak {run['peak_rss_mb']:.0f} MB, store {run['store_gb']:.2f} GB; {run['answer']}"
+            )
+        print(f"whole precompute CPU ratio: {result['full']['ratio']:.2f}")
     return verdict(targets)
 
 
