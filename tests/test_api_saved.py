@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from support.api_support import api_client, error_of
+from support.closed_forms import chance_by_rolls
 
 from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.rules.state import state_from_json, state_to_json
@@ -30,15 +31,6 @@ CHANCES: dict[str, Any] = {
     "boxes": [{"name": "chance", "kind": "chance"}, {"name": "again", "kind": "chance"}],
 }
 PLAIN: dict[str, Any] = {k: v for k, v in CHANCES.items() if k != "saved_rolls"}
-
-
-def chance_value(rolls: int) -> float:
-    """One die's best expected face with ``rolls`` rolls: e_1 = 3.5, then each roll keeps
-    the face when it beats what the rolls after it are worth, e_{n+1} = E max(X, e_n)."""
-    value = 3.5
-    for _ in range(rolls - 1):
-        value = sum(max(face, value) for face in range(1, 7)) / 6
-    return value
 
 
 # Yatzy with saved rolls two boxes from the end (cheap cold): every upper box holds 0.
@@ -60,13 +52,13 @@ async def test_a_turn_start_is_valued_at_its_bank_inline(tmp_path: Path) -> None
         for saved in range(3):  # one box filled: a bank of 0..2 (2 rerolls a turn)
             state = {"filled": ["chance"], "saved": saved}
             answer = await _post(client, "/v1/value", CHANCES, state)
-            assert answer["value"] == pytest.approx(chance_value(saved + 3), abs=TOL)
+            assert answer["value"] == pytest.approx(float(chance_by_rolls(saved + 3)), abs=TOL)
             assert answer["turn_start_value"] == answer["value"]
         # A 4 with 3 rolls left (a bank of 1 and the turn's 2 rerolls): rerolling beats it.
         rolled = {"filled": ["chance"], "dice": [4], "rolls_left": 3}
         answer = await _post(client, "/v1/value", CHANCES, rolled)
-        assert answer["value"] == pytest.approx(chance_value(3), abs=TOL)
-        assert answer["turn_start_value"] == pytest.approx(chance_value(4), abs=TOL)
+        assert answer["value"] == pytest.approx(float(chance_by_rolls(3)), abs=TOL)
+        assert answer["turn_start_value"] == pytest.approx(float(chance_by_rolls(4)), abs=TOL)
 
 
 async def test_advice_says_what_becomes_of_the_bank_inline(tmp_path: Path) -> None:
@@ -180,7 +172,7 @@ async def test_a_form_sending_every_field_is_answered(tmp_path: Path, path: str)
         assert (await _post(client, path, PLAIN, plain))["value"] == pytest.approx(4.0)
         saved = {"filled": ["chance"], **nulls, "saved": 1, "dice": None}
         answer = await _post(client, path, CHANCES, saved)
-        assert answer["value"] == pytest.approx(chance_value(4), abs=TOL)
+        assert answer["value"] == pytest.approx(float(chance_by_rolls(4)), abs=TOL)
 
 
 def test_a_state_answered_has_the_keys_of_its_rule_set() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 from support import rulebook_brute_force as rulebook
+from support.closed_forms import chance_by_rolls
 from support.rule_strategies import (
     TinySavedState,
     tiny_rule_sets,
@@ -43,21 +44,12 @@ ALIKE = {"name": "alike", "kind": "all_alike", "points": 50}
 # --- one chance box: the closed form ----------------------------------------------------------
 
 
-def chance_closed_form(rolls: int) -> Fraction:
-    """One die in chance with ``rolls`` rolls: e_1 = 7/2, and with one more roll the first is
-    kept when it beats the rest's worth, e_{n+1} = E max(X, e_n)."""
-    worth = Fraction(7, 2)
-    for _ in range(rolls - 1):
-        worth = sum((max(Fraction(face), worth) for face in range(1, 7)), Fraction(0)) / 6
-    return worth
-
-
 def test_the_closed_form_of_one_die_in_chance() -> None:
     """e_2 = (4 + 5 + 6 + 3 x 7/2) / 6 = 17/4, e_3 = (5 + 6 + 4 x 17/4) / 6 = 14/3, e_4 =
     (5 + 6 + 4 x 14/3) / 6 = 89/18, e_5 = (5 + 6 + 4 x 89/18) / 6 = 277/54; above 5 at last,
     so a 5 is rerolled too: e_6 = (6 + 5 x 277/54) / 6 = 1709/324, e_7 = (6 + 5 x 1709/324)
     / 6 = 10489/1944."""
-    assert [chance_closed_form(n) for n in range(1, 8)] == [
+    assert [chance_by_rolls(n) for n in range(1, 8)] == [
         Fraction(7, 2),
         Fraction(17, 4),
         Fraction(14, 3),
@@ -78,7 +70,7 @@ def test_chance_alone_is_worth_the_closed_form_per_die(dice: int, rerolls: int, 
     game = saved(dice, rerolls, CHANCE)
 
     assert value(game, [], 0, False, bank) == pytest.approx(
-        dice * float(chance_closed_form(rolls)), abs=TOL
+        dice * float(chance_by_rolls(rolls)), abs=TOL
     )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from support import rulebook_brute_force, saved_brute_force as brute
+from support.closed_forms import chance_by_rolls
 from support.rule_strategies import tiny_saved_rule_sets, tiny_saved_states
 
 from memo_solver.core.engine import open_engine
@@ -133,15 +134,6 @@ FILLER = [{"name": f"pad{i}", "kind": "upper", "face": i} for i in (1, 2, 3)]
 """Boxes already filled, so that a bank of up to six rolls can stand before the last box."""
 
 
-def chance_by_rolls(rolls: int) -> float:
-    """One die's worth in Chance with ``rolls`` rolls, stopping well: e_1 = 3.5, and a roll
-    is kept when it beats what the rolls after it are worth, e_{n+1} = E max(X, e_n)."""
-    worth = 3.5
-    for _ in range(rolls - 1):
-        worth = sum(max(face, worth) for face in range(1, 7)) / 6
-    return worth
-
-
 def test_chance_alone_is_worth_its_closed_form_for_every_bank() -> None:
     """Three boxes filled at two rerolls a turn: a bank of 0..6, so 3..9 rolls for Chance."""
     rules = five_dice(*FILLER, {"name": "chance", "kind": "chance"})
@@ -149,7 +141,7 @@ def test_chance_alone_is_worth_its_closed_form_for_every_bank() -> None:
     last = blocks[0b0111][0, 0]
     assert last.shape == (7,)
     for saved in range(7):
-        assert last[saved] == pytest.approx(5 * chance_by_rolls(saved + 3), abs=TOL)
+        assert last[saved] == pytest.approx(5 * float(chance_by_rolls(saved + 3)), abs=TOL)
 
 
 def alike_within(rolls: int, dice: int = 5) -> float:
