@@ -18,6 +18,7 @@ import httpx
 import pytest
 from support.api_support import api_client, build_app, error_of
 
+from memo_solver.core.engine import namespace
 from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.jobs.queue import beat
@@ -87,6 +88,7 @@ async def test_a_question_past_the_budget_offers_a_background_solve_that_answers
         assert f"this server has not solved {RULES} yet" in message
         offer = refused.json()["error"]["solve"]
         fingerprint = RULE_SETS[RULES].fingerprint
+        cost = {key: offer.pop(key) for key in ("cpu_s", "store_bytes")}
         assert offer == {
             "rules": RULES,
             "fingerprint": fingerprint,
@@ -94,6 +96,7 @@ async def test_a_question_past_the_budget_offers_a_background_solve_that_answers
             "blocks_total": BLOCKS,
             "blocks_done": 0,
         }
+        assert cost["cpu_s"] >= 0  # a sample's CPU time, in tenths of a second
         async with compute_held(client):
             statuses: list[int] = []
 
@@ -126,6 +129,10 @@ async def test_a_question_past_the_budget_offers_a_background_solve_that_answers
             assert f"solving {RULES} in the background" in waiting
         await until(lambda: solved(client))
         assert (await coverage(client, RULES))["blocks_done"] == BLOCKS
+        # Every block of yahtzee-lower holds one value: the sample's size is about each
+        # one's (the end of the game's block is a few bytes shorter).
+        stored = await service.store.coverage(namespace(entry_for(RULE_SETS[RULES]).game))
+        assert cost["store_bytes"] == pytest.approx(stored.bytes, rel=0.01)
         answered = await client.post("/v1/advice", json=ask())
         assert answered.status_code == 200, answered.text
         done = await client.post("/v1/solve", json={"rules": RULES})

@@ -1154,11 +1154,13 @@ def test_a_saved_rolls_rule_set_not_solved_offers_its_whole_solve_at_its_size(
             tap_die(page, face)
         page.locator("#solve-offer").wait_for(state="visible")
         words = page.inner_text("#solve-offer-text")
-        stored = 8 * reported["turn_starts"]
+        stored = reported["store_bytes"]
         unit, size = next((u, s) for u, s in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)) if stored >= s)
         assert f"{reported['turn_starts']:,} positions at the start of a turn" in words
-        assert f"(up to {stored / size:.1f} {unit} of values to store)" in words
         assert f"in {reported['blocks_total']:,} blocks" in words
+        # What it costs, as the service timed a sample of its blocks: CPU time and store.
+        assert re.search(r"about \d+ CPU (second|minute|hour)s? on one of its cores", words)
+        assert f"and {stored / size:.1f} {unit} in its store" in words
         asked = json.loads(
             next(r for r in reversed(sent) if r.url.endswith("/v1/advice")).post_data
         )

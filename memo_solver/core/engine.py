@@ -317,6 +317,13 @@ class Engine:
                 successors.update(await self.blocks([s for s in wanted if s not in successors]))
             return await self._solve_in_threads(keys, successors, threads=1)
 
+    async def cone_cost(self, key: str) -> Cost:
+        """What solving ``key``'s whole cone cold would take on this machine (from the root,
+        a whole game), measured as a large solve measures it before it starts: what a
+        service tells a player before it offers to solve a game it has not solved."""
+        layers = await anyio.to_thread.run_sync(self.game.layers, key)
+        return await self._cost(layers, sum(len(layer) for layer in layers))
+
     async def _cost(self, layers: Sequence[Sequence[str]], blocks: int) -> Cost:
         """What solving ``blocks`` blocks of these layers will take: blocks of the widest
         layer, spread over it, are solved on made-up successors (zeros: a block costs the

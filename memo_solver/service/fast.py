@@ -270,6 +270,11 @@ class SolveOut(BaseModel):
     turn_starts: int = Field(description="the whole game's: what the solve takes")
     blocks_total: int
     blocks_done: int = Field(description="blocks the store held when this was answered")
+    cpu_s: float = Field(
+        description="about the CPU seconds of the whole solve on one core of this server "
+        "(a sample of its blocks timed)"
+    )
+    store_bytes: int = Field(description="about what the whole game's blocks take in the store")
 
 
 class ErrorDetail(BaseModel):

@@ -37,7 +37,7 @@ import anyio
 from fastapi import Request
 from redis.exceptions import RedisError
 
-from memo_solver.core.engine import Engine, namespace, open_engine
+from memo_solver.core.engine import Cost, Engine, namespace, open_engine
 from memo_solver.core.engine_pool import EnginePool
 from memo_solver.core.store import Claim, Store, StoreUnavailableError
 from memo_solver.games.entry import Cone, GameEntry
@@ -109,6 +109,11 @@ class SolveOffer:
     the solve reaches its own, smaller cone)."""
     blocks_total: int
     blocks_done: int
+    cpu_s: float
+    """About the CPU seconds of the whole solve on one core of this machine (a sample of
+    its blocks timed: :meth:`Engine.cone_cost`), which the player weighs before starting it."""
+    store_bytes: int
+    """About what the whole game's blocks take in the store (the sample's encoded size)."""
 
 
 @dataclass(eq=False)
@@ -139,6 +144,8 @@ class Service:
         seconds (``yahtzee`` about 35 CPU s, the 15-box ``yatzy`` about 100)."""
         self._shared: OrderedDict[Hashable, _Work] = OrderedDict()
         self._solves: dict[str, GameEntry] = {}
+        self._costs: dict[str, Cost] = {}
+        """What a whole solve of each game offered takes (:meth:`solve_offer`), by fingerprint."""
         """The whole-game solves running in this process's task group, by fingerprint (one
         per game: a second asker joins the first)."""
         self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
@@ -257,7 +264,14 @@ class Service:
         store holds."""
         game = cone.entry.game
         covered = await self.store.coverage(namespace(game))
-        return SolveOffer(cone.game, game.fingerprint, cone.whole, game.block_count, covered.blocks)
+        cost = self._costs.get(game.fingerprint)
+        if cost is None:  # timed once a game (about a tenth of a second of a worker thread)
+            async with self.engine(cone.entry) as engine:
+                cost = self._costs[game.fingerprint] = await engine.cone_cost(game.root())
+        return SolveOffer(
+            cone.game, game.fingerprint, cone.whole, game.block_count, covered.blocks,
+            round(cost.cpu_s, 1), cost.store_bytes,
+        )  # fmt: skip
 
     def solving(self, fingerprint: str) -> bool:
         """Whether this process solves that game in the background now."""

@@ -1084,19 +1084,24 @@
     el.solveOfferText.textContent =
       `This server has not solved ${offer.rules} yet. Its first answer needs the whole game ` +
       `solved: ${offer.turn_starts.toLocaleString("en")} positions at the start of a turn ` +
-      `(up to ${storeSize(offer.turn_starts)} of values to store), ` +
-      `in ${offer.blocks_total.toLocaleString("en")} blocks${done}. The server can solve it ` +
-      `in the background, which may take minutes; this page shows how far it is and answers ` +
-      `as soon as the solve reaches this position.`;
+      `in ${offer.blocks_total.toLocaleString("en")} blocks${done}, about ` +
+      `${cpuTime(offer.cpu_s)} on one of its cores and ${storeSize(offer.store_bytes)} in its ` +
+      `store. The server can solve it in the background; this page shows how far it is and ` +
+      `answers as soon as the solve reaches this position.`;
     el.solveOffer.hidden = false;
   }
 
-  /** What a whole game's values take in the store: 8 bytes (a float64) a turn start, as
-   * the service stores them, in words ("10.2 GB"). */
-  function storeSize(turnStarts) {
-    const bytes = 8 * turnStarts;
+  /** What a whole game's blocks take in the store, in words ("7.4 GB"). */
+  function storeSize(bytes) {
     const [unit, size] = [["GB", 1e9], ["MB", 1e6], ["kB", 1e3]].find(([, u]) => bytes >= u) || ["bytes", 1];
     return `${(bytes / size).toFixed(size === 1 ? 0 : 1)} ${unit}`;
+  }
+
+  /** The service's estimate of a whole solve's CPU time, in words ("53 CPU minutes"). */
+  function cpuTime(seconds) {
+    const [unit, size] = [["hours", 3600], ["minutes", 60]].find(([, u]) => seconds >= 2 * u) || ["seconds", 1];
+    const count = Math.max(1, Math.round(seconds / size));
+    return `${count} CPU ${count === 1 ? unit.slice(0, -1) : unit}`;
   }
 
   function startSolve(offer) {
