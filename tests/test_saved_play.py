@@ -347,3 +347,26 @@ async def test_the_api_reviews_a_saved_game() -> None:
     assert body["decisions"][0]["saved"] == 0
     assert body["decisions"][0]["rolls_left"] == 2
     assert body["boxes"][0]["carried"] == 2
+
+
+def test_a_bounded_cache_plays_the_same_saved_games() -> None:
+    """A cache bound far below the policies the games need (a late block's is hundreds of
+    KiB: a byte per rolls left, roll and upper total) drops and rebuilds them: the games are
+    the same, the bound holds."""
+    rules = parse_rule_set(forced_saved(None))
+    _, logs = play(rules, 50, seed=6, logs=50)
+    bound = 64 << 10
+    played: list[Log] = []
+
+    async def keep(chunk: list[dict[str, object]]) -> None:
+        played.extend(chunk)
+
+    async def run() -> PolicyCache:
+        async with open_engine(YahtzeeGame(rules), MemoryStore()) as engine:
+            cache = PolicyCache(rules, max_bytes=bound)
+            await simulate(engine, cache, 50, 6, on_games=keep, record=50)
+            return cache
+
+    cache = anyio.run(run)
+    assert cache.nbytes <= bound
+    assert played == logs

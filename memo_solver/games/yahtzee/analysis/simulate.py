@@ -156,9 +156,10 @@ class BlockPolicy:
     (about 4 MiB for a ``yahtzee`` block of 128 guideposts); the simulation needs only the choices,
     ``rerolls + 1`` bytes per roll and guidepost (756 with five dice), so a whole ``yahtzee``
     strategy fits in memory. With saved rolls a choice is kept for every count of rolls left
-    (up to 41 with 15 boxes filled in ``maxi-yatzy-saved``: 41 x 462 rolls x 76 upper totals,
-    1.4 MiB for such a block, against 105 KiB in ``maxi-yatzy``); the cache's bound counts
-    these bytes as any others.
+    after the first roll, 0 to 40 in the last turn of ``maxi-yatzy-saved``: 41 x 462 rolls x
+    85 upper totals, 1.5 MiB for that whole block, against 115 KiB in ``maxi-yatzy`` (and
+    0.5 MiB for the last turn of ``yatzy-saved``). The cache's bound counts these bytes as
+    any others, so a run keeps within it, rebuilding what it dropped.
     """
 
     boxes: IntArray
