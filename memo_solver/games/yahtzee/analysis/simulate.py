@@ -1,10 +1,10 @@
 """Play many games with the optimal (or a greedy) strategy: Monte Carlo next to the exact answer.
 
-One module of about 580 lines, on purpose: the compact block policies, their cache and the
+One module of about 780 lines, on purpose: the compact block policies, their cache and the
 lockstep play share one encoding of a choice (a keep as a bit mask of the roll's sorted
-dice, a box as its place among the open ones), and the game logs read the play's own record,
-so they are read and changed together. What a run scored, as statistics:
-:mod:`memo_solver.games.yahtzee.analysis.summary`.
+dice, a box as its place among the open ones, and under saved rolls "score now" beside
+them), and the game logs read the play's own record, so they are read and changed together.
+What a run scored, as statistics: :mod:`memo_solver.games.yahtzee.analysis.summary`.
 
 The exact distribution (:mod:`memo_solver.games.yahtzee.analysis.distribution`) says what the
 strategy scores on
@@ -25,9 +25,14 @@ later turns, chunks and runs reuse. Warm, a game costs microseconds; cold, build
 policies dominates: 2,000 cold ``yahtzee`` games build 5,240 blocks' in about 0.5 CPU s,
 the whole strategy (8,191 blocks, every guidepost) takes about 2.
 
+Under saved rolls each game carries its bank from turn to turn, and within a turn the games
+stop rolling at different times: a step looks up each still-rolling game's choice at its
+rolls left, throws for those that keep, and the others score (:func:`_saved_turn`).
+
 The games are reproducible from the seed: one ``Generator(PCG64(seed))`` draws every die,
 in a fixed order (chunk by chunk, turn by turn, roll by roll, all the rule set's dice per
-game and roll, whether or not all are thrown).
+game and roll, whether or not all are thrown; under saved rolls, from the first roll on, for
+the games still rolling only).
 """
 
 from __future__ import annotations
