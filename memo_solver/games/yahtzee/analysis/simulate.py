@@ -41,7 +41,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Final, cast
 
 import anyio
@@ -182,16 +182,22 @@ class BlockPolicy:
     """(n_upper, n_bonus) the column of each guidepost, -1 where the policy has none (not
     built yet, or unreachable)."""
 
+    @cached_property
+    def rows(self) -> tuple[SmallArray, ...]:
+        """The rows of :attr:`choices` as views made once: the play reads a row per block
+        and step, thousands of times a turn, where making the view each time cost more than
+        the lookup."""
+        return tuple(self.choices)
+
     @property
     def box(self) -> SmallArray:
         """(n_rolls, B) with no reroll left: the position in ``boxes`` of the box scored."""
-        box: SmallArray = self.choices[0]
-        return box
+        return self.rows[0]
 
     @property
     def keep(self) -> tuple[SmallArray, ...]:
         """keep[n] (n_rolls, B) with n rerolls left (n >= 1); keep[0] is empty."""
-        return (np.empty((0, 0), dtype=np.uint8), *self.choices[1:])
+        return (np.empty((0, 0), dtype=np.uint8), *self.rows[1:])
 
     @property
     def nbytes(self) -> int:
@@ -628,7 +634,7 @@ async def _play_chunk(
             for step, n in enumerate(range(rules.rerolls, 0, -1), start=1):
                 mask = np.empty(games, dtype=np.uint8)
                 for policy, idx in zip(policies, groups, strict=True):
-                    mask[idx] = policy.choices[n][roll[idx], column[idx]]
+                    mask[idx] = policy.rows[n][roll[idx], column[idx]]
                 keep = tables.keep_of_mask[roll, mask].astype(np.int64)
                 roll = throw(rng, dice, keep)  # keeping every die throws nothing: the same roll
                 rerolled = mask[:kept] != tables.all_kept
