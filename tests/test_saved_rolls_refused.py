@@ -1,6 +1,6 @@
 """What does not follow a bank of saved rolls yet refuses a rule set with saved rolls in one
 line naming it (the CLI: exit status 2; the API: 422 naming ``rules``), before any solve:
-need tables, advice against an opponent, simulation, review, the exact distribution and
+need tables, advice against an opponent, the exact distribution and
 the strategy table. Never an answer computed as if no roll were carried.
 """
 
@@ -35,11 +35,9 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("play-target", ["play", "--target", "200"], "need tables"),
     ("precompute-need", ["precompute", "--need"], "need tables"),
     ("advise-opponent", ["advise", "--opponent", "start", "start"], "against an opponent"),
-    ("simulate", ["simulate", "--games", "3"], "simulation"),
     ("simulate-need", ["simulate", "--need", "200"], "need tables"),
     ("stats", ["stats"], "the exact distribution"),
     ("stats-need", ["stats", "--need", "100"], "need tables"),
-    ("review", ["review", "{game}"], "review"),
     ("export-table", ["export-table", "--out", "{folder}/table.npz"], "the strategy table"),
 ]
 
@@ -56,9 +54,7 @@ def test_a_command_that_does_not_follow_the_bank_refuses_saved_rolls_in_one_line
     first line would say what it set out to compute."""
     rules = tmp_path / "yatzy-saved.json"
     rules.write_text(json.dumps(SAVED))
-    game = tmp_path / "game.json"
-    game.write_text(json.dumps({"rules": "yatzy-saved", "turns": []}))
-    argv = [a.format(game=game, folder=tmp_path) for a in args]
+    argv = [a.format(folder=tmp_path) for a in args]
     store = tmp_path / "store.sqlite3"
     status = memo_cli.main(["--store", str(store), *argv, "--rules-file", str(rules)])
     seen = capsys.readouterr()
@@ -74,7 +70,6 @@ ROUTES: list[tuple[str, str, dict[str, Any], str]] = [
     ("batch-need", "/v1/advice/batch", {"states": ["start"], "need": 50}, "need tables"),
     ("certain-need", "/v1/advice", {"state": "start", "need": 0}, "need tables"),
     ("stats", "/v1/stats", {"state": "start"}, "the exact distribution"),
-    ("review", "/v1/review", {"game": {"turns": []}}, "review"),
 ]
 
 

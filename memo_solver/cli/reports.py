@@ -25,6 +25,7 @@ from memo_solver.games.yahtzee import (
     State,
     Summary,
     format_state,
+    rolls as rolls_said,
     start_state,
 )
 
@@ -282,8 +283,12 @@ def narrate(rules: RuleSet, log: Mapping[str, object]) -> str:
             scored += f" (+{upper_bonus} upper bonus)"
         if extra:
             scored += f" (+{extra} Yahtzee bonus)"
+        bank = ""
+        if "saved" in turn:  # saved rolls: the bank the turn began with, and what it carries
+            bank = f" ({rolls_said(cast(int, turn['saved']))} saved)"
+            scored += f", carry {rolls_said(cast(int, turn['carried']))}"
         parts.append(scored)
-        lines.append(f"Turn {turn['turn']}: {' → '.join(parts)}.  Total {total}")
+        lines.append(f"Turn {turn['turn']}{bank}: {' → '.join(parts)}.  Total {total}")
     lines.append(
         f"Final score: {log['score']} "
         f"(upper bonus {log['upper_bonus']}, Yahtzee bonus {log['yahtzee_bonus']})"

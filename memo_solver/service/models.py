@@ -235,7 +235,13 @@ class DecisionOut(BaseModel):
     step: str = Field(description="keep N (the keep after roll N) or box")
     state: str
     dice: list[int]
-    rerolls_left: int
+    rerolls_left: int | None = Field(default=None, description="without saved rolls")
+    saved: int | None = Field(
+        default=None, description="with saved rolls: the bank the turn started with"
+    )
+    rolls_left: int | None = Field(
+        default=None, description="with saved rolls: the rolls left, bank included"
+    )
     chosen: ActionOut
     best: ActionOut
     loss: float
@@ -246,6 +252,9 @@ class ScoredOut(BaseModel):
     box: str
     points: int
     bonus: int
+    carried: int | None = Field(
+        default=None, description="with saved rolls: the bank the score carries to the next turn"
+    )
 
 
 class MistakeOut(BaseModel):

@@ -155,7 +155,7 @@ async def precompute_in_process(rules: RuleSet, path: Path) -> dict[str, Any]:
         root = await engine.block(engine.game.root())
         computed = engine.counters.computed
     return {
-        "start_value": float(root[0, 0]),
+        "start_value": float(root.flat[0]),  # upper 0, no bonus (and an empty bank) first
         "blocks_computed": computed,
         "wall_s": time.perf_counter() - started,
         "cpu_s": time.process_time() - cpu,

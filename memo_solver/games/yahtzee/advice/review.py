@@ -9,7 +9,9 @@ minus the summed losses. The game format, every rule a game is checked against, 
 review's JSON are documented once, in the README ("Reviewing a played game"), so that the
 two cannot drift; the tests read the README's example game. :func:`read_game` does all the
 checking before any solving, so a bad game costs nothing and the :class:`GameError` names
-the first turn and step that go wrong.
+the first turn and step that go wrong. Under saved rolls a turn may roll as often as its
+bank and its own rolls allow, may say the bank it starts with (``saved``, checked against
+the rolls the turns before left), and the review says each decision's bank and rolls left.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from typing import Any
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.errors import UserError
-from memo_solver.games.yahtzee.advice.mean_advice import Action, advise
+from memo_solver.games.yahtzee.advice.mean_advice import Action, advise, rolls as rolls_said
 from memo_solver.games.yahtzee.rules.dice import FACES
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet, refuse_saved_rolls
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import State, format_state, start_state
 from memo_solver.games.yahtzee.solve.scoring import next_turn_start, roll_points
 
@@ -33,6 +35,8 @@ MISTAKE_TOL = 1e-9
 """A decision losing less than this is no mistake: equal choices differ in the last bit."""
 _GAME_KEYS = ("rules", "turns")
 _TURN_KEYS = ("rolls", "keeps", "box")
+_SAVED_TURN_KEYS = ("saved", *_TURN_KEYS)
+"""A turn of a saved-rolls game may also say the bank it starts with."""
 
 
 class GameError(UserError):
@@ -53,6 +57,8 @@ class Turn:
     rolls: tuple[tuple[int, ...], ...]
     keeps: tuple[tuple[int, ...], ...]
     box: int
+    saved: int = 0
+    """The bank the turn starts with (saved rolls; 0 without them)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,8 @@ class Decision:
     state: State
     chosen: Action
     best: Action
+    saved: int = 0
+    """The bank the turn started with (saved rolls; 0 without them)."""
 
     @property
     def loss(self) -> float:
@@ -73,20 +81,32 @@ class Decision:
         assert self.state.dice is not None
         assert self.state.rerolls_left is not None
         faces = " ".join(map(str, self.state.dice))
-        roll = rules.rerolls - self.state.rerolls_left + 1
+        left = self.state.rerolls_left
+        roll = self.saved + rules.rerolls - left + 1
+        where = f"turn {self.turn}, after roll {roll} ({faces})"
+        if rules.saved_rolls:
+            where = (
+                f"turn {self.turn} ({rolls_said(self.saved)} saved), after roll {roll} "
+                f"({faces}, {rolls_said(left)} left)"
+            )
         return (
-            f"turn {self.turn}, after roll {roll} ({faces}): you chose to "
-            f"{self.chosen.words()}; best was to {self.best.words()} "
+            f"{where}: you chose to {self.chosen.words()}; best was to {self.best.words()} "
             f"(-{self.loss:.4f} expected points)"
         )
 
     def to_json(self, rules: RuleSet) -> dict[str, Any]:
+        left = self.state.rerolls_left
+        bank = (
+            {"saved": self.saved, "rolls_left": left}
+            if rules.saved_rolls
+            else {"rerolls_left": left}
+        )
         return {
             "turn": self.turn,
             "step": self.step,
             "state": format_state(self.state, rules),
             "dice": list(self.state.dice or ()),
-            "rerolls_left": self.state.rerolls_left,
+            **bank,
             "chosen": self.chosen.to_json(),
             "best": self.best.to_json(),
             "loss": self.loss,
@@ -99,6 +119,8 @@ class Scored:
     box: str
     points: int
     bonus: int
+    carried: int | None = None
+    """Under saved rolls, the bank the score carries to the next turn."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +163,13 @@ class Review:
             "complete": self.complete,
             "decisions": [d.to_json(self.rules) for d in self.decisions],
             "boxes": [
-                {"turn": s.turn, "box": s.box, "points": s.points, "bonus": s.bonus}
+                {
+                    "turn": s.turn,
+                    "box": s.box,
+                    "points": s.points,
+                    "bonus": s.bonus,
+                    **({} if s.carried is None else {"carried": s.carried}),
+                }
                 for s in self.scored
             ],
             "final_score": self.banked if self.complete else self.final_score,
@@ -167,7 +195,6 @@ def read_game(obj: object, rules: RuleSet) -> list[Turn]:
     Everything a game can get wrong is found here, without the engine, so a bad game costs
     nothing and the error names the first place it goes wrong.
     """
-    refuse_saved_rolls(rules, "review")
     if not isinstance(obj, dict):
         raise GameError(f"expected a JSON object with {', '.join(_GAME_KEYS)}, got {_show(obj)}")
     for key in obj:
@@ -189,12 +216,14 @@ def read_game(obj: object, rules: RuleSet) -> list[Turn]:
     checked: list[Turn] = []
     filled: dict[int, int] = {}  # box -> the turn that filled it
     mask = 0
+    bank = 0  # saved rolls: what the turns before left
     for number, raw in enumerate(turns, start=1):
         if number > n_boxes:
             raise GameError(
                 f"too many turns: {rules.name} has {n_boxes} boxes, so {n_boxes} turns", number
             )
-        turn = _read_turn(raw, number, rules)
+        turn = _read_turn(raw, number, rules, bank)
+        bank = rules.carried(bank + rules.rerolls + 1 - len(turn.rolls))
         if turn.box in filled:
             name = rules.categories[turn.box].name
             raise GameError(f"{name} is already filled (turn {filled[turn.box]})", number, "box")
@@ -206,21 +235,34 @@ def read_game(obj: object, rules: RuleSet) -> list[Turn]:
     return checked
 
 
-def _read_turn(raw: object, number: int, rules: RuleSet) -> Turn:
+def _read_turn(raw: object, number: int, rules: RuleSet, bank: int) -> Turn:
+    """One turn, ``bank`` the rolls the turns before saved (0 without saved rolls)."""
     if not isinstance(raw, dict):
         raise GameError(f"expected an object with rolls, keeps and box, got {_show(raw)}", number)
+    keys = _SAVED_TURN_KEYS if rules.saved_rolls else _TURN_KEYS
     for key in raw:
-        if key not in _TURN_KEYS:
-            raise GameError(f"unknown key {key!r}; the keys are {', '.join(_TURN_KEYS)}", number)
+        if key not in keys:
+            raise GameError(f"unknown key {key!r}; the keys are {', '.join(keys)}", number)
+    said = raw.get("saved", bank)
+    if isinstance(said, bool) or said != bank:
+        raise GameError(
+            f"saved: the turn starts with {rolls_said(bank)} saved by the turns before, "
+            f"not {_show(raw['saved'])}",
+            number,
+        )
+    most = bank + rules.rerolls + 1
     rolls_raw = raw.get("rolls")
     if not isinstance(rolls_raw, list) or not rolls_raw:
-        raise GameError(f"rolls: expected a list of 1 to {rules.rerolls + 1} rolls", number)
-    if len(rolls_raw) > rules.rerolls + 1:
+        raise GameError(f"rolls: expected a list of 1 to {most} rolls", number)
+    if len(rolls_raw) > most:
+        allowed = f"{rules.rerolls + 1} per turn"
+        if rules.saved_rolls:
+            own = rules.rerolls + 1
+            allowed = f"{most} this turn ({rolls_said(bank)} saved and the turn's {own})"
         raise GameError(
-            f"too many rolls: {len(rolls_raw)}, but {rules.name} allows "
-            f"{rules.rerolls + 1} per turn",
+            f"too many rolls: {len(rolls_raw)}, but {rules.name} allows {allowed}",
             number,
-            f"roll {rules.rerolls + 2}",
+            f"roll {most + 1}",
         )
     keeps_raw = raw.get("keeps", [] if len(rolls_raw) == 1 else None)
     if not isinstance(keeps_raw, list):
@@ -255,6 +297,13 @@ def _read_turn(raw: object, number: int, rules: RuleSet) -> Turn:
                     number,
                     step,
                 )
+            if rules.saved_rolls and len(keep) == rules.dice:
+                raise GameError(
+                    "kept every die: under saved rolls a roll rerolls at least one die "
+                    "(stop and score to save the roll)",
+                    number,
+                    step,
+                )
             keeps.append(keep)
     box_raw = raw.get("box")
     if not isinstance(box_raw, str):
@@ -263,7 +312,7 @@ def _read_turn(raw: object, number: int, rules: RuleSet) -> Turn:
         box = rules.category_index(box_raw)
     except KeyError as exc:
         raise GameError(str(exc.args[0]), number, "box") from None
-    return Turn(tuple(rolls), tuple(keeps), box)
+    return Turn(tuple(rolls), tuple(keeps), box, bank)
 
 
 def _faces(raw: object, dice: int, number: int, step: str, what: str) -> tuple[int, ...]:
@@ -344,21 +393,21 @@ async def review_game(engine: Engine, rules: RuleSet, game: object) -> Review:
     state = start
     for number, turn in enumerate(turns, start=1):
         for index, roll in enumerate(turn.rolls):
-            here = State(
-                state.filled, state.upper, state.yahtzee_bonus, rules.rerolls - index, roll
-            )
+            left = turn.saved + rules.rerolls - index
+            here = State(state.filled, state.upper, state.yahtzee_bonus, left, roll)
             advice = await advise(engine, rules, here)
             best = advice.actions[0]
             if index < len(turn.keeps):
                 keep = turn.keeps[index]
                 chosen = _pick(advice.actions, "keep", keep)
-                decisions.append(Decision(number, f"keep {index + 1}", here, chosen, best))
+                step = f"keep {index + 1}"
+                decisions.append(Decision(number, step, here, chosen, best, turn.saved))
                 continue
             name = rules.categories[turn.box].name
             chosen = _pick(advice.actions, "score", name)
-            decisions.append(Decision(number, "box", here, chosen, best))
-            scored.append(Scored(number, name, chosen.points, chosen.bonus))
-            state = next_turn_start(rules, state, turn.box, chosen.points)
+            decisions.append(Decision(number, "box", here, chosen, best, turn.saved))
+            scored.append(Scored(number, name, chosen.points, chosen.bonus, chosen.rolls_after))
+            state = next_turn_start(rules, here, turn.box, chosen.points)
     remaining = (await advise(engine, rules, state)).value
     worst = sorted((d for d in decisions if d.loss > MISTAKE_TOL), key=lambda d: (-d.loss, d.turn))[
         :WORST

@@ -149,27 +149,60 @@ def block_choices(
     ``keep_codes[roll, keep]`` (the caller's one-byte code of a keep inside a roll). The
     same choices as :func:`turn_policy`'s, in one compiled call for all the blocks: a
     block's turn tables and the Python around them cost more than its choices
-    (``successor`` gives a block by its filled mask)."""
+    (``successor`` gives a block by its filled mask).
+
+    With saved rolls, (R + 1, n_rolls, B) for R = :func:`most_rolls_left`: [n] with n
+    rolls left, a keep's code or ``forward_kernel.SCORE_NOW`` plus the box's position
+    (scoring now, the bank carried), whatever bank the turn began with; the blocks are
+    chosen in one call per count of filled boxes (the banks of their successors differ)."""
+    if not rules.saved_rolls:
+        return _block_choices(rules, masks, successor, keep_codes, levels)
+    chosen: dict[int, SmallArray] = {}
+    counts = rules.filled_counts(np.asarray(masks, dtype=np.int64))
+    for count in np.unique(counts).tolist():
+        picked = np.flatnonzero(counts == count).tolist()
+        batch = _block_choices(
+            rules, [masks[i] for i in picked], successor, keep_codes, [levels[i] for i in picked]
+        )
+        chosen.update(zip(picked, batch, strict=True))
+    return [chosen[i] for i in range(len(masks))]
+
+
+def most_rolls_left(rules: RuleSet, filled_count: int) -> int:
+    """The most rolls a turn with ``filled_count`` boxes filled has left after its first
+    roll: its rerolls, and with saved rolls the largest bank it may start with."""
+    return rules.saved_levels(filled_count) - 1 + rules.rerolls
+
+
+def _block_choices(
+    rules: RuleSet,
+    masks: Sequence[int],
+    successor: Callable[[int], FloatArray],
+    keep_codes: SmallArray,
+    levels: Sequence[IntArray],
+) -> list[SmallArray]:
+    """:func:`block_choices` of blocks with one count of filled boxes under saved rolls."""
     tables = kernel_tables(rules)
     dice = rules.universe
     batch = batch_of(rules, masks, successor)
     if not batch.n_open.all():
         raise ValueError("a block with every box filled has no turn to choose in")
+    most = most_rolls_left(rules, int(rules.filled_counts(batch.filled[:1])[0])) if masks else 0
     n_lanes = np.array([flat.size for flat in levels], dtype=np.int64)
     lanes = np.zeros((batch.filled.size, max(1, int(n_lanes.max(initial=0)))), dtype=np.int64)
     for b, flat in enumerate(levels):
         lanes[b, : flat.size] = flat
     offsets = np.zeros(batch.filled.size + 1, dtype=np.int64)
-    np.cumsum((rules.rerolls + 1) * dice.n_rolls * n_lanes, out=offsets[1:])
+    np.cumsum((most + 1) * dice.n_rolls * n_lanes, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
     outside = forward_kernel.choose_blocks(
         batch, lanes, n_lanes, tables.adjust, tables.landing, tables.lattice, keep_codes,
-        rules.rerolls, offsets, out,
+        most, rules.saved_rolls, offsets, out,
     )  # fmt: skip
     if outside:
         raise ValueError(_OUT_OF_RANGE)
     return [
-        out[offsets[b] : offsets[b + 1]].reshape(rules.rerolls + 1, dice.n_rolls, -1)
+        out[offsets[b] : offsets[b + 1]].reshape(most + 1, dice.n_rolls, -1)
         for b in range(batch.filled.size)
     ]
 

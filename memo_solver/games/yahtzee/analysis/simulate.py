@@ -1,10 +1,10 @@
 """Play many games with the optimal (or a greedy) strategy: Monte Carlo next to the exact answer.
 
-One module of about 580 lines, on purpose: the compact block policies, their cache and the
+One module of about 780 lines, on purpose: the compact block policies, their cache and the
 lockstep play share one encoding of a choice (a keep as a bit mask of the roll's sorted
-dice, a box as its place among the open ones), and the game logs read the play's own record,
-so they are read and changed together. What a run scored, as statistics:
-:mod:`memo_solver.games.yahtzee.analysis.summary`.
+dice, a box as its place among the open ones, and under saved rolls "score now" beside
+them), and the game logs read the play's own record, so they are read and changed together.
+What a run scored, as statistics: :mod:`memo_solver.games.yahtzee.analysis.summary`.
 
 The exact distribution (:mod:`memo_solver.games.yahtzee.analysis.distribution`) says what the
 strategy scores on
@@ -25,9 +25,14 @@ later turns, chunks and runs reuse. Warm, a game costs microseconds; cold, build
 policies dominates: 2,000 cold ``yahtzee`` games build 5,240 blocks' in about 0.5 CPU s,
 the whole strategy (8,191 blocks, every guidepost) takes about 2.
 
+Under saved rolls each game carries its bank from turn to turn, and within a turn the games
+stop rolling at different times: a step looks up each still-rolling game's choice at its
+rolls left, throws for those that keep, and the others score (:func:`_saved_turn`).
+
 The games are reproducible from the seed: one ``Generator(PCG64(seed))`` draws every die,
 in a fixed order (chunk by chunk, turn by turn, roll by roll, all the rule set's dice per
-game and roll, whether or not all are thrown).
+game and roll, whether or not all are thrown; under saved rolls, from the first roll on, for
+the games still rolling only).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Final, cast
 
 import anyio
@@ -47,10 +52,16 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.analysis.distribution import widened
-from memo_solver.games.yahtzee.analysis.policy import block_choices, target_policy, turn_policy
+from memo_solver.games.yahtzee.analysis.policy import (
+    block_choices,
+    most_rolls_left,
+    target_policy,
+    turn_policy,
+)
 from memo_solver.games.yahtzee.analysis.summary import Strategy, Summary
 from memo_solver.games.yahtzee.rules.dice import FACES, MAX_DICE, Dice
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet, refuse_saved_rolls
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.solve.forward_kernel import SCORE_NOW
 from memo_solver.games.yahtzee.solve.game import block_key
 from memo_solver.games.yahtzee.solve.need import (
     NeedBeyondCapError,
@@ -149,7 +160,11 @@ class BlockPolicy:
     A full :class:`memo_solver.games.yahtzee.analysis.policy.TurnPolicy` also holds every value
     (about 4 MiB for a ``yahtzee`` block of 128 guideposts); the simulation needs only the choices,
     ``rerolls + 1`` bytes per roll and guidepost (756 with five dice), so a whole ``yahtzee``
-    strategy fits in memory.
+    strategy fits in memory. With saved rolls a choice is kept for every count of rolls left
+    after the first roll, 0 to 40 in the last turn of ``maxi-yatzy-saved``: 41 x 462 rolls x
+    85 upper totals, 1.5 MiB for that whole block, against 115 KiB in ``maxi-yatzy`` (and
+    0.5 MiB for the last turn of ``yatzy-saved``). The cache's bound counts these bytes as
+    any others, so a run keeps within it, rebuilding what it dropped.
     """
 
     boxes: IntArray
@@ -157,20 +172,37 @@ class BlockPolicy:
     points: npt.NDArray[np.int16]
     """(C_open, n_rolls) the points of each roll in each open box (Joker included; -1 where
     the Joker forbids the box, which no strategy picks)."""
-    keep: tuple[SmallArray, ...]
-    """keep[n] (n_rolls, B) with n rerolls left (n >= 1): the dice kept, as a mask of the
-    roll's sorted dice (:attr:`DiceTables.all_kept`: every die, no reroll); keep[0] is
-    empty."""
-    box: SmallArray
-    """(n_rolls, B) with no reroll left: the position in ``boxes`` of the box scored."""
+    choices: SmallArray
+    """(rerolls + 1, n_rolls, B): [0] with no reroll left the position in ``boxes`` of the
+    box scored; [n] with n rerolls left the dice kept, as a mask of the roll's sorted dice
+    (:attr:`DiceTables.all_kept`: every die, no reroll). With saved rolls the rows are the
+    rolls left, 0 up to the most a turn of this block has, and [n] is the mask of a keep
+    that rerolls, or ``SCORE_NOW`` plus the box's position: stop and score now."""
     column: npt.NDArray[np.int16]
     """(n_upper, n_bonus) the column of each guidepost, -1 where the policy has none (not
     built yet, or unreachable)."""
 
+    @cached_property
+    def rows(self) -> tuple[SmallArray, ...]:
+        """The rows of :attr:`choices` as views made once: the play reads a row per block
+        and step, thousands of times a turn, where making the view each time cost more than
+        the lookup."""
+        return tuple(self.choices)
+
+    @property
+    def box(self) -> SmallArray:
+        """(n_rolls, B) with no reroll left: the position in ``boxes`` of the box scored."""
+        return self.rows[0]
+
+    @property
+    def keep(self) -> tuple[SmallArray, ...]:
+        """keep[n] (n_rolls, B) with n rerolls left (n >= 1); keep[0] is empty."""
+        return (np.empty((0, 0), dtype=np.uint8), *self.rows[1:])
+
     @property
     def nbytes(self) -> int:
-        arrays: list[npt.NDArray[np.generic]] = [self.boxes, self.points, self.box, self.column]
-        return sum(a.nbytes for a in [*arrays, *self.keep])
+        arrays: list[npt.NDArray[np.generic]] = [self.boxes, self.points, self.choices, self.column]
+        return sum(a.nbytes for a in arrays)
 
     def lacking(self, levels: IntArray) -> IntArray:
         """The guideposts among ``levels`` (raveled (upper, bonus) indices) with no column."""
@@ -180,13 +212,11 @@ class BlockPolicy:
     def joined(self, more: BlockPolicy) -> BlockPolicy:
         """This policy with the columns of ``more`` (the same block's, other guideposts)
         after its own."""
-        width = self.box.shape[1]
-        pairs = zip(self.keep[1:], more.keep[1:], strict=True)
+        width = self.choices.shape[2]
         return BlockPolicy(
             boxes=self.boxes,
             points=self.points,
-            keep=(self.keep[0], *(np.concatenate(pair, axis=1) for pair in pairs)),
-            box=np.concatenate([self.box, more.box], axis=1),
+            choices=np.concatenate([self.choices, more.choices], axis=2),
             column=np.where(more.column >= 0, more.column + width, self.column).astype(np.int16),
         )
 
@@ -219,8 +249,7 @@ def optimal_policies(
         policies[filled] = BlockPolicy(
             boxes=np.array(boxes, dtype=np.int64),
             points=_points16(points(rules, filled, boxes)),
-            keep=(np.empty((0, 0), dtype=np.uint8), *chosen[1:]),
-            box=chosen[0],
+            choices=chosen,
             column=column,
         )
     return policies
@@ -230,17 +259,21 @@ def greedy_policy(rules: RuleSet, filled: int) -> BlockPolicy:
     """The baseline: never reroll, score the box worth most points now (first on ties).
 
     It ignores the guideposts (one column serves them all), so it needs no solved blocks.
-    """
+    With saved rolls it stops at once, every roll carried (keeping every die would spend
+    one)."""
     boxes = rules.open_boxes(filled)
     table = points(rules, filled, boxes)  # -inf where the Joker forbids a box
     best = table.argmax(axis=0).astype(np.uint8)[:, None]
-    all_kept = dice_tables(rules.universe).all_kept
-    keep_all = np.full((rules.universe.n_rolls, 1), all_kept, dtype=np.uint8)
+    if rules.saved_rolls:
+        later = SCORE_NOW + best
+        most = most_rolls_left(rules, filled.bit_count())
+    else:
+        later = np.full_like(best, dice_tables(rules.universe).all_kept)
+        most = rules.rerolls
     return BlockPolicy(
         boxes=np.array(boxes, dtype=np.int64),
         points=_points16(table),
-        keep=(np.empty((0, 0), dtype=np.uint8), *([keep_all] * rules.rerolls)),
-        box=best,
+        choices=np.stack([best, *([later] * most)]),
         column=np.zeros(rules.block_shape, dtype=np.int16),
     )
 
@@ -429,11 +462,11 @@ def _target_choices(
     mask_of_keep = dice_tables(rules.universe).mask_of_keep
     rolls = np.arange(rules.universe.n_rolls)[:, None]
     boxes = rules.open_boxes(filled)
+    keeps = (mask_of_keep[rolls, k] for k in chosen.keep[1:])
     return BlockPolicy(
         boxes=np.array(boxes, dtype=np.int64),
         points=_points16(points(rules, filled, boxes)),
-        keep=(np.empty((0, 0), dtype=np.uint8), *(mask_of_keep[rolls, k] for k in chosen.keep[1:])),
-        box=chosen.box.astype(np.uint8),
+        choices=np.stack([chosen.box.astype(np.uint8), *keeps]),
         column=np.full(rules.block_shape, -1, dtype=np.int16),
     )
 
@@ -446,26 +479,34 @@ class _Record:
     """Every decision of the first games of a chunk, for logs and narration."""
 
     rolls: npt.NDArray[np.int16]
-    """(games, turns, rerolls + 1) roll index after each roll, -1 where every die was kept."""
+    """(games, turns, rolls) roll index after each roll, -1 where every die was kept (with
+    saved rolls: after the turn stopped)."""
     keeps: npt.NDArray[np.int16]
-    """(games, turns, rerolls) keep index before each reroll, -1 where every die was kept."""
+    """(games, turns, rolls - 1) keep index before each reroll, -1 where every die was kept
+    (with saved rolls: after the turn stopped)."""
     box: npt.NDArray[np.int16]
     points: npt.NDArray[np.int16]
     upper_bonus: npt.NDArray[np.int16]
     extra: npt.NDArray[np.int16]
+    saved: npt.NDArray[np.int16]
+    """(games, turns) the bank each turn started with (0 without saved rolls)."""
 
     @classmethod
-    def empty(cls, games: int, turns: int, rerolls: int) -> _Record:
+    def empty(cls, games: int, turns: int, rolls_left: int) -> _Record:
+        """Room for ``games`` games of ``turns`` turns with at most ``rolls_left`` rolls left
+        after a turn's first roll."""
+
         def table(*shape: int) -> npt.NDArray[np.int16]:
             return np.full((games, *shape), -1, dtype=np.int16)
 
         return cls(
-            table(turns, rerolls + 1),
-            table(turns, rerolls),
+            table(turns, rolls_left + 1),
+            table(turns, rolls_left),
             table(turns),
             table(turns),
             table(turns),
             table(turns),
+            np.zeros((games, turns), dtype=np.int16),
         )
 
 
@@ -488,7 +529,6 @@ async def simulate(
     (the optimal strategy's cache playing the turns whose need is met or out of reach), and
     the summary has no exact mean: the target policy's is not the value.
     """
-    refuse_saved_rolls(cache.rules, "simulation")
     if target is not None:
         if engine is None or cache.strategy != "optimal":
             raise ValueError("the target policy plays the optimal strategy's engine and cache")
@@ -509,14 +549,16 @@ async def simulate(
     while first < games:
         size = min(chunk_games, games - first)
         kept = max(0, min(size, record - first)) if on_games is not None else 0
-        chunk_record = _Record.empty(kept, len(rules.categories), rules.rerolls)
+        most = most_rolls_left(rules, len(rules.categories) - 1)
+        chunk_record = _Record.empty(kept, len(rules.categories), most)
         await _play_chunk(engine, cache, rng, size, summary, chunk_record, target)
         if on_games is not None and kept:
             await on_games([game_log(rules, chunk_record, g, first + g) for g in range(kept)])
         first += size
     summary.seconds = time.perf_counter() - started
     if engine is not None and cache.strategy == "optimal" and target is None:
-        summary.exact_mean = float((await engine.block(block_key(0)))[0, 0])
+        start = await engine.block(block_key(0))  # upper 0, no bonus (and an empty bank) first
+        summary.exact_mean = float(np.ravel(start)[0])
     summary.policies_built = cache.built - built
     summary.policy_seconds = cache.build_seconds - building
     summary.policy_bytes = cache.nbytes
@@ -554,6 +596,8 @@ async def _play_chunk(
     extra_total = np.zeros(games, dtype=np.int64)
     rolled_alike = np.zeros(games, dtype=bool)
     nothing = np.zeros(games, dtype=np.int64)
+    bank = np.zeros(games, dtype=np.int64)  # saved rolls: the rolls each game's turn starts with
+    carry = np.array([rules.carried(left) for left in range(most_rolls_left(rules, n_boxes) + 1)])
     for turn in range(n_boxes):
         masks, inverse = np.unique(filled, return_inverse=True)
         groups = _split(inverse.ravel(), masks.size)
@@ -581,21 +625,28 @@ async def _play_chunk(
             raise AssertionError("a game reached a guidepost its block does not list")
         roll = throw(rng, dice, nothing)
         record.rolls[:, turn, 0] = roll[:kept]
-        for step, n in enumerate(range(rules.rerolls, 0, -1), start=1):
-            mask = np.empty(games, dtype=np.uint8)
-            for policy, idx in zip(policies, groups, strict=True):
-                mask[idx] = policy.keep[n][roll[idx], column[idx]]
-            keep = tables.keep_of_mask[roll, mask].astype(np.int64)
-            roll = throw(rng, dice, keep)  # keeping every die throws nothing: the same roll
-            rerolled = mask[:kept] != tables.all_kept
-            record.keeps[:kept, turn, step - 1] = np.where(rerolled, keep[:kept], -1)
-            record.rolls[:kept, turn, step] = np.where(rerolled, roll[:kept], -1)
+        if rules.saved_rolls:
+            record.saved[:, turn] = bank[:kept]
+            left = bank + rules.rerolls
+            position = _saved_turn(rng, dice, policies, groups, column, roll, left, record, turn)
+            bank = carry[left]
+        else:
+            for step, n in enumerate(range(rules.rerolls, 0, -1), start=1):
+                mask = np.empty(games, dtype=np.uint8)
+                for policy, idx in zip(policies, groups, strict=True):
+                    mask[idx] = policy.rows[n][roll[idx], column[idx]]
+                keep = tables.keep_of_mask[roll, mask].astype(np.int64)
+                roll = throw(rng, dice, keep)  # keeping every die throws nothing: the same roll
+                rerolled = mask[:kept] != tables.all_kept
+                record.keeps[:kept, turn, step - 1] = np.where(rerolled, keep[:kept], -1)
+                record.rolls[:kept, turn, step] = np.where(rerolled, roll[:kept], -1)
+            position = None
         box = np.empty(games, dtype=np.int64)
         gained = np.empty(games, dtype=np.int64)
         for policy, idx in zip(policies, groups, strict=True):
-            position = policy.box[roll[idx], column[idx]]
-            box[idx] = policy.boxes[position]
-            gained[idx] = policy.points[position, roll[idx]]
+            at = policy.box[roll[idx], column[idx]] if position is None else position[idx]
+            box[idx] = policy.boxes[at]
+            gained[idx] = policy.points[at, roll[idx]]
         if (gained < 0).any():
             raise AssertionError("the strategy scored a box the Joker rule forbids")
         alike = dice.all_alike[roll]
@@ -628,6 +679,51 @@ async def _play_chunk(
         summary.histogram[: counts.size] += counts
 
 
+def _saved_turn(
+    rng: np.random.Generator,
+    dice: Dice,
+    policies: Sequence[BlockPolicy],
+    groups: Sequence[IntArray],
+    column: IntArray,
+    roll: IntArray,
+    left: IntArray,
+    record: _Record,
+    turn: int,
+) -> IntArray:
+    """One turn of saved rolls after its first roll: each game rerolls while its policy
+    keeps dice at its rolls left (``left``, counted down in place; ``roll`` moves in place)
+    and stops to score; returns the position of each game's box among its block's open
+    ones. A step throws the dice of the games still rolling only, in game order: games stop
+    after different counts of rolls (up to 40 in a turn of ``maxi-yatzy-saved``), and the
+    dice of the stopped ones would be thrown away."""
+    tables = dice_tables(dice)
+    kept = record.box.shape[0]
+    position = np.empty(roll.size, dtype=np.int64)
+    mask = np.empty(roll.size, dtype=np.uint8)
+    rolling = list(groups)  # per block, its games still rolling
+    step = 0
+    while True:
+        step += 1
+        for g, (policy, idx) in enumerate(zip(policies, rolling, strict=True)):
+            if not idx.size:
+                continue
+            here = left[idx]
+            code = policy.choices[here, roll[idx], column[idx]]
+            stop = (here == 0) | (code >= SCORE_NOW)
+            position[idx[stop]] = np.where(here[stop] == 0, code[stop], code[stop] - SCORE_NOW)
+            mask[idx[~stop]] = code[~stop]
+            rolling[g] = idx[~stop]
+        moving = np.sort(np.concatenate(rolling))
+        if not moving.size:
+            return position
+        keep = tables.keep_of_mask[roll[moving], mask[moving]].astype(np.int64)
+        roll[moving] = throw(rng, dice, keep)
+        left[moving] -= 1
+        shown = moving[moving < kept]
+        record.keeps[shown, turn, step - 1] = keep[: shown.size]
+        record.rolls[shown, turn, step] = roll[shown]
+
+
 def _split(inverse: IntArray, groups: int) -> list[IntArray]:
     """The games of each group (the indices where ``inverse`` equals it), in game order."""
     order = np.argsort(inverse, kind="stable")
@@ -640,18 +736,27 @@ def _split(inverse: IntArray, groups: int) -> list[IntArray]:
 
 def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, object]:
     """One game as JSON: per turn the dice after each roll (and the rerolls then left),
-    the dice kept before each reroll, the box, its points and the bonuses banked."""
+    the dice kept before each reroll, the box, its points and the bonuses banked. With saved
+    rolls a turn says the bank it started with (``saved``), the rolls left after each roll
+    (``rolls_left``) and the bank its score carries (``carried``)."""
     dice = rules.universe
     turns = []
     for t in range(record.box.shape[1]):
         rolls = [int(r) for r in record.rolls[g, t]]
         keeps = [int(k) for k in record.keeps[g, t]]
         shown = [0] + [step for step in range(1, len(rolls)) if rolls[step] >= 0]
+        saved = int(record.saved[g, t])
+        left = [saved + rules.rerolls - s for s in shown]
+        bank: dict[str, object] = (
+            {"saved": saved, "rolls_left": left, "carried": rules.carried(left[-1])}
+            if rules.saved_rolls
+            else {"rerolls_left": left}
+        )
         turns.append(
             {
                 "turn": t + 1,
                 "rolls": [list(dice.rolls[rolls[s]]) for s in shown],
-                "rerolls_left": [rules.rerolls - s for s in shown],
+                **bank,
                 "keeps": [list(dice.keeps[keeps[s - 1]]) for s in shown[1:]],
                 "box": rules.categories[int(record.box[g, t])].name,
                 "points": int(record.points[g, t]),

@@ -14,7 +14,7 @@ math need not page past them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,7 @@ from memo_solver.games.yahtzee.solve.kernel import (
     Landing,
     Lanes,
     Lattice,
+    banks_of,
     best_keep,
     keep_values,
     landing_values,
@@ -179,6 +180,11 @@ def best_target_boxes(
                     best[t], best_mean[t], chosen[r, t] = tick, mean, i
 
 
+SCORE_NOW: Final = 0x80
+"""With saved rolls, a choice byte of ``SCORE_NOW + i`` stops rolling and scores open box i
+now (the rolls left carried): a keep's code is a mask of at most six dice, below it."""
+
+
 @jit
 def choose_blocks(
     batch: Batch,
@@ -189,6 +195,7 @@ def choose_blocks(
     lattice: Lattice,
     keep_codes: SmallArray,
     rerolls: int,
+    saved_rolls: bool,
     offsets: IntArray,
     out: SmallArray,
 ) -> int:
@@ -196,7 +203,11 @@ def choose_blocks(
     [0] the box (its position among the open ones), [n] the keep's code (``keep_codes``
     per roll and keep) with n rerolls left. The kernel's steps of :func:`turn_policy`, the
     choices read from its work area as each step leaves it; returns what
-    :func:`best_keeps` counts."""
+    :func:`best_keeps` counts.
+
+    With ``saved_rolls`` the rows are the rolls left R = 0 .. ``rerolls`` (the most a turn
+    of these blocks has after its first roll), each a keep's code or :data:`SCORE_NOW` plus
+    the box (:func:`saved_choices`)."""
     open_boxes, n_open, succ_rows = batch.open_boxes, batch.n_open, batch.succ_rows
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps, n_rolls = parents.shape[0], landing.roll_class.shape[1]
@@ -208,12 +219,22 @@ def choose_blocks(
     work = line_aligned((n_keeps, width), np.float64)
     key = line_aligned((n_keeps, width), np.int64)
     chosen = line_aligned((n_rolls, width), np.int64)
+    saved_width = width if saved_rolls else 0
+    scored = line_aligned((n_rolls, saved_width), np.float64)
+    box = line_aligned((n_rolls, saved_width), np.int64)
     steps = np.zeros(width, dtype=np.int64)
     outside = 0
     for b in range(open_boxes.shape[0]):
         n, count = n_lanes[b], n_open[b]
         boxes, rows = open_boxes[b, :count], succ_rows[b, :count]
         block = out[offsets[b] : offsets[b + 1]].reshape((rerolls + 1, n_rolls, n))
+        if saved_rolls:
+            outside += saved_choices(
+                boxes, rows, batch.successors, landing, adjust[batch.joker[b]], lattice,
+                keep_codes, Lanes(block_levels[b], steps, n, 1, False, 1, 0), values,
+                scores[:count], work, key, chosen, scored, box, block,
+            )  # fmt: skip
+            continue
         lanes = Lanes(block_levels[b], steps, n, 1, False, 1, 0)  # one bank: no saved rolls
         landing_values(boxes, rows, batch.successors, landing, lanes, values)
         score_rolls(
@@ -231,6 +252,72 @@ def choose_blocks(
                 for t in range(n):
                     block[left, r, t] = keep_codes[r, chosen[r, t]]
             best_keep(work, parents, n_parents, n)
+    return outside
+
+
+@jit
+def saved_choices(
+    boxes: IntArray,
+    rows: IntArray,
+    successors: FloatArray,
+    landing: Landing,
+    adjusted: FloatArray,
+    lattice: Lattice,
+    keep_codes: SmallArray,
+    lanes: Lanes,
+    values: FloatArray,
+    scores: FloatArray,
+    work: FloatArray,
+    key: IntArray,
+    chosen: IntArray,
+    scored: FloatArray,
+    box: IntArray,
+    block: SmallArray,
+) -> int:
+    """One block's choices under saved rolls, block[R, r, t] for R = 0 .. len(block) - 1
+    rolls left: the chain of the kernel's :func:`~memo_solver.games.yahtzee.solve.kernel.
+    solve_blocks` over the rolls left, where every R offers both actions, so the score step
+    runs at every R (carrying ``min(R, successor banks - 1)``, the rule set's cap included)
+    and a roll is worth the better of scoring now and its best keep that rerolls a die
+    (keeping every die only spends a roll). By the tie rule, scoring now wins a tie, the
+    keep is :func:`best_keeps`', the box :func:`best_boxes`'. ``scored`` and ``box``
+    (n_rolls, >= lanes) hold each roll's best score and its box. Returns what
+    :func:`best_keeps` counts."""
+    children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
+    n_rolls = landing.roll_class.shape[1]
+    first_roll = work.shape[0] - n_rolls
+    n = lanes.n
+    succ_banks = banks_of(successors, landing, 1)
+    outside = 0
+    for rolls_left in range(block.shape[0]):
+        carry = min(rolls_left, succ_banks - 1)
+        if rolls_left == 0 or carry > min(rolls_left - 1, succ_banks - 1):
+            at = Lanes(lanes.levels, lanes.steps, n, 1, False, succ_banks, carry)
+            landing_values(boxes, rows, successors, landing, at, values)
+            score_rolls(boxes, rows, successors, landing, adjusted, at, values, scored, 0, scores)
+            best_boxes(scores, n, box)
+        if rolls_left == 0:
+            for r in range(n_rolls):
+                for t in range(n):
+                    work[first_roll + r, t] = scored[r, t]
+                    block[0, r, t] = box[r, t]
+            continue
+        keep_values(work, children, n)
+        for r in range(n_rolls):
+            for t in range(n):
+                # Keeping every die is no candidate: its row is made worth 0, less than any
+                # proper keep but where all are worth 0, and then scoring (>= 0) wins the tie.
+                work[first_roll + r, t] = 0.0
+        outside += best_keeps(work, n, lattice, key, chosen)
+        best_keep(work, parents, n_parents, n)
+        for r in range(n_rolls):
+            row = first_roll + r
+            for t in range(n):
+                if np.rint(scored[r, t] * TIE_SCALE) >= np.rint(work[row, t] * TIE_SCALE):
+                    block[rolls_left, r, t] = SCORE_NOW + box[r, t]
+                else:
+                    block[rolls_left, r, t] = keep_codes[r, chosen[r, t]]
+                work[row, t] = max(scored[r, t], work[row, t])
     return outside
 
 
