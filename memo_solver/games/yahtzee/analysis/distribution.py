@@ -38,8 +38,14 @@ import numpy.typing as npt
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.analysis.policy import outcomes, target_policy, turn_policy
-from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet, refuse_saved_rolls
+from memo_solver.games.yahtzee.analysis.policy import (
+    TurnPolicy,
+    banked_outcomes,
+    outcomes,
+    target_policy,
+    turn_policy,
+)
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
 from memo_solver.games.yahtzee.rules.state import State, guidepost
 from memo_solver.games.yahtzee.solve import forward_kernel
 from memo_solver.games.yahtzee.solve.game import block_key
@@ -165,16 +171,8 @@ async def score_distribution(
     return forward_pass(await blocks_below(engine, rules, state), rules, state, progress)
 
 
-def check_distribution(rules: RuleSet) -> None:
-    """Refuse a rule set the forward pass cannot follow yet (saved rolls: it carries no
-    bank): every pass starts here (:func:`blocks_below`), and a caller that would queue or
-    weigh one first calls it before."""
-    refuse_saved_rolls(rules, "the exact distribution (stats)")
-
-
 async def blocks_below(engine: Engine, rules: RuleSet, state: State) -> dict[str, Block]:
     """Every block the pass from ``state`` reads, solved on ``engine`` if need be."""
-    check_distribution(rules)
     filled = state.filled
     await engine.block(block_key(filled))  # solves everything below the state
     return await engine.blocks([block_key(mask) for mask in rules.reachable_masks(filled)])
@@ -207,21 +205,24 @@ def forward_pass(
                 box_points=tally.box_points,
                 bonus_points=tally.bonus_points,
             )
-        rolls, rerolls = _first_rolls(rules, state if filled == start else None, here.shape[0])
+        opening = state if filled == start else None
         here_spared = spared.pop(filled)
-        _turn(blocks, rules, filled, here, here_spared, rolls, rerolls, mass, spared, tally)
+        _turn(blocks, rules, filled, here, here_spared, opening, mass, spared, tally)
         if progress is not None:
             progress(done + 1, len(order))
     raise AssertionError("the pass never reached the end of the game")
 
 
 def _starting_mass(rules: RuleSet, state: State) -> dict[int, FloatArray]:
-    """All the mass on the state's guidepost of its block, with 0 points banked."""
-    upper, bonus = guidepost(state, rules)
+    """All the mass on the state's turn start of its block, with 0 points banked: its
+    guidepost, and with saved rolls its bank (0 for a state with dice, whose rolls left
+    say where its turn stands)."""
+    at = guidepost(state, rules)
     first = Guideposts.reachable(rules, state.filled)
-    row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
-    here = np.zeros((first.upper.size, 1))
-    here[row, 0] = 1.0
+    level = int(np.flatnonzero((first.upper == at[0]) & (first.bonus == at[1]))[0])
+    banks = rules.saved_levels(state.filled.bit_count())
+    here = np.zeros((first.upper.size * banks, 1))
+    here[level * banks + state.saved, 0] = 1.0
     return {state.filled: here}
 
 
@@ -242,63 +243,116 @@ def _turn(
     filled: int,
     here: FloatArray,
     here_spared: FloatArray,
-    rolls: FloatArray,
-    rerolls: int,
+    opening: State | None,
     mass: dict[int, FloatArray],
     spared: dict[int, FloatArray],
     tally: _Tally,
 ) -> None:
-    """Move the block's mass ``here`` (B, totals) to the blocks its boxes fill.
+    """Move the block's mass ``here`` (turn starts, totals) to the blocks its boxes fill;
+    ``opening`` is the state the pass starts from when this is its block.
 
     The rolls a turn ends on fall into classes of equal points in a box (and equal
-    all-alike-ness, for the +100); every (class, guidepost) pair lands on one guidepost of
-    the next block having banked one gain, so the move is one shifted add of the guidepost's
-    window of totals per pair (:func:`memo_solver.games.yahtzee.solve.forward_kernel.shift_add`,
-    compiled), and the tallies are a few array steps over the pairs of all boxes at once.
+    all-alike-ness, for the +100); every (class, turn start) pair lands on one turn start of
+    the next block having banked one gain, so the move is one shifted add of the turn
+    start's window of totals per pair (:func:`memo_solver.games.yahtzee.solve.forward_kernel.
+    shift_add`, compiled), and the tallies are a few array steps over the pairs of all boxes
+    at once. A block's turn starts are its guideposts, each with its banks under saved rolls
+    (guidepost-major, as the block's values): there a pair lands on the bank the turn
+    carries, so its weights come per bank carried (:func:`_class_weights`).
     """
     guideposts = Guideposts.reachable(rules, filled)
     successors = _successors(blocks, rules, filled)
     policy = turn_policy(rules, filled, successors.__getitem__, guideposts)
     classes = _Classes.of(rules, policy.tables.boxes, policy.tables.points)
-    weights = np.zeros((classes.points.size, guideposts.upper.size))
-    ends = outcomes(rules.universe, policy.keep, rolls, rerolls)
-    forward_kernel.class_weights(ends, policy.box, classes.of_roll, weights)
+    banks = rules.saved_levels(filled.bit_count())
     reach = here.sum(axis=1)
+    by_carry = _class_weights(rules, policy, classes, opening, banks, reach)
     pts, alike = classes.points[:, None], classes.alike[:, None]
     landing = land(rules, classes.box[:, None], pts, alike, guideposts.upper, guideposts.bonus)
-    shape = weights.shape
-    upper_bonus = np.broadcast_to(landing.upper_bonus, shape)
-    extra = np.ascontiguousarray(np.broadcast_to(landing.extra, shape))
+    shape = (classes.points.size, guideposts.upper.size)
+
+    def rows_of(levels: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """(classes, turn starts) from (classes, guideposts): each bank as its guidepost."""
+        levels = np.broadcast_to(levels, shape)
+        return levels if banks == 1 else np.repeat(levels, banks, axis=1)
+
+    upper_bonus = rows_of(landing.upper_bonus)
+    extra = np.ascontiguousarray(rows_of(landing.extra))
     gains = pts + upper_bonus + extra
-    reached = weights * reach
+    fifty = rows_of(landing.fifty)
+    upper = rows_of(landing.upper)
+    flag = rows_of(landing.flag)
     boxes = policy.tables.boxes
-    box_points = np.bincount(classes.position, reached.sum(axis=1) * classes.points, len(boxes))
-    for i, box in enumerate(boxes):
-        name = rules.categories[box].name
-        tally.box_points[name] = tally.box_points.get(name, 0.0) + float(box_points[i])
-    tally.p_yahtzee += float(reached[np.broadcast_to(landing.fifty, shape)].sum())
-    tally.p_upper_bonus += float(reached[upper_bonus > 0].sum())
-    _add_bonus(tally, "upper", float((reached * upper_bonus).sum()))
-    _add_bonus(tally, "yahtzee", float((reached * extra).sum()))
     first, length = _windows(here)
-    upper = np.broadcast_to(landing.upper, shape)
-    flag = np.broadcast_to(landing.flag, shape)
     hit_alike = classes.alike.astype(np.int64)
-    for i, box in enumerate(boxes):
-        lo, hi = classes.bounds[i], classes.bounds[i + 1]
-        live = weights[lo:hi] > 0
-        if not live.any():
-            continue  # the strategy never scores this box here: no mass, no block to visit
-        nxt_filled = filled | 1 << box
-        nxt = Guideposts.reachable(rules, nxt_filled)
-        rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
-        width = int(gains[lo:hi][live].max()) + here.shape[1]
-        target = _grown(mass, nxt_filled, nxt.upper.size, width)
-        into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), nxt.upper.size)))
-        forward_kernel.shift_add(
-            here, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
-            hit_alike[lo:hi], here_spared, target, into,
-        )  # fmt: skip
+    for carry, weights in by_carry:
+        reached = weights * reach
+        box_points = np.bincount(classes.position, reached.sum(axis=1) * classes.points, len(boxes))
+        for i, box in enumerate(boxes):
+            name = rules.categories[box].name
+            tally.box_points[name] = tally.box_points.get(name, 0.0) + float(box_points[i])
+        tally.p_yahtzee += float(reached[fifty].sum())
+        tally.p_upper_bonus += float(reached[upper_bonus > 0].sum())
+        _add_bonus(tally, "upper", float((reached * upper_bonus).sum()))
+        _add_bonus(tally, "yahtzee", float((reached * extra).sum()))
+        for i, box in enumerate(boxes):
+            lo, hi = classes.bounds[i], classes.bounds[i + 1]
+            live = weights[lo:hi] > 0
+            if not live.any():
+                continue  # the strategy never scores this box here: no mass, no block to visit
+            nxt_filled = filled | 1 << box
+            nxt = Guideposts.reachable(rules, nxt_filled)
+            nxt_banks = rules.saved_levels(nxt_filled.bit_count())
+            rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
+            if nxt_banks > 1:
+                rows = rows * nxt_banks + carry
+            width = int(gains[lo:hi][live].max()) + here.shape[1]
+            height = nxt.upper.size * nxt_banks
+            target = _grown(mass, nxt_filled, height, width)
+            into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), height)))
+            forward_kernel.shift_add(
+                here, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
+                hit_alike[lo:hi], here_spared, target, into,
+            )  # fmt: skip
+
+
+def _class_weights(
+    rules: RuleSet,
+    policy: TurnPolicy,
+    classes: _Classes,
+    opening: State | None,
+    banks: int,
+    reach: FloatArray,
+) -> list[tuple[int, FloatArray]]:
+    """(bank carried, weights) pairs: weights[k, row] the chance that the turn from the
+    block's turn start ``row`` ends on a roll of class k carrying that bank (0 without saved
+    rolls), ``opening`` its state when the pass starts mid-turn in it. With saved rolls a
+    turn start with bank s rolls first with s + rerolls left; only the turn starts that
+    hold mass (``reach``) are followed."""
+    count = classes.points.size
+    if not rules.saved_rolls:
+        rolls, rerolls = _first_rolls(rules, opening, reach.size)
+        weights = np.zeros((count, reach.size))
+        ends = outcomes(rules.universe, policy.keep, rolls, rerolls)
+        forward_kernel.class_weights(ends, policy.box, classes.of_roll, weights)
+        return [(0, weights)]
+    held = np.flatnonzero(reach > 0)
+    rolls, rerolls = _first_rolls(rules, opening, held.size)
+    mid_turn = opening is not None and opening.dice is not None
+    starts = np.full(held.size, rerolls) if mid_turn else rerolls + held % banks
+    by_carry: dict[int, FloatArray] = {}
+    lanes = held // banks
+    for left, ends, box in banked_outcomes(rules.universe, policy, rolls, starts, lanes):
+        carry = rules.carried(left)
+        if carry not in by_carry:
+            by_carry[carry] = np.zeros((count, held.size))
+        forward_kernel.class_weights(ends, box, classes.of_roll, by_carry[carry])
+    spread = []
+    for carry in sorted(by_carry):
+        weights = np.zeros((count, reach.size))
+        weights[:, held] = by_carry[carry]
+        spread.append((carry, weights))
+    return spread
 
 
 def _successors(blocks: Mapping[str, Block], rules: RuleSet, filled: int) -> dict[int, Block]:
