@@ -37,10 +37,8 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("advise-opponent", ["advise", "--opponent", "start", "start"], "against an opponent"),
     ("simulate", ["simulate", "--games", "3"], "simulation"),
     ("simulate-need", ["simulate", "--need", "200"], "need tables"),
-    ("stats", ["stats"], "the exact distribution"),
     ("stats-need", ["stats", "--need", "100"], "need tables"),
     ("review", ["review", "{game}"], "review"),
-    ("export-table", ["export-table", "--out", "{folder}/table.npz"], "the strategy table"),
 ]
 
 
@@ -73,7 +71,6 @@ ROUTES: list[tuple[str, str, dict[str, Any], str]] = [
     ("value-need", "/v1/value", {"state": "start", "need": 50}, "need tables"),
     ("batch-need", "/v1/advice/batch", {"states": ["start"], "need": 50}, "need tables"),
     ("certain-need", "/v1/advice", {"state": "start", "need": 0}, "need tables"),
-    ("stats", "/v1/stats", {"state": "start"}, "the exact distribution"),
     ("review", "/v1/review", {"game": {"turns": []}}, "review"),
 ]
 

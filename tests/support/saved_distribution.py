@@ -64,7 +64,7 @@ def _choice(text: str, card: Card, dice: Roll, rolls_left: int) -> tuple[int | N
     """The action played: (box, ()) to score, or (None, the faces kept) to reroll the rest."""
     rules = json.loads(text)
     names = [box["name"] for box in rules["boxes"]]
-    ranked = []
+    ranked: list[tuple[tuple[float, int, int, tuple[int, ...]], tuple[int | None, Roll]]] = []
     for name, worth in actions(
         rules, card.filled, card.upper, card.fifty, dice, rolls_left
     ).items():
