@@ -17,17 +17,24 @@ What it measures:
 - ``full`` (``--full``, about an hour on two cores): both whole precomputes for real, each a
   child ``memo-solver precompute`` into a fresh SQLite file, one after the other: CPU, wall,
   peak RSS, the store's size, the start values and the CPU ratio (the same target).
+- ``stats``: the exact distribution of a whole game, Scandinavian Yatzy beside Yatzy with
+  saved rolls (``examples/rules/yatzy-saved.json``; ``maxi-yatzy-saved``'s would be
+  thousands of times ``yatzy``'s): each precomputed into a fresh SQLite file (untimed),
+  then ``stats --json`` from the empty scorecard as a child: CPU, wall, peak RSS, and the
+  mean beside the start value. No target: the figures are for the record.
 
 Run::
 
     .venv/bin/python scripts/bench/bench_saved.py                 # cold, warm, ratio
     .venv/bin/python scripts/bench/bench_saved.py ratio --json
     .venv/bin/python scripts/bench/bench_saved.py full            # the real whole solves
+    .venv/bin/python scripts/bench/bench_saved.py stats           # whole distributions
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import platform
 import random
@@ -40,6 +47,7 @@ from typing import Any
 import anyio
 import numpy as np
 from _bench import (
+    ROOT,
     Target,
     add_targets,
     child_env,
@@ -59,7 +67,12 @@ from memo_solver.games.yahtzee.solve.turn import solve_blocks
 from memo_solver.stores.memory import MemoryStore
 
 SAVED, PLAIN = "maxi-yatzy-saved", "maxi-yatzy"
-PARTS = ("cold", "warm", "ratio", "full")
+PARTS = ("cold", "warm", "ratio", "full", "stats")
+STATS_RULES = {
+    "yatzy": ["--rules", "yatzy"],
+    "yatzy-saved": ["--rules-file", str(ROOT / "examples" / "rules" / "yatzy-saved.json")],
+}
+"""The rule sets whose whole distributions ``stats`` measures, as the CLI names them."""
 COLD_S, WARM_MS, RATIO = 1.0, 1.0, 16.0
 
 
@@ -166,6 +179,25 @@ def full() -> dict[str, Any]:
     return figures
 
 
+def stats() -> dict[str, Any]:
+    command, env = memo_solver_command(None), child_env()
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-saved-stats-") as tmp:
+        for name, rules in STATS_RULES.items():
+            store = str(Path(tmp) / f"{name}.sqlite")
+            solved = run_child([command, "--store", store, "precompute", *rules, "--json"], env)
+            child = run_child([command, "--store", store, "--json", "stats", *rules], env)
+            figures[name] = {
+                "cpu_s": child.cpu_s,
+                "wall_s": child.wall_s,
+                "peak_rss_mb": child.max_rss_mb,
+                "mean": json.loads(child.stdout)["mean"],
+                "start_value": json.loads(solved.stdout)["value"],
+            }
+    figures["ratio"] = figures["yatzy-saved"]["cpu_s"] / figures["yatzy"]["cpu_s"]
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -210,6 +242,8 @@ def main() -> int:
                 "whole precompute CPU, saved / plain", result["full"]["ratio"], args.target_ratio
             )
         )
+    if "stats" in parts:
+        result["stats"] = stats()
     result["host"]["peak_rss_mb"] = peak_rss_mb()
     if args.json:
         return verdict(targets, result)
@@ -239,6 +273,15 @@ def main() -> int:
                 f"peak {run['peak_rss_mb']:.0f} MB, store {run['store_gb']:.2f} GB; {run['answer']}"
             )
         print(f"whole precompute CPU ratio: {result['full']['ratio']:.2f}")
+    if "stats" in result:
+        for name in STATS_RULES:
+            run = result["stats"][name]
+            print(
+                f"whole distribution, {name}: {run['cpu_s']:.1f} CPU s, {run['wall_s']:.1f} s "
+                f"wall, peak {run['peak_rss_mb']:.0f} MB; mean {run['mean']:.10f}, start value "
+                f"{run['start_value']:.10f}"
+            )
+        print(f"whole distribution CPU ratio: {result['stats']['ratio']:.1f}")
     return verdict(targets)
 
 

@@ -15,12 +15,19 @@ shared with everyone on the memo); the pass itself (:func:`forward_pass`) only r
 from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
 held level by level and dropped as soon as a block is done.
 
+With saved rolls a block's turn starts are its guideposts each with its banks (the rolls a
+turn starts with saved), and the pass carries the bank: a turn starting with bank s rolls
+first with s + rerolls rolls left, the policy stops or rerolls at each roll by the rolls
+left alone (:func:`memo_solver.games.yahtzee.analysis.policy.banked_outcomes`), and the mass
+that stops with R left lands on the next block's turn start with the bank it carries,
+``rules.carried(R)`` (:func:`_class_weights`, weights per bank carried).
+
 The same pass follows the target policy, which plays for the best chance of N more points
 (:func:`target_pass`): there the points banked decide the choices (the need left is N less
 them), so each total of a guidepost is a lane of its own. Its P(>= N) is the chance
 objective's value computed by another road, which the tests and the pins hold together.
 
-One module of about 520 lines, on purpose: the mean pass and the target pass walk the same
+One module of about 590 lines, on purpose: the mean pass and the target pass walk the same
 blocks with the same mass bookkeeping and differ only in what decides a choice; apart, each
 would keep a copy of the walk.
 """
@@ -266,52 +273,59 @@ def _turn(
     classes = _Classes.of(rules, policy.tables.boxes, policy.tables.points)
     banks = rules.saved_levels(filled.bit_count())
     reach = here.sum(axis=1)
-    by_carry = _class_weights(rules, policy, classes, opening, banks, reach)
+    held = np.arange(reach.size)
+    if banks > 1:  # only the turn starts that hold mass: a bank's are often few
+        held = np.flatnonzero(reach > 0)
+        here, here_spared, reach = here[held], here_spared[:, held], reach[held]
+    by_carry = _class_weights(rules, policy, classes, opening, banks, held)
     pts, alike = classes.points[:, None], classes.alike[:, None]
     landing = land(rules, classes.box[:, None], pts, alike, guideposts.upper, guideposts.bonus)
     shape = (classes.points.size, guideposts.upper.size)
+    level = held // banks
 
     def rows_of(levels: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        """(classes, turn starts) from (classes, guideposts): each bank as its guidepost."""
+        """(classes, turn starts followed) from (classes, guideposts)."""
         levels = np.broadcast_to(levels, shape)
-        return levels if banks == 1 else np.repeat(levels, banks, axis=1)
+        return levels if banks == 1 else levels[:, level]
 
     upper_bonus = rows_of(landing.upper_bonus)
     extra = np.ascontiguousarray(rows_of(landing.extra))
     gains = pts + upper_bonus + extra
-    fifty = rows_of(landing.fifty)
+    # The tallies are linear in the weights: one pass over their sum over the banks carried.
+    weights = by_carry[0][1]
+    for _, more in by_carry[1:]:
+        weights = weights + more
+    reached = weights * reach
+    boxes = policy.tables.boxes
+    box_points = np.bincount(classes.position, reached.sum(axis=1) * classes.points, len(boxes))
+    for i, box in enumerate(boxes):
+        name = rules.categories[box].name
+        tally.box_points[name] = tally.box_points.get(name, 0.0) + float(box_points[i])
+    tally.p_yahtzee += float(reached[rows_of(landing.fifty)].sum())
+    tally.p_upper_bonus += float(reached[upper_bonus > 0].sum())
+    _add_bonus(tally, "upper", float((reached * upper_bonus).sum()))
+    _add_bonus(tally, "yahtzee", float((reached * extra).sum()))
+    first, length = _windows(here)
     upper = rows_of(landing.upper)
     flag = rows_of(landing.flag)
-    boxes = policy.tables.boxes
-    first, length = _windows(here)
     hit_alike = classes.alike.astype(np.int64)
-    for carry, weights in by_carry:
-        reached = weights * reach
-        box_points = np.bincount(classes.position, reached.sum(axis=1) * classes.points, len(boxes))
-        for i, box in enumerate(boxes):
-            name = rules.categories[box].name
-            tally.box_points[name] = tally.box_points.get(name, 0.0) + float(box_points[i])
-        tally.p_yahtzee += float(reached[fifty].sum())
-        tally.p_upper_bonus += float(reached[upper_bonus > 0].sum())
-        _add_bonus(tally, "upper", float((reached * upper_bonus).sum()))
-        _add_bonus(tally, "yahtzee", float((reached * extra).sum()))
-        for i, box in enumerate(boxes):
-            lo, hi = classes.bounds[i], classes.bounds[i + 1]
-            live = weights[lo:hi] > 0
-            if not live.any():
-                continue  # the strategy never scores this box here: no mass, no block to visit
-            nxt_filled = filled | 1 << box
-            nxt = Guideposts.reachable(rules, nxt_filled)
-            nxt_banks = rules.saved_levels(nxt_filled.bit_count())
-            rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
-            if nxt_banks > 1:
-                rows = rows * nxt_banks + carry
-            width = int(gains[lo:hi][live].max()) + here.shape[1]
-            height = nxt.upper.size * nxt_banks
-            target = _grown(mass, nxt_filled, height, width)
-            into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), height)))
+    for i, box in enumerate(boxes):
+        lo, hi = classes.bounds[i], classes.bounds[i + 1]
+        live = weights[lo:hi] > 0
+        if not live.any():
+            continue  # the strategy never scores this box here: no mass, no block to visit
+        nxt_filled = filled | 1 << box
+        nxt = Guideposts.reachable(rules, nxt_filled)
+        nxt_banks = rules.saved_levels(nxt_filled.bit_count())
+        rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
+        width = int(gains[lo:hi][live].max()) + here.shape[1]
+        height = nxt.upper.size * nxt_banks
+        target = _grown(mass, nxt_filled, height, width)
+        into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), height)))
+        for carry, carried in by_carry:  # each bank carried lands on its own rows
+            landed = rows * nxt_banks + carry if nxt_banks > 1 else rows
             forward_kernel.shift_add(
-                here, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
+                here, first, length, carried[lo:hi], landed, gains[lo:hi], extra[lo:hi],
                 hit_alike[lo:hi], here_spared, target, into,
             )  # fmt: skip
 
@@ -322,37 +336,29 @@ def _class_weights(
     classes: _Classes,
     opening: State | None,
     banks: int,
-    reach: FloatArray,
+    held: IntArray,
 ) -> list[tuple[int, FloatArray]]:
-    """(bank carried, weights) pairs: weights[k, row] the chance that the turn from the
-    block's turn start ``row`` ends on a roll of class k carrying that bank (0 without saved
-    rolls), ``opening`` its state when the pass starts mid-turn in it. With saved rolls a
-    turn start with bank s rolls first with s + rerolls left; only the turn starts that
-    hold mass (``reach``) are followed."""
+    """(bank carried, weights) pairs: weights[k, j] the chance that the turn from the
+    block's turn start ``held[j]`` ends on a roll of class k carrying that bank (0 without
+    saved rolls), ``opening`` its state when the pass starts mid-turn in it. With saved
+    rolls a turn start with bank s rolls first with s + rerolls left."""
     count = classes.points.size
+    rolls, rerolls = _first_rolls(rules, opening, held.size)
     if not rules.saved_rolls:
-        rolls, rerolls = _first_rolls(rules, opening, reach.size)
-        weights = np.zeros((count, reach.size))
+        weights = np.zeros((count, held.size))
         ends = outcomes(rules.universe, policy.keep, rolls, rerolls)
         forward_kernel.class_weights(ends, policy.box, classes.of_roll, weights)
         return [(0, weights)]
-    held = np.flatnonzero(reach > 0)
-    rolls, rerolls = _first_rolls(rules, opening, held.size)
     mid_turn = opening is not None and opening.dice is not None
     starts = np.full(held.size, rerolls) if mid_turn else rerolls + held % banks
     by_carry: dict[int, FloatArray] = {}
-    lanes = held // banks
-    for left, ends, box in banked_outcomes(rules.universe, policy, rolls, starts, lanes):
+    stops = banked_outcomes(rules.universe, policy, rolls, starts, held // banks)
+    for left, ends, box in stops:
         carry = rules.carried(left)
         if carry not in by_carry:
             by_carry[carry] = np.zeros((count, held.size))
         forward_kernel.class_weights(ends, box, classes.of_roll, by_carry[carry])
-    spread = []
-    for carry in sorted(by_carry):
-        weights = np.zeros((count, reach.size))
-        weights[:, held] = by_carry[carry]
-        spread.append((carry, weights))
-    return spread
+    return sorted(by_carry.items())
 
 
 def _successors(blocks: Mapping[str, Block], rules: RuleSet, filled: int) -> dict[int, Block]:

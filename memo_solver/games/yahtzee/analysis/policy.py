@@ -109,13 +109,13 @@ def turn_policy(
         keep += [choose_keeps(dice, tables.keeps[n]) for n in range(1, rules.rerolls + 1)]
         return TurnPolicy(tables, keep, box)
     stop = [box]
+    rolls, lanes = np.arange(dice.n_rolls)[:, None], np.arange(guideposts.upper.size)
     for left in range(1, len(tables.keeps)):
         keeps = tables.keeps[left]
         chosen = choose_keeps(dice, keeps, whole=False)
         scores = tables.scores[rules.carried(left)]
         best = best_box(scores)
-        scored = np.take_along_axis(scores, best[None], axis=0)[0]
-        kept = np.take_along_axis(keeps, chosen, axis=0)
+        scored, kept = scores[best, rolls, lanes], keeps[chosen, lanes]
         stop.append(np.where(tie(scored) >= tie(kept), best, -1))
         keep.append(chosen)
     return TurnPolicy(tables, keep, box, stop)
