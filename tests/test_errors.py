@@ -72,7 +72,10 @@ UPPER = "upper total 5 cannot be made with twos filled (possible: 0, 2, 4, 6, 8,
 UNKNOWN_RULES = "unknown rule set 'kniffel' (built in: yahtzee, yatzy)"
 UNKNOWN_GAME = f"unknown rule set 'kniffel' (rule sets and games: {', '.join(names())})"
 LIMIT = "solving this position would hold over 1,000 positions (the limit)"
-NOT_YET = "simulation: not available yet for a rule set with saved rolls (yatzy-saved)"
+NOT_YET = (
+    "advice against an opponent (--opponent): not available yet for a rule set with saved "
+    "rolls (yatzy-saved)"
+)
 DUMP = "x.msgpack is not a memo-solver block file"
 JOB = "unknown job kind 'x' (kinds: precompute, warm, stats, block)"
 SETTINGS = "concurrency, lease, heartbeat and job TTL must be positive"

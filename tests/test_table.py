@@ -24,6 +24,7 @@ from support.dice_variants import FORCED, SIX_DICE
 
 from memo_solver.cli import analysis
 from memo_solver.core.engine import open_engine
+from memo_solver.games.yahtzee.advice.mean_advice import advise
 from memo_solver.games.yahtzee.analysis import table as table_module
 from memo_solver.games.yahtzee.analysis.table import (
     Table,
@@ -34,8 +35,11 @@ from memo_solver.games.yahtzee.analysis.table import (
 )
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.dice import dice_universe
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.state import State
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
+from memo_solver.games.yahtzee.solve.turn import Guideposts
 from memo_solver.stores.memory import MemoryStore
 
 LOWER = RULE_SETS["yahtzee-lower"]
@@ -133,25 +137,48 @@ def test_the_readme_describes_every_npz_array(
     table, _ = lower
     out = tmp_path / "lower.npz"
     table_module.write_npz(table, out)
+    plain, _ = readme_npz_tables()
+    npz_is_described(out, described_arrays(plain, npz_sizes(table)))
+
+
+def readme_npz_tables() -> tuple[str, str]:
+    """The README's section on the table, cut where the saved-rolls arrays begin."""
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme.split("### The strategy table", 1)[1].split("\n## ", 1)[0]
-    dice = LOWER.universe
+    plain, saved = section.split("**With saved rolls**", 1)
+    return plain, saved
+
+
+def npz_sizes(table: Table) -> dict[str, int]:
+    """What the README's shapes name: N rows, C boxes, R rolls and K keeps of D dice, and
+    with saved rolls G decision rows (guideposts) and L rolls left at most."""
+    dice = table.rules.universe
     sizes = {
         "N": table.value.size,
-        "C": len(LOWER.categories),
-        "rerolls": LOWER.rerolls,
+        "C": len(table.rules.categories),
+        "rerolls": table.rules.rerolls,
         "R": dice.n_rolls,
         "K": dice.n_keeps,
         "D": dice.count,
     }
+    if table.decisions is not None and table.decisions.stop is not None:
+        sizes |= {"G": table.decisions.box.shape[0], "L": table.decisions.keep.shape[1]}
+    return sizes
+
+
+def described_arrays(part: str, sizes: dict[str, int]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Each array a README table names: its dtype and shape."""
     described: dict[str, tuple[str, tuple[int, ...]]] = {}
-    for line in section.splitlines():
+    for line in part.splitlines():
         if line.startswith("| `"):
             names, dtype, shape, _ = (cell.strip() for cell in line.strip("|").split("|"))
             dims = [d.strip() for d in shape.strip("()").split(",") if d.strip()]
             size = tuple(sizes[d] if d in sizes else int(d) for d in dims)
             described |= {name: (dtype, size) for name in re.findall(r"`(\w+)`", names)}
+    return described
 
+
+def npz_is_described(out: Path, described: dict[str, tuple[str, tuple[int, ...]]]) -> None:
     with np.load(out, allow_pickle=False) as npz:
         assert set(described) == set(npz.files)
         for name, (dtype, size) in described.items():
@@ -447,3 +474,192 @@ def test_cli_export_table_refuses_a_format_the_name_contradicts(
     result = export_table(tmp_path, "--rules", "yahtzee-upper", *argv)
     assert words in one_error_line(result)
     assert not list(tmp_path.glob("x.*"))
+
+
+# --- saved rolls -------------------------------------------------------------------------------
+
+SAVED_BOXES = [
+    {"name": "fives", "kind": "upper", "face": 5},
+    {"name": "sixes", "kind": "upper", "face": 6},
+    {"name": "chance", "kind": "chance"},
+    {"name": "yatzy", "kind": "all_alike", "points": 50},
+]
+"""Four boxes, free order (16 blocks), and an upper bonus within reach, so that a block has
+several guideposts: with two rerolls a turn the last turn's bank is up to 6 rolls."""
+
+
+def saved_rules(cap: int | None) -> RuleSet:
+    document: dict[str, Any] = {
+        "name": "four-saved" if cap is None else f"four-saved-{cap}",
+        "dice": 5,
+        "upper_threshold": 20,
+        "upper_bonus": 25,
+        "saved_rolls": True,
+        "boxes": SAVED_BOXES,
+    }
+    if cap is not None:
+        document["max_saved"] = cap
+    return parse_rule_set(document)
+
+
+@pytest.fixture(scope="module", params=[None, 2], ids=["no-cap", "cap-2"])
+def saved(request: pytest.FixtureRequest) -> Iterator[tuple[Table, dict[str, Any], Any]]:
+    """A saved-rolls table, its blocks as the engine solved them, and a way to call the
+    engine's ``advise`` (the portal)."""
+    rules = saved_rules(request.param)
+    with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
+        opened = open_engine(YahtzeeGame(rules), MemoryStore())
+        engine = stack.enter_context(portal.wrap_async_context_manager(opened))
+        table = portal.call(build_table, engine, rules)
+        keys = [block_key(m) for m in range(rules.all_filled + 1)]
+        blocks = portal.call(engine.blocks, keys)
+        yield table, blocks, lambda state: portal.call(advise, engine, rules, state)
+
+
+def test_a_saved_rolls_table_has_a_value_for_every_bank_of_every_guidepost(
+    saved: tuple[Table, dict[str, Any], Any],
+) -> None:
+    """Each guidepost of a block with L boxes filled has banks 0..min(2L, cap), in rows
+    ascending by filled, upper, bonus, then bank; each value is the block's (the end of the
+    game's too, 0 with whatever bank is left)."""
+    table, blocks, _ = saved
+    rules = table.rules
+    assert table.saved is not None
+    rows = 0
+    for filled in range(rules.all_filled + 1):
+        levels = Guideposts.reachable(rules, filled).upper.size
+        rows += levels * rules.saved_levels(filled.bit_count())
+    assert table.value.size == rows
+    keys = np.stack([table.filled, table.upper, table.bonus, table.saved])
+    assert (np.diff(np.ravel_multi_index(keys, (16, 21, 1, 9))) > 0).all()
+    for i in range(table.value.size):
+        block = blocks[block_key(int(table.filled[i]))]
+        assert table.value[i] == block[table.upper[i], table.bonus[i], table.saved[i]]
+    assert table.value[0] == pytest.approx(float(blocks[block_key(0)][0, 0, 0]), abs=0)
+    assert int(table.saved.max()) == min(4 * 2, 8 if rules.max_saved is None else rules.max_saved)
+
+
+def test_saved_rolls_decisions_are_advices_best_action(
+    saved: tuple[Table, dict[str, Any], Any],
+) -> None:
+    """At sampled guideposts, rolls left and rolls: the keep, or the box scored at once or
+    with no roll left, is advice's first action (the tie rule's); rolls left past what the
+    block's turns can have hold no decision."""
+    table, _, ask = saved
+    rules, decisions = table.rules, table.decisions
+    assert decisions is not None
+    assert decisions.stop is not None
+    assert decisions.guideposts is not None
+    filled, upper, bonus = decisions.guideposts
+    most = decisions.keep.shape[1]
+    assert most == min(3 * 2, rules.max_saved or 6) + rules.rerolls
+    random = np.random.default_rng(31)
+    live = np.flatnonzero(decisions.box[:, 0] >= 0)
+    checked = {"keep": 0, "stop": 0, "box": 0}
+    for g in random.choice(live, 60):
+        mask = int(filled[g])
+        reach = rules.saved_levels(mask.bit_count()) - 1 + rules.rerolls
+        beyond = decisions.keep[g, reach:], decisions.stop[g, reach:]
+        assert all((part == -1).all() for part in beyond)
+        for left in random.choice(reach + 1, 3):
+            roll = int(random.integers(FIVE.n_rolls))
+            state = State(mask, int(upper[g]), bool(bonus[g]), int(left), FIVE.rolls[roll])
+            best = ask(state).actions[0]
+            if left == 0:
+                assert best.kind == "score"
+                assert best.category == rules.categories[decisions.box[g, roll]].name
+                checked["box"] += 1
+            elif decisions.keep[g, left - 1, roll] >= 0:
+                assert decisions.stop[g, left - 1, roll] == -1
+                assert best.kind == "keep"
+                assert best.keep == FIVE.keeps[decisions.keep[g, left - 1, roll]]
+                checked["keep"] += 1
+            else:
+                assert best.kind == "score"
+                assert best.category == rules.categories[decisions.stop[g, left - 1, roll]].name
+                checked["stop"] += 1
+    assert min(checked.values()) > 0, checked
+
+
+def test_saved_rolls_in_every_format_and_in_the_readme(
+    saved: tuple[Table, dict[str, Any], Any], tmp_path: Path
+) -> None:
+    """The npz holds what the README's two tables say; the jsonl and parquet decisions are
+    the npz's, one per decision the header counts, rolls left from the most down."""
+    table, _, _ = saved
+    rules, decisions = table.rules, table.decisions
+    assert decisions is not None
+    assert decisions.stop is not None
+    assert decisions.guideposts is not None
+    table_module.write_npz(table, tmp_path / "t.npz")
+    plain, with_saved = readme_npz_tables()
+    sizes = npz_sizes(table)
+    described = described_arrays(plain, sizes) | described_arrays(with_saved, sizes)
+    npz_is_described(tmp_path / "t.npz", described)
+
+    table_module.write_jsonl(table, tmp_path / "t.jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    header = lines[0]
+    assert header["saved_rolls"] is True
+    assert header["max_saved"] == rules.max_saved
+    values = [line for line in lines if line["kind"] == "value"]
+    saved_column = table.saved
+    assert saved_column is not None
+    assert [v["saved"] for v in values] == saved_column.tolist()
+    made = [line for line in lines if line["kind"] == "decision"]
+    assert len(made) == header["decisions"] == decisions.count
+    g_of = {
+        (int(f), int(u), int(b)): g
+        for g, (f, u, b) in enumerate(zip(*decisions.guideposts, strict=True))
+    }
+    names = [c.name for c in rules.categories]
+    stop = decisions.stop
+
+    def npz_choice(line: dict[str, Any]) -> tuple[str, Any]:
+        mask = sum(1 << names.index(name) for name in line["filled"])
+        g = g_of[mask, line["upper"], int(line["yahtzee_bonus"])]
+        r, n = FIVE.roll_index[tuple(line["dice"])], line["rolls_left"]
+        if n == 0:
+            return "box", names[decisions.box[g, r]]
+        if decisions.keep[g, n - 1, r] >= 0:
+            return "keep", list(FIVE.keeps[decisions.keep[g, n - 1, r]])
+        return "box", names[stop[g, n - 1, r]]
+
+    for line in made[::211]:
+        kind = "keep" if "keep" in line else "box"
+        assert (kind, line[kind]) == npz_choice(line)
+    lefts = [line["rolls_left"] for line in made if line["filled"] == []]
+    assert lefts == sorted(lefts, reverse=True)
+    assert lefts[0] == rules.rerolls  # the first turn's bank is empty
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    table_module.write_parquet(table, tmp_path / "t.parquet")
+    banks = pq.read_table(tmp_path / "t.parquet").column("saved").to_pylist()
+    assert banks == saved_column.tolist()
+    rows = pq.read_table(tmp_path / "t.decisions.parquet").to_pylist()
+    assert len(rows) == len(made)
+    for row, line in zip(rows[::97], made[::97], strict=True):
+        assert row["rolls_left"] == line["rolls_left"]
+        assert row["dice"] == line["dice"]
+        assert (row["keep"], row["box"]) == (line.get("keep"), line.get("box"))
+        assert row["filled"] == sum(1 << names.index(name) for name in line["filled"])
+
+
+def test_cli_export_table_of_a_saved_rolls_rule_file(tmp_path: Path) -> None:
+    """Forced Yatzy with saved rolls: 16 blocks, so its decision table is written; its
+    first value row is the start value, pinned elsewhere (tests/test_saved_rolls.py)."""
+    document = json.loads(
+        (Path(__file__).parents[1] / "examples/rules/yatzy-saved.json").read_text()
+    )
+    rules_file = tmp_path / "forced-saved.json"
+    rules_file.write_text(json.dumps({**document, "name": "forced-saved", "order": "forced"}))
+    out = tmp_path / "forced.npz"
+    result = export_table(tmp_path, "--rules-file", str(rules_file), "--out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["values"] == 15_559
+    assert answer["decisions"] == 3_796_380
+    with np.load(out, allow_pickle=False) as npz:
+        assert npz["value"][0] == pytest.approx(174.0530941844, abs=1e-9)
+        assert npz["saved"][0] == 0
+        assert npz["decision_keep"].shape == (npz["decision_box"].shape[0], 30, 252)

@@ -46,7 +46,6 @@ from memo_solver.games.yahtzee import (
     Strategy,
     Target,
     build_table,
-    check_distribution,
     need_stats_json,
     output_format,
     parse_state,
@@ -85,7 +84,6 @@ async def stats_command(
     """``memo-solver stats``: the exact distribution, computed here, or by the workers as a
     background job when ``queue`` (the store's, on Redis) has a live one."""
     state = parse_state(options.state, rules)
-    check_distribution(rules)  # before a job for the workers too
     plot = options.plot
     if plot is not None:
         check_plot_target(plot)  # before the work, not after

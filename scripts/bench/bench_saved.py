@@ -17,17 +17,27 @@ What it measures:
 - ``full`` (``--full``, about an hour on two cores): both whole precomputes for real, each a
   child ``memo-solver precompute`` into a fresh SQLite file, one after the other: CPU, wall,
   peak RSS, the store's size, the start values and the CPU ratio (the same target).
+- ``stats``: the exact distribution, Scandinavian Yatzy beside Yatzy with saved rolls
+  (``examples/rules/yatzy-saved.json``), from the scorecard with the first
+  ``--stats-filled`` boxes filled (0: the whole game): each rule set's sub-game precomputed
+  into a fresh SQLite file (untimed), then ``stats --json`` from there as a child: CPU,
+  wall, peak RSS, and the mean beside the start value. The pass holds a layer's mass at
+  once, each turn start's with its banks: with saved rolls the whole game's middle layer
+  needs about 15 times ``yatzy``'s memory, more than a 24 GB host shared with other work
+  has (BENCHMARKS.md). No target: the figures are for the record.
 
 Run::
 
     .venv/bin/python scripts/bench/bench_saved.py                 # cold, warm, ratio
     .venv/bin/python scripts/bench/bench_saved.py ratio --json
     .venv/bin/python scripts/bench/bench_saved.py full            # the real whole solves
+    .venv/bin/python scripts/bench/bench_saved.py stats --stats-filled 3
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import platform
 import random
@@ -40,6 +50,7 @@ from typing import Any
 import anyio
 import numpy as np
 from _bench import (
+    ROOT,
     Target,
     add_targets,
     child_env,
@@ -59,7 +70,12 @@ from memo_solver.games.yahtzee.solve.turn import solve_blocks
 from memo_solver.stores.memory import MemoryStore
 
 SAVED, PLAIN = "maxi-yatzy-saved", "maxi-yatzy"
-PARTS = ("cold", "warm", "ratio", "full")
+PARTS = ("cold", "warm", "ratio", "full", "stats")
+STATS_RULES = {
+    "yatzy": ["--rules", "yatzy"],
+    "yatzy-saved": ["--rules-file", str(ROOT / "examples" / "rules" / "yatzy-saved.json")],
+}
+"""The rule sets whose whole distributions ``stats`` measures, as the CLI names them."""
 COLD_S, WARM_MS, RATIO = 1.0, 1.0, 16.0
 
 
@@ -166,6 +182,28 @@ def full() -> dict[str, Any]:
     return figures
 
 
+def stats(filled: int) -> dict[str, Any]:
+    command, env = memo_solver_command(None), child_env()
+    boxes = [c.name for c in get_rule_set("yatzy").categories[:filled]]
+    state = f"filled={','.join(boxes)}" if boxes else "start"
+    figures: dict[str, Any] = {"state": state}
+    with tempfile.TemporaryDirectory(prefix="bench-saved-stats-") as tmp:
+        for name, rules in STATS_RULES.items():
+            store = str(Path(tmp) / f"{name}.sqlite")
+            asked = [command, "--store", store, "--json"]
+            solved = run_child([*asked, "value", state, *rules], env)
+            child = run_child([*asked, "stats", state, *rules], env)
+            figures[name] = {
+                "cpu_s": child.cpu_s,
+                "wall_s": child.wall_s,
+                "peak_rss_mb": child.max_rss_mb,
+                "mean": json.loads(child.stdout)["mean"],
+                "value": json.loads(solved.stdout)["value"],
+            }
+    figures["ratio"] = figures["yatzy-saved"]["cpu_s"] / figures["yatzy"]["cpu_s"]
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -177,6 +215,12 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=8, help="blocks per layer (default 8)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--stats-filled",
+        type=int,
+        default=0,
+        help="stats: the first N boxes filled first (default 0: the whole game)",
+    )
     add_targets(parser, cold_s=COLD_S, warm_ms=WARM_MS, ratio=RATIO)
     args = parser.parse_args()
     parts = args.parts or ["cold", "warm", "ratio"]
@@ -210,6 +254,8 @@ def main() -> int:
                 "whole precompute CPU, saved / plain", result["full"]["ratio"], args.target_ratio
             )
         )
+    if "stats" in parts:
+        result["stats"] = stats(args.stats_filled)
     result["host"]["peak_rss_mb"] = peak_rss_mb()
     if args.json:
         return verdict(targets, result)
@@ -239,6 +285,16 @@ def main() -> int:
                 f"peak {run['peak_rss_mb']:.0f} MB, store {run['store_gb']:.2f} GB; {run['answer']}"
             )
         print(f"whole precompute CPU ratio: {result['full']['ratio']:.2f}")
+    if "stats" in result:
+        print(f"exact distribution from {result['stats']['state']}:")
+        for name in STATS_RULES:
+            run = result["stats"][name]
+            print(
+                f"  {name}: {run['cpu_s']:.1f} CPU s, {run['wall_s']:.1f} s wall, peak "
+                f"{run['peak_rss_mb']:.0f} MB; mean {run['mean']:.10f}, value "
+                f"{run['value']:.10f}"
+            )
+        print(f"  CPU ratio, saved / plain: {result['stats']['ratio']:.1f}")
     return verdict(targets)
 
 

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from memo_solver.games.yahtzee.analysis.distribution import (
         Distribution as Distribution,
         Progress as Progress,
-        check_distribution as check_distribution,
         score_distribution as score_distribution,
         target_distribution as target_distribution,
     )

@@ -12,7 +12,6 @@ from fastapi import Request
 from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee import (
     Distribution,
-    check_distribution,
     distribution_in_thread,
     entry_for,
     read_game,
@@ -72,7 +71,6 @@ async def stats(body: StatsRequest, request: Request) -> dict[str, Any]:
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
-    check_distribution(rules)  # before the budget, which may start a solve
     await check_state(service, rules, state, client_of(request.scope))
 
     async def work() -> Distribution:

@@ -15,12 +15,19 @@ shared with everyone on the memo); the pass itself (:func:`forward_pass`) only r
 from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
 held level by level and dropped as soon as a block is done.
 
+With saved rolls a block's turn starts are its guideposts each with its banks (the rolls a
+turn starts with saved), and the pass carries the bank: a turn starting with bank s rolls
+first with s + rerolls rolls left, the policy stops or rerolls at each roll by the rolls
+left alone (:func:`memo_solver.games.yahtzee.analysis.policy.banked_outcomes`), and the mass
+that stops with R left lands on the next block's turn start with the bank it carries,
+``rules.carried(R)`` (:func:`_class_weights`, weights per bank carried).
+
 The same pass follows the target policy, which plays for the best chance of N more points
 (:func:`target_pass`): there the points banked decide the choices (the need left is N less
 them), so each total of a guidepost is a lane of its own. Its P(>= N) is the chance
 objective's value computed by another road, which the tests and the pins hold together.
 
-One module of about 520 lines, on purpose: the mean pass and the target pass walk the same
+One module of about 590 lines, on purpose: the mean pass and the target pass walk the same
 blocks with the same mass bookkeeping and differ only in what decides a choice; apart, each
 would keep a copy of the walk.
 """
@@ -38,8 +45,14 @@ import numpy.typing as npt
 
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
-from memo_solver.games.yahtzee.analysis.policy import outcomes, target_policy, turn_policy
-from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet, refuse_saved_rolls
+from memo_solver.games.yahtzee.analysis.policy import (
+    TurnPolicy,
+    banked_outcomes,
+    outcomes,
+    target_policy,
+    turn_policy,
+)
+from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
 from memo_solver.games.yahtzee.rules.state import State, guidepost
 from memo_solver.games.yahtzee.solve import forward_kernel
 from memo_solver.games.yahtzee.solve.game import block_key
@@ -165,16 +178,8 @@ async def score_distribution(
     return forward_pass(await blocks_below(engine, rules, state), rules, state, progress)
 
 
-def check_distribution(rules: RuleSet) -> None:
-    """Refuse a rule set the forward pass cannot follow yet (saved rolls: it carries no
-    bank): every pass starts here (:func:`blocks_below`), and a caller that would queue or
-    weigh one first calls it before."""
-    refuse_saved_rolls(rules, "the exact distribution (stats)")
-
-
 async def blocks_below(engine: Engine, rules: RuleSet, state: State) -> dict[str, Block]:
     """Every block the pass from ``state`` reads, solved on ``engine`` if need be."""
-    check_distribution(rules)
     filled = state.filled
     await engine.block(block_key(filled))  # solves everything below the state
     return await engine.blocks([block_key(mask) for mask in rules.reachable_masks(filled)])
@@ -207,21 +212,24 @@ def forward_pass(
                 box_points=tally.box_points,
                 bonus_points=tally.bonus_points,
             )
-        rolls, rerolls = _first_rolls(rules, state if filled == start else None, here.shape[0])
+        opening = state if filled == start else None
         here_spared = spared.pop(filled)
-        _turn(blocks, rules, filled, here, here_spared, rolls, rerolls, mass, spared, tally)
+        _turn(blocks, rules, filled, here, here_spared, opening, mass, spared, tally)
         if progress is not None:
             progress(done + 1, len(order))
     raise AssertionError("the pass never reached the end of the game")
 
 
 def _starting_mass(rules: RuleSet, state: State) -> dict[int, FloatArray]:
-    """All the mass on the state's guidepost of its block, with 0 points banked."""
-    upper, bonus = guidepost(state, rules)
+    """All the mass on the state's turn start of its block, with 0 points banked: its
+    guidepost, and with saved rolls its bank (0 for a state with dice, whose rolls left
+    say where its turn stands)."""
+    at = guidepost(state, rules)
     first = Guideposts.reachable(rules, state.filled)
-    row = int(np.flatnonzero((first.upper == upper) & (first.bonus == bonus))[0])
-    here = np.zeros((first.upper.size, 1))
-    here[row, 0] = 1.0
+    level = int(np.flatnonzero((first.upper == at[0]) & (first.bonus == at[1]))[0])
+    banks = rules.saved_levels(state.filled.bit_count())
+    here = np.zeros((first.upper.size * banks, 1))
+    here[level * banks + state.saved, 0] = 1.0
     return {state.filled: here}
 
 
@@ -242,47 +250,64 @@ def _turn(
     filled: int,
     here: FloatArray,
     here_spared: FloatArray,
-    rolls: FloatArray,
-    rerolls: int,
+    opening: State | None,
     mass: dict[int, FloatArray],
     spared: dict[int, FloatArray],
     tally: _Tally,
 ) -> None:
-    """Move the block's mass ``here`` (B, totals) to the blocks its boxes fill.
+    """Move the block's mass ``here`` (turn starts, totals) to the blocks its boxes fill;
+    ``opening`` is the state the pass starts from when this is its block.
 
     The rolls a turn ends on fall into classes of equal points in a box (and equal
-    all-alike-ness, for the +100); every (class, guidepost) pair lands on one guidepost of
-    the next block having banked one gain, so the move is one shifted add of the guidepost's
-    window of totals per pair (:func:`memo_solver.games.yahtzee.solve.forward_kernel.shift_add`,
-    compiled), and the tallies are a few array steps over the pairs of all boxes at once.
+    all-alike-ness, for the +100); every (class, turn start) pair lands on one turn start of
+    the next block having banked one gain, so the move is one shifted add of the turn
+    start's window of totals per pair (:func:`memo_solver.games.yahtzee.solve.forward_kernel.
+    shift_add`, compiled), and the tallies are a few array steps over the pairs of all boxes
+    at once. A block's turn starts are its guideposts, each with its banks under saved rolls
+    (guidepost-major, as the block's values): there a pair lands on the bank the turn
+    carries, so its weights come per bank carried (:func:`_class_weights`).
     """
     guideposts = Guideposts.reachable(rules, filled)
     successors = _successors(blocks, rules, filled)
     policy = turn_policy(rules, filled, successors.__getitem__, guideposts)
     classes = _Classes.of(rules, policy.tables.boxes, policy.tables.points)
-    weights = np.zeros((classes.points.size, guideposts.upper.size))
-    ends = outcomes(rules.universe, policy.keep, rolls, rerolls)
-    forward_kernel.class_weights(ends, policy.box, classes.of_roll, weights)
+    banks = rules.saved_levels(filled.bit_count())
     reach = here.sum(axis=1)
+    held = np.arange(reach.size)
+    if banks > 1:  # only the turn starts that hold mass: a bank's are often few
+        held = np.flatnonzero(reach > 0)
+        here, here_spared, reach = here[held], here_spared[:, held], reach[held]
+    by_carry = _class_weights(rules, policy, classes, opening, banks, held)
     pts, alike = classes.points[:, None], classes.alike[:, None]
     landing = land(rules, classes.box[:, None], pts, alike, guideposts.upper, guideposts.bonus)
-    shape = weights.shape
-    upper_bonus = np.broadcast_to(landing.upper_bonus, shape)
-    extra = np.ascontiguousarray(np.broadcast_to(landing.extra, shape))
+    shape = (classes.points.size, guideposts.upper.size)
+    level = held // banks
+
+    def rows_of(levels: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """(classes, turn starts followed) from (classes, guideposts)."""
+        levels = np.broadcast_to(levels, shape)
+        return levels if banks == 1 else levels[:, level]
+
+    upper_bonus = rows_of(landing.upper_bonus)
+    extra = np.ascontiguousarray(rows_of(landing.extra))
     gains = pts + upper_bonus + extra
+    # The tallies are linear in the weights: one pass over their sum over the banks carried.
+    weights = by_carry[0][1]
+    for _, more in by_carry[1:]:
+        weights = weights + more
     reached = weights * reach
     boxes = policy.tables.boxes
     box_points = np.bincount(classes.position, reached.sum(axis=1) * classes.points, len(boxes))
     for i, box in enumerate(boxes):
         name = rules.categories[box].name
         tally.box_points[name] = tally.box_points.get(name, 0.0) + float(box_points[i])
-    tally.p_yahtzee += float(reached[np.broadcast_to(landing.fifty, shape)].sum())
+    tally.p_yahtzee += float(reached[rows_of(landing.fifty)].sum())
     tally.p_upper_bonus += float(reached[upper_bonus > 0].sum())
     _add_bonus(tally, "upper", float((reached * upper_bonus).sum()))
     _add_bonus(tally, "yahtzee", float((reached * extra).sum()))
     first, length = _windows(here)
-    upper = np.broadcast_to(landing.upper, shape)
-    flag = np.broadcast_to(landing.flag, shape)
+    upper = rows_of(landing.upper)
+    flag = rows_of(landing.flag)
     hit_alike = classes.alike.astype(np.int64)
     for i, box in enumerate(boxes):
         lo, hi = classes.bounds[i], classes.bounds[i + 1]
@@ -291,14 +316,49 @@ def _turn(
             continue  # the strategy never scores this box here: no mass, no block to visit
         nxt_filled = filled | 1 << box
         nxt = Guideposts.reachable(rules, nxt_filled)
+        nxt_banks = rules.saved_levels(nxt_filled.bit_count())
         rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
         width = int(gains[lo:hi][live].max()) + here.shape[1]
-        target = _grown(mass, nxt_filled, nxt.upper.size, width)
-        into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), nxt.upper.size)))
-        forward_kernel.shift_add(
-            here, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
-            hit_alike[lo:hi], here_spared, target, into,
-        )  # fmt: skip
+        height = nxt.upper.size * nxt_banks
+        target = _grown(mass, nxt_filled, height, width)
+        into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), height)))
+        for carry, carried in by_carry:  # each bank carried lands on its own rows
+            landed = rows * nxt_banks + carry if nxt_banks > 1 else rows
+            forward_kernel.shift_add(
+                here, first, length, carried[lo:hi], landed, gains[lo:hi], extra[lo:hi],
+                hit_alike[lo:hi], here_spared, target, into,
+            )  # fmt: skip
+
+
+def _class_weights(
+    rules: RuleSet,
+    policy: TurnPolicy,
+    classes: _Classes,
+    opening: State | None,
+    banks: int,
+    held: IntArray,
+) -> list[tuple[int, FloatArray]]:
+    """(bank carried, weights) pairs: weights[k, j] the chance that the turn from the
+    block's turn start ``held[j]`` ends on a roll of class k carrying that bank (0 without
+    saved rolls), ``opening`` its state when the pass starts mid-turn in it. With saved
+    rolls a turn start with bank s rolls first with s + rerolls left."""
+    count = classes.points.size
+    rolls, rerolls = _first_rolls(rules, opening, held.size)
+    if not rules.saved_rolls:
+        weights = np.zeros((count, held.size))
+        ends = outcomes(rules.universe, policy.keep, rolls, rerolls)
+        forward_kernel.class_weights(ends, policy.box, classes.of_roll, weights)
+        return [(0, weights)]
+    mid_turn = opening is not None and opening.dice is not None
+    starts = np.full(held.size, rerolls) if mid_turn else rerolls + held % banks
+    by_carry: dict[int, FloatArray] = {}
+    stops = banked_outcomes(rules.universe, policy, rolls, starts, held // banks)
+    for left, ends, box in stops:
+        carry = rules.carried(left)
+        if carry not in by_carry:
+            by_carry[carry] = np.zeros((count, held.size))
+        forward_kernel.class_weights(ends, box, classes.of_roll, by_carry[carry])
+    return sorted(by_carry.items())
 
 
 def _successors(blocks: Mapping[str, Block], rules: RuleSet, filled: int) -> dict[int, Block]:

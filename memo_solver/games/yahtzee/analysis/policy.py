@@ -22,14 +22,15 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from memo_solver.games.yahtzee.rules.dice import Dice
 from memo_solver.games.yahtzee.rules.rule_set import FloatArray, RuleSet
+from memo_solver.games.yahtzee.rules.ties import tie
 from memo_solver.games.yahtzee.solve import forward_kernel, kernel
 from memo_solver.games.yahtzee.solve.turn import (
     Guideposts,
@@ -49,24 +50,40 @@ class TurnPolicy:
 
     tables: TurnTables
     keep: list[IntArray]
-    """keep[n] (n_rolls, B): the keep chosen for each roll with n rerolls left (n >= 1)."""
+    """keep[n] (n_rolls, B): the keep chosen for each roll with n rerolls left (n >= 1);
+    with saved rolls, n rolls left, the best keep that rerolls a die (played where
+    :attr:`stop` says not to score)."""
     box: IntArray
     """(n_rolls, B): with no rerolls left, the position in ``tables.boxes`` of the box chosen."""
+    stop: list[IntArray] = field(default_factory=list)
+    """With saved rolls, stop[R] (n_rolls, B) for R = 0 .. the most rolls a turn of the
+    block can leave: the position of the box scored at once with R rolls left, or -1 where
+    the strategy rerolls ``keep[R]`` instead (stop[0] is ``box``). Empty without saved
+    rolls: a plain turn never needs to stop early, as keeping every die is as good."""
 
 
 _OUT_OF_RANGE = "keep values out of the range the integer tie keys can order"
 
 
-def choose_keeps(dice: Dice, keeps: FloatArray) -> IntArray:
+def choose_keeps(dice: Dice, keeps: FloatArray, *, whole: bool = True) -> IntArray:
     """(n_rolls, B) for each roll the best keep inside it, by the tie rule: among the keeps
-    inside a roll, the better value to 1e-9, then more dice, then the first keep."""
+    inside a roll, the better value to 1e-9, then more dice, then the first keep. Without
+    ``whole`` the roll itself is left out: a keep rerolls at least one die (saved rolls)."""
     width = keeps.shape[1]
     key = np.empty((dice.n_keeps, width), dtype=np.int64)
     chosen = np.empty((dice.n_rolls, width), dtype=np.int64)
     values = np.ascontiguousarray(keeps, dtype=np.float64)
-    if forward_kernel.best_keeps(values, width, kernel.lattice(dice), key, chosen):
+    if forward_kernel.best_keeps(values, width, kernel.lattice(dice), key, chosen, whole):
         raise ValueError(_OUT_OF_RANGE)
     return chosen
+
+
+def best_box(scores: FloatArray) -> IntArray:
+    """(n_rolls, B): the best box for each roll, by the tie rule, from every open box's
+    value of scoring it ``scores`` (C_open, n_rolls, B): the first with the most ticks."""
+    box = np.empty((scores.shape[1], scores.shape[2]), dtype=np.int64)
+    forward_kernel.best_boxes(np.ascontiguousarray(scores), scores.shape[2], box)
+    return box
 
 
 def turn_policy(
@@ -75,12 +92,33 @@ def turn_policy(
     successor: Callable[[int], FloatArray],
     guideposts: Guideposts,
 ) -> TurnPolicy:
+    """The choices at every roll of a turn of the block of ``filled``, for ``guideposts``.
+
+    With saved rolls the turn runs over the rolls left R, from the most a turn of this block
+    can leave (its largest bank plus the turn's rerolls) down to 0, and each R with rolls
+    left has two kinds of choice: stop and score now (the best box, carrying
+    ``rules.carried(R)`` into the next turn), or reroll a proper keep (one die at least)
+    with R - 1 left. Scoring now wins a tie (the tie rule), so :attr:`TurnPolicy.stop` is
+    the box where the best score's ticks reach the best keep's. The bank the turn started
+    with decides only where the chain starts, not a choice on it."""
     tables = turn_tables(rules, filled, successor, guideposts, rules.rerolls)
+    dice = rules.universe
+    box = best_box(tables.scores[0])
     keep = [np.empty((0, 0), dtype=np.int64)]
-    keep += [choose_keeps(rules.universe, tables.keeps[n]) for n in range(1, rules.rerolls + 1)]
-    box = np.empty((rules.universe.n_rolls, guideposts.upper.size), dtype=np.int64)
-    forward_kernel.best_boxes(tables.scores[0], box.shape[1], box)
-    return TurnPolicy(tables, keep, box)
+    if not rules.saved_rolls:
+        keep += [choose_keeps(dice, tables.keeps[n]) for n in range(1, rules.rerolls + 1)]
+        return TurnPolicy(tables, keep, box)
+    stop = [box]
+    rolls, lanes = np.arange(dice.n_rolls)[:, None], np.arange(guideposts.upper.size)
+    for left in range(1, len(tables.keeps)):
+        keeps = tables.keeps[left]
+        chosen = choose_keeps(dice, keeps, whole=False)
+        scores = tables.scores[rules.carried(left)]
+        best = best_box(scores)
+        scored, kept = scores[best, rolls, lanes], keeps[chosen, lanes]
+        stop.append(np.where(tie(scored) >= tie(kept), best, -1))
+        keep.append(chosen)
+    return TurnPolicy(tables, keep, box, stop)
 
 
 # --- the target policy: the best chance of a need, ties to the mean -------------------------
@@ -222,3 +260,30 @@ def outcomes(dice: Dice, keep: list[IntArray], rolls: FloatArray, rerolls_left: 
     for n in range(rerolls_left, 0, -1):
         forward_kernel.reroll(ends, keep[n], dice.child_rows, work)
     return ends
+
+
+def banked_outcomes(
+    dice: Dice, policy: TurnPolicy, rolls: FloatArray, starts: IntArray, levels: IntArray
+) -> Iterator[tuple[int, FloatArray, IntArray]]:
+    """With saved rolls, where the turns of many lanes end, one R at a time from the most
+    rolls left down to 0: (R, ends, box), ``ends`` (n_rolls, lanes) the chance that the
+    lane's turn stops on each roll with R left, scored in ``box`` (the position of the box,
+    :attr:`TurnPolicy.stop`; any valid one where nothing stops).
+
+    Lane l follows the choices of column ``levels[l]`` of ``policy`` from ``starts[l]``
+    rolls left, its rolls' chances there ``rolls[:, l]`` (a first roll, which leaves the bank
+    plus the turn's rerolls, or a state's dice): the choices depend on the rolls left, not
+    on the bank a turn started with, so lanes of one level with different banks join the
+    same chain at different points."""
+    held = np.zeros((dice.n_rolls, starts.size))
+    work = np.empty((dice.n_keeps, starts.size))
+    for left in range(int(starts.max(initial=0)), -1, -1):
+        joining = starts == left
+        held[:, joining] = rolls[:, joining]
+        box = policy.stop[left][:, levels]
+        stopping = box >= 0
+        yield left, np.where(stopping, held, 0.0), np.maximum(box, 0)
+        if left:
+            held = np.where(stopping, 0.0, held)
+            keep = np.ascontiguousarray(policy.keep[left][:, levels])
+            forward_kernel.reroll(held, keep, dice.child_rows, work)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,7 +23,7 @@ import numpy.typing as npt
 from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.analysis.policy import turn_policy
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet, refuse_saved_rolls
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.solve.game import block_key
 from memo_solver.games.yahtzee.solve.turn import Guideposts
 
@@ -59,17 +59,31 @@ def output_format(out: Path, given: str | None) -> str:
 
 @dataclass(frozen=True)
 class Decisions:
-    """The strategy's choice at every turn start, rerolls left and roll; rows as the values."""
+    """The strategy's choice at every turn start, rerolls left and roll; rows as the values.
+
+    With saved rolls a row is a guidepost (``guideposts``), not a turn start: the choices
+    depend on the rolls left, not on the bank the turn started with, so one row serves every
+    bank, and the rerolls-left axis is the rolls-left axis, up to the most a turn of the
+    game can have (:func:`most_rolls_left`)."""
 
     keep: npt.NDArray[np.int16]
     """(N, rerolls, n_rolls): keep index chosen with n = 1..rerolls rerolls left; -1 at game
-    end."""
+    end. With saved rolls (G, most rolls left, n_rolls), n rolls left, and -1 too where the
+    strategy scores at once (:attr:`stop`) or the block's turns never have n left."""
     box: npt.NDArray[np.int16]
     """(N, n_rolls): box index scored with no rerolls left; -1 at game end."""
+    stop: npt.NDArray[np.int16] | None = None
+    """With saved rolls, (G, most rolls left, n_rolls): the box index scored at once with
+    n rolls left, -1 where the strategy rerolls (:attr:`keep`) or has no such turn."""
+    guideposts: tuple[IntArray, IntArray, IntArray] | None = None
+    """With saved rolls, each row's filled mask, upper level and bonus flag."""
 
     @property
     def count(self) -> int:
         """How many decisions the table holds (rows with every box filled have none)."""
+        if self.stop is not None:
+            chosen = (self.keep >= 0, self.stop >= 0, self.box >= 0)
+            return sum(int(np.count_nonzero(made)) for made in chosen)
         live = int(np.count_nonzero(self.box[:, 0] >= 0))
         return live * (int(self.keep.shape[1]) + 1) * int(self.box.shape[1])
 
@@ -84,14 +98,20 @@ class Table:
     decisions: Decisions | None
     note: str
     """Why the decision table is left out, or empty."""
+    saved: IntArray | None = None
+    """With saved rolls, each row's bank (the rolls saved at the turn start); None without."""
 
     def header(self) -> dict[str, Any]:
+        saved: dict[str, Any] = {}
+        if self.rules.saved_rolls:
+            saved = {"saved_rolls": True, "max_saved": self.rules.max_saved}
         return {
             "kind": "header",
             "rules": self.rules.name,
             "fingerprint": self.rules.fingerprint,
             "boxes": [c.name for c in self.rules.categories],
             "rerolls": self.rules.rerolls,
+            **saved,
             "values": int(self.value.size),
             "decisions": None if self.decisions is None else self.decisions.count,
             "note": self.note or None,
@@ -105,12 +125,17 @@ def has_decision_table(rules: RuleSet) -> bool:
     return rules.block_count <= MAX_DECISION_BLOCKS
 
 
+def most_rolls_left(rules: RuleSet) -> int:
+    """The most rolls left after a first roll in any turn of the game: the rerolls, and with
+    saved rolls the largest bank too, which the last turn may hold."""
+    return rules.saved_levels(len(rules.categories) - 1) - 1 + rules.rerolls
+
+
 async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None = None) -> Table:
     """Solve the whole rule set on ``engine`` and lay out its values (and decisions).
 
     ``progress(n)`` is told after each block: the total is ``rules.block_count``.
     """
-    refuse_saved_rolls(rules, "the strategy table (export-table)")
     await engine.block(block_key(0))  # solves every block below the start: all of them
     masks = sorted(rules.reachable_masks(0))
     n_blocks = len(masks)
@@ -123,22 +148,32 @@ async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None 
         f"{MAX_DECISION_BLOCKS} a decision table is written for; the values are complete"
     )
     columns: dict[str, list[Any]] = {"filled": [], "upper": [], "bonus": [], "value": []}
+    banks: list[IntArray] = []
     keeps: list[npt.NDArray[np.int16]] = []
     boxes: list[npt.NDArray[np.int16]] = []
+    stops: list[npt.NDArray[np.int16]] = []
     for done, filled in enumerate(masks, start=1):
         guideposts = Guideposts.reachable(rules, filled)
         block = blocks[block_key(filled)]
-        columns["filled"].append(np.full(guideposts.upper.size, filled, dtype=np.int64))
-        columns["upper"].append(guideposts.upper)
-        columns["bonus"].append(guideposts.bonus)
-        columns["value"].append(block[guideposts.upper, guideposts.bonus])
+        saved = rules.saved_levels(filled.bit_count()) if rules.saved_rolls else 1
+        columns["filled"].append(np.full(guideposts.upper.size * saved, filled, dtype=np.int64))
+        columns["upper"].append(np.repeat(guideposts.upper, saved))
+        columns["bonus"].append(np.repeat(guideposts.bonus, saved))
+        columns["value"].append(block[guideposts.upper, guideposts.bonus].ravel())
+        banks.append(np.tile(np.arange(saved), guideposts.upper.size))
         if decide:
-            keep, box = _block_decisions(rules, filled, blocks, guideposts)
+            keep, box, stop = _block_decisions(rules, filled, blocks, guideposts)
             keeps.append(keep)
             boxes.append(box)
+            stops.append(stop)
         if progress is not None:
             progress(done)
-    decisions = Decisions(keep=np.concatenate(keeps), box=np.concatenate(boxes)) if decide else None
+    decisions = None
+    if decide:
+        decisions = Decisions(keep=np.concatenate(keeps), box=np.concatenate(boxes))
+        if rules.saved_rolls:
+            rows = _guidepost_columns(rules, masks)
+            decisions = replace(decisions, stop=np.concatenate(stops), guideposts=rows)
     return Table(
         rules,
         filled=np.concatenate(columns["filled"]),
@@ -147,26 +182,51 @@ async def build_table(engine: Engine, rules: RuleSet, progress: Progress | None 
         value=np.concatenate(columns["value"]).astype(np.float64),
         decisions=decisions,
         note=note,
+        saved=np.concatenate(banks) if rules.saved_rolls else None,
+    )
+
+
+def _guidepost_columns(rules: RuleSet, masks: list[int]) -> tuple[IntArray, IntArray, IntArray]:
+    """The filled mask, upper level and bonus flag of every block's guideposts, the blocks
+    in order: the rows of a saved-rolls decision table."""
+    guideposts = [Guideposts.reachable(rules, filled) for filled in masks]
+    return (
+        np.repeat(np.asarray(masks, dtype=np.int64), [g.upper.size for g in guideposts]),
+        np.concatenate([g.upper for g in guideposts]).astype(np.int64),
+        np.concatenate([g.bonus for g in guideposts]).astype(np.int64),
     )
 
 
 def _block_decisions(
     rules: RuleSet, filled: int, blocks: dict[str, Block], guideposts: Guideposts
-) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
-    """(B, rerolls, n_rolls) keeps and (B, n_rolls) boxes chosen at the block's guideposts."""
+) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+    """(B, rerolls, n_rolls) keeps and (B, n_rolls) boxes chosen at the block's guideposts;
+    with saved rolls the keeps are (B, most rolls left, n_rolls), beside the boxes scored at
+    once (the same shape: :attr:`Decisions.stop`; empty without saved rolls)."""
     width = guideposts.upper.size
     n_rolls = rules.universe.n_rolls
+    most = most_rolls_left(rules)
+    stop = np.full((width, most if rules.saved_rolls else 0, n_rolls), -1, dtype=np.int16)
     if filled == rules.all_filled:
         return (
-            np.full((width, rules.rerolls, n_rolls), -1, dtype=np.int16),
+            np.full((width, most, n_rolls), -1, dtype=np.int16),
             np.full((width, n_rolls), -1, dtype=np.int16),
+            stop,
         )
     policy = turn_policy(
         rules, filled, lambda box: blocks[block_key(filled | 1 << box)], guideposts
     )
-    keep = np.stack([policy.keep[n].T for n in range(1, rules.rerolls + 1)], axis=1)
-    box = np.asarray(policy.tables.boxes, dtype=np.int64)[policy.box].T
-    return keep.astype(np.int16), box.astype(np.int16)
+    names = np.asarray(policy.tables.boxes, dtype=np.int64)
+    box = names[policy.box].T.astype(np.int16)
+    if not rules.saved_rolls:
+        chosen = np.stack([policy.keep[n].T for n in range(1, rules.rerolls + 1)], axis=1)
+        return chosen.astype(np.int16), box, stop
+    keep = np.full((width, most, n_rolls), -1, dtype=np.int16)
+    for left in range(1, len(policy.keep)):
+        scored = policy.stop[left].T
+        keep[:, left - 1] = np.where(scored < 0, policy.keep[left].T, -1)
+        stop[:, left - 1] = np.where(scored < 0, -1, names[scored])
+    return keep, box, stop
 
 
 # --- the formats -----------------------------------------------------------------------------
@@ -185,18 +245,29 @@ def write_npz(table: Table, out: Path) -> list[Path]:
         "rerolls": np.array(table.rules.rerolls),
         "note": np.array(table.note),
     }
-    if table.decisions is not None:
+    if table.saved is not None:
+        arrays["saved"] = table.saved
+    decisions = table.decisions
+    if decisions is not None:
         dice = table.rules.universe
         keeps = np.zeros((dice.n_keeps, dice.count), dtype=np.int8)
         for k, faces in enumerate(dice.keeps):
             keeps[k, : len(faces)] = faces
         arrays |= {
-            "decision_keep": table.decisions.keep,
-            "decision_box": table.decisions.box,
+            "decision_keep": decisions.keep,
+            "decision_box": decisions.box,
             "rolls": np.array(dice.rolls, dtype=np.int8),
             "keeps": keeps,
             "keep_size": dice.keep_sizes.astype(np.int64),
         }
+        if decisions.stop is not None and decisions.guideposts is not None:
+            filled, upper, bonus = decisions.guideposts
+            arrays |= {
+                "decision_stop": decisions.stop,
+                "decision_filled": filled,
+                "decision_upper": upper,
+                "decision_bonus": bonus,
+            }
     save: Callable[..., None] = np.savez_compressed  # its stubs type **arrays as options
     with out.open("wb") as file:
         save(file, **arrays)
@@ -217,33 +288,41 @@ def _jsonl_lines(table: Table) -> Iterator[str]:
     names = [c.name for c in rules.categories]
     filled_json: dict[int, str] = {}
 
-    def where(i: int) -> str:
-        filled = int(table.filled[i])
+    def where(rows: tuple[IntArray, IntArray, IntArray], i: int) -> str:
+        filled = int(rows[0][i])
         shown = filled_json.get(filled)
         if shown is None:
             shown = filled_json[filled] = json.dumps(
                 [n for b, n in enumerate(names) if filled >> b & 1]
             )
-        flag = "true" if table.bonus[i] else "false"
-        return f'"filled": {shown}, "upper": {int(table.upper[i])}, "yahtzee_bonus": {flag}'
+        flag = "true" if rows[2][i] else "false"
+        return f'"filled": {shown}, "upper": {int(rows[1][i])}, "yahtzee_bonus": {flag}'
 
+    values = (table.filled, table.upper, table.bonus)
     for i in range(table.value.size):
-        yield f'{{"kind": "value", {where(i)}, "value": {float(table.value[i])!r}}}\n'
-    if table.decisions is None:
+        bank = "" if table.saved is None else f', "saved": {int(table.saved[i])}'
+        yield f'{{"kind": "value", {where(values, i)}{bank}, "value": {float(table.value[i])!r}}}\n'
+    decisions = table.decisions
+    if decisions is None:
         return
     dice = rules.universe
     rolls = [json.dumps(list(r)) for r in dice.rolls]
     keeps = [json.dumps(list(k)) for k in dice.keeps]
     boxes = [json.dumps(n) for n in names]
-    keep, box = table.decisions.keep, table.decisions.box
-    for i in range(table.value.size):
+    keep, box, stop = decisions.keep, decisions.box, decisions.stop
+    rows = values if decisions.guideposts is None else decisions.guideposts
+    left = "rerolls_left" if stop is None else "rolls_left"
+    for i in range(box.shape[0]):
         if box[i, 0] < 0:
             continue
-        head = f'{{"kind": "decision", {where(i)}, "rerolls_left": '
-        for n in range(rules.rerolls, 0, -1):
+        head = f'{{"kind": "decision", {where(rows, i)}, "{left}": '
+        for n in range(keep.shape[1], 0, -1):
             chosen = keep[i, n - 1]
             for r in range(dice.n_rolls):
-                yield f'{head}{n}, "dice": {rolls[r]}, "keep": {keeps[chosen[r]]}}}\n'
+                if chosen[r] >= 0:
+                    yield f'{head}{n}, "dice": {rolls[r]}, "keep": {keeps[chosen[r]]}}}\n'
+                elif stop is not None and stop[i, n - 1, r] >= 0:
+                    yield f'{head}{n}, "dice": {rolls[r]}, "box": {boxes[stop[i, n - 1, r]]}}}\n'
         for r in range(dice.n_rolls):
             yield f'{head}0, "dice": {rolls[r]}, "box": {boxes[box[i, r]]}}}\n'
 
@@ -257,39 +336,52 @@ def decisions_path(out: Path) -> Path:
 def write_parquet(table: Table, out: Path) -> list[Path]:
     pa, pq = _pyarrow()
     metadata = {b"memo_solver": json.dumps(table.header()).encode()}
+    bank = {} if table.saved is None else {"saved": table.saved}
     values = pa.table(
         {
             "filled": table.filled,
             "upper": table.upper,
             "bonus": table.bonus,
+            **bank,
             "value": table.value,
         }
     ).replace_schema_metadata(metadata)
     pq.write_table(values, out)
-    if table.decisions is None:
+    chosen = table.decisions
+    if chosen is None:
         return [out]
     rules = table.rules
     dice = rules.universe
-    live = np.flatnonzero(table.decisions.box[:, 0] >= 0)
-    steps = rules.rerolls + 1
+    live = np.flatnonzero(chosen.box[:, 0] >= 0)
+    most = chosen.keep.shape[1]
+    steps = most + 1
     # Rows: for each live turn start, rerolls left from the most to none, each of the rolls.
     row = np.repeat(live, steps * dice.n_rolls)
-    rerolls = np.tile(np.repeat(np.arange(rules.rerolls, -1, -1), dice.n_rolls), live.size)
+    rerolls = np.tile(np.repeat(np.arange(most, -1, -1), dice.n_rolls), live.size)
     roll = np.tile(np.arange(dice.n_rolls), live.size * steps)
     keep_index = np.full(row.size, -1, dtype=np.int64)
     with_keep = rerolls > 0
-    keep_index[with_keep] = table.decisions.keep[
-        row[with_keep], rerolls[with_keep] - 1, roll[with_keep]
-    ]
-    box_index = np.where(with_keep, -1, table.decisions.box[row, roll])
+    keep_index[with_keep] = chosen.keep[row[with_keep], rerolls[with_keep] - 1, roll[with_keep]]
+    box_index = np.where(with_keep, -1, chosen.box[row, roll])
+    filled, upper, bonus = table.filled, table.upper, table.bonus
+    left = "rerolls_left"
+    if chosen.stop is not None and chosen.guideposts is not None:
+        # With saved rolls a row per guidepost, and with rolls left a box where it stops;
+        # rolls left past what the block's turns can have are no decisions.
+        box_index[with_keep] = chosen.stop[row[with_keep], rerolls[with_keep] - 1, roll[with_keep]]
+        made = (keep_index >= 0) | (box_index >= 0)
+        row, rerolls, roll = row[made], rerolls[made], roll[made]
+        keep_index, box_index = keep_index[made], box_index[made]
+        filled, upper, bonus = chosen.guideposts
+        left = "rolls_left"
     keep_lists = [list(k) for k in dice.keeps]
     names = [c.name for c in rules.categories]
     decisions = pa.table(
         {
-            "filled": table.filled[row],
-            "upper": table.upper[row],
-            "bonus": table.bonus[row],
-            "rerolls_left": rerolls.astype(np.int8),
+            "filled": filled[row],
+            "upper": upper[row],
+            "bonus": bonus[row],
+            left: rerolls.astype(np.int8),
             "dice": pa.array([list(dice.rolls[r]) for r in roll], type=pa.list_(pa.int8())),
             "keep": pa.array(
                 [keep_lists[k] if k >= 0 else None for k in keep_index.tolist()],

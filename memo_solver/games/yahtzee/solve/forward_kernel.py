@@ -46,10 +46,14 @@ SmallArray = npt.NDArray[np.uint8]
 
 
 @jit
-def best_keeps(keeps: FloatArray, n: int, lattice: Lattice, key: IntArray, chosen: IntArray) -> int:
+def best_keeps(
+    keeps: FloatArray, n: int, lattice: Lattice, key: IntArray, chosen: IntArray, whole: bool
+) -> int:
     """chosen[r, t]: the best keep inside roll r for each of the first ``n`` lanes, from
     the keeps' values ``keeps`` (n_keeps, >= n); returns how many values lie outside the
-    ticks a key can hold (the choices are wrong unless none does).
+    ticks a key can hold (the choices are wrong unless none does). Without ``whole`` the
+    roll itself is no keep (saved rolls: keeping every die would throw a roll of the bank
+    away), only the keeps inside it that reroll a die.
 
     Each keep's key is ``ticks << bits | rank``, so one integer max orders keeps by value,
     then size, then first; walking the keeps smallest first, each keep's best is itself or
@@ -63,7 +67,11 @@ def best_keeps(keeps: FloatArray, n: int, lattice: Lattice, key: IntArray, chose
     low = (1 << bits) - 1
     outside = 0
     for k in range(n_keeps):
-        outside += own_keys(keeps, k, n, rank[k], bits, key)
+        if whole or k < first_roll:
+            outside += own_keys(keeps, k, n, rank[k], bits, key)
+        else:  # below every own key: a roll is no parent, so only its own choice changes
+            for t in range(n):
+                key[k, t] = -1
         for p in range(n_parents[k]):
             parent = parents[k, p]
             for t in range(n):
@@ -247,7 +255,7 @@ def choose_blocks(
                 block[0, r, t] = chosen[r, t]
         for left in range(1, rerolls + 1):
             keep_values(work, children, n)
-            outside += best_keeps(work, n, lattice, key, chosen)
+            outside += best_keeps(work, n, lattice, key, chosen, True)
             for r in range(n_rolls):
                 for t in range(n):
                     block[left, r, t] = keep_codes[r, chosen[r, t]]
@@ -305,10 +313,11 @@ def saved_choices(
         keep_values(work, children, n)
         for r in range(n_rolls):
             for t in range(n):
-                # Keeping every die is no candidate: its row is made worth 0, less than any
-                # proper keep but where all are worth 0, and then scoring (>= 0) wins the tie.
+                # Keeping every die is no candidate (best_keeps leaves it out); its row is
+                # made worth 0 for the best keep's value, less than any proper keep but where
+                # all are worth 0, and then scoring (>= 0) wins the tie.
                 work[first_roll + r, t] = 0.0
-        outside += best_keeps(work, n, lattice, key, chosen)
+        outside += best_keeps(work, n, lattice, key, chosen, False)
         best_keep(work, parents, n_parents, n)
         for r in range(n_rolls):
             row = first_roll + r
