@@ -227,9 +227,6 @@ def choose_blocks(
     work = line_aligned((n_keeps, width), np.float64)
     key = line_aligned((n_keeps, width), np.int64)
     chosen = line_aligned((n_rolls, width), np.int64)
-    saved_width = width if saved_rolls else 0
-    scored = line_aligned((n_rolls, saved_width), np.float64)
-    box = line_aligned((n_rolls, saved_width), np.int64)
     steps = np.zeros(width, dtype=np.int64)
     outside = 0
     for b in range(open_boxes.shape[0]):
@@ -238,9 +235,9 @@ def choose_blocks(
         block = out[offsets[b] : offsets[b + 1]].reshape((rerolls + 1, n_rolls, n))
         if saved_rolls:
             outside += saved_choices(
-                boxes, rows, batch.successors, landing, adjust[batch.joker[b]], lattice,
-                keep_codes, Lanes(block_levels[b], steps, n, 1, False, 1, 0), values,
-                scores[:count], work, key, chosen, scored, box, block,
+                batch, b, adjust, landing, lattice, keep_codes,
+                Lanes(block_levels[b], steps, n, 1, False, 1, 0), values, scores, work, key,
+                chosen, block,
             )  # fmt: skip
             continue
         lanes = Lanes(block_levels[b], steps, n, 1, False, 1, 0)  # one bank: no saved rolls
@@ -265,11 +262,10 @@ def choose_blocks(
 
 @jit
 def saved_choices(
-    boxes: IntArray,
-    rows: IntArray,
-    successors: FloatArray,
+    batch: Batch,
+    b: int,
+    adjust: FloatArray,
     landing: Landing,
-    adjusted: FloatArray,
     lattice: Lattice,
     keep_codes: SmallArray,
     lanes: Lanes,
@@ -278,8 +274,6 @@ def saved_choices(
     work: FloatArray,
     key: IntArray,
     chosen: IntArray,
-    scored: FloatArray,
-    box: IntArray,
     block: SmallArray,
 ) -> int:
     """One block's choices under saved rolls, block[R, r, t] for R = 0 .. len(block) - 1
@@ -288,13 +282,19 @@ def saved_choices(
     runs at every R (carrying ``min(R, successor banks - 1)``, the rule set's cap included)
     and a roll is worth the better of scoring now and its best keep that rerolls a die
     (keeping every die only spends a roll). By the tie rule, scoring now wins a tie, the
-    keep is :func:`best_keeps`', the box :func:`best_boxes`'. ``scored`` and ``box``
-    (n_rolls, >= lanes) hold each roll's best score and its box. Returns what
+    keep is :func:`best_keeps`', the box :func:`best_boxes`'. The block is ``batch``'s
+    ``b``; ``scores`` is the work area of its open boxes' scores. Returns what
     :func:`best_keeps` counts."""
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_rolls = landing.roll_class.shape[1]
     first_roll = work.shape[0] - n_rolls
     n = lanes.n
+    count = batch.n_open[b]
+    boxes, rows = batch.open_boxes[b, :count], batch.succ_rows[b, :count]
+    successors, adjusted = batch.successors, adjust[batch.joker[b]]
+    open_scores = scores[:count]
+    scored = np.empty((n_rolls, n))  # each roll's best score, and its box
+    box = np.empty((n_rolls, n), dtype=np.int64)
     succ_banks = banks_of(successors, landing, 1)
     outside = 0
     for rolls_left in range(block.shape[0]):
@@ -302,8 +302,10 @@ def saved_choices(
         if rolls_left == 0 or carry > min(rolls_left - 1, succ_banks - 1):
             at = Lanes(lanes.levels, lanes.steps, n, 1, False, succ_banks, carry)
             landing_values(boxes, rows, successors, landing, at, values)
-            score_rolls(boxes, rows, successors, landing, adjusted, at, values, scored, 0, scores)
-            best_boxes(scores, n, box)
+            score_rolls(
+                boxes, rows, successors, landing, adjusted, at, values, scored, 0, open_scores
+            )
+            best_boxes(open_scores, n, box)
         if rolls_left == 0:
             for r in range(n_rolls):
                 for t in range(n):
