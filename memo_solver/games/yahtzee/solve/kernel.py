@@ -31,6 +31,20 @@ A turn has three steps, each in its own function:
    axis unchanged.
 3. the turn start (:func:`start_values`): the first roll's expectation.
 
+The risk objective (exponential utility, ``theta`` != 0) runs the same steps. Its blocks
+hold certainty equivalents c, (1/theta) ln E[exp(theta X)] in points, so the score step is
+the mean's, ``b + successor[v', j]``: everything a score banks shares one exponent. Then
+each roll's value moves to a utility, ``sign(theta) exp(theta c - top)``, relative to the
+lane's reference ``top`` (:func:`exponent_reference`, fixed by the chain's first score
+step), where the rounds' averages and the turn start's expectation are the mean's own
+linear steps, the best keep the mean's max (the sign makes a larger utility the better
+for either sign of theta), and the turn start's utility goes back to points
+(:func:`certainty`). An impossible move (-inf points: the Joker's forbidden boxes) is a
+utility of 0 for theta > 0 and -inf for theta < 0, the worst for either sign. With ``top``
+the largest exponent of the landing values every utility of the first step is at most 1 in
+size, and a turn start's at least the chance of the best roll (theta > 0), so nothing
+overflows or vanishes at |theta| <= 0.5 (tests/test_risk.py).
+
 The steps form one chain over the rolls left (:func:`solve_blocks`): a score step at 0, then
 a round and, where the bank a score would carry grows, a score step again
 (:func:`score_step`), each turn start read off the chain where the first roll leaves its
@@ -58,7 +72,7 @@ when the fields were arguments. What changes per call stays a named tuple: the l
 tile (:class:`Lanes`), made inside compiled code, which costs no typing, and the blocks of a
 batch (:class:`memo_solver.games.yahtzee.solve.batch.Batch`), typed once per batch.
 
-One module of about 600 lines, on purpose: the one implementation of the turn's math, whose
+One module of about 680 lines, on purpose: the one implementation of the turn's math, whose
 steps share the records and the tile and are compiled together; the forward passes' loops,
 which only read the records, are in :mod:`memo_solver.games.yahtzee.solve.forward_kernel`.
 """
@@ -431,6 +445,55 @@ def start_values(work: FloatArray, first: FloatArray, first_roll: int, n: int) -
 
 
 @jit
+def exponent_reference(
+    values: FloatArray, open_boxes: IntArray, n_classes: IntArray, n: int, theta: float,
+    top: FloatArray,
+) -> None:  # fmt: skip
+    """top[t]: the largest ``theta * c`` over lane t's landing values (``values`` as
+    :func:`landing_values` writes them, in points), the reference of every utility of the
+    lane's turn."""
+    for t in range(n):
+        top[t] = -np.inf
+    for i in range(open_boxes.size):
+        for k in range(n_classes[open_boxes[i]]):
+            for t in range(n):
+                top[t] = _larger(theta * values[i, k, t], top[t])
+
+
+@jit
+def to_utilities(
+    rows: FloatArray, first: int, scores: FloatArray, n: int, theta: float, top: FloatArray
+) -> None:
+    """Rows ``first`` on of ``rows`` (a roll's value each) and every row of ``scores`` (when
+    it has any), in points, become utilities relative to ``top``: sign(theta) exp(theta c -
+    top), increasing in c, so a best box is the same in either domain."""
+    sign = 1.0 if theta > 0 else -1.0
+    for r in range(first, rows.shape[0]):
+        for t in range(n):
+            rows[r, t] = sign * np.exp(theta * rows[r, t] - top[t])
+    for i in range(scores.shape[0]):
+        for r in range(scores.shape[1]):
+            for t in range(n):
+                scores[i, r, t] = sign * np.exp(theta * scores[i, r, t] - top[t])
+
+
+@jit
+def certainty(utility: float, theta: float, top: float) -> float:
+    """A utility relative to ``top`` back in points: the certainty equivalent."""
+    sign = 1.0 if theta > 0 else -1.0
+    value: float = (np.log(sign * utility) + top) / theta
+    return value
+
+
+@jit
+def to_certainties(rows: FloatArray, n: int, theta: float, top: FloatArray) -> None:
+    """Every row of utilities (lanes last, the first ``n`` of them) back in points."""
+    for r in range(rows.shape[0]):
+        for t in range(n):
+            rows[r, t] = certainty(rows[r, t], theta, top[t])
+
+
+@jit
 def banks_of(values: FloatArray, landing: Landing, width: int) -> int:
     """How many banks of saved rolls a block's raveled ``values`` hold per level and value
     index: its size over the rule set's levels (1 without saved rolls)."""
@@ -451,6 +514,8 @@ def score_step(
     work: FloatArray,
     scored: FloatArray,
     scores: FloatArray,
+    theta: float,
+    top: FloatArray,
 ) -> None:
     """The score step of the chain over rolls left, ``lanes.saved`` ignored: a score with
     ``rolls_left`` rolls unused starts the next turn with that bank (capped by the
@@ -458,7 +523,9 @@ def score_step(
     rolls rows. Later the rows already hold the best of rerolling; the score step runs again
     only where the bank carried grows (never without saved rolls), into ``scored``
     (n_rolls, lanes), and each row keeps the better of the two. ``scores`` as for
-    :func:`score_rolls`, written when the step runs."""
+    :func:`score_rolls`, written when the step runs. With ``theta`` != 0 (the risk
+    objective) the step scores in points and hands its rows and ``scores`` on as utilities,
+    the first step (``rolls_left`` 0) fixing each lane's reference ``top``."""
     banks = lanes.banks
     saved = min(rolls_left, banks - 1)
     if rolls_left > 0 and saved == min(rolls_left - 1, banks - 1):
@@ -469,12 +536,18 @@ def score_step(
     n_rolls = landing.roll_class.shape[1]
     first_roll = work.shape[0] - n_rolls
     if rolls_left == 0:
+        if theta != 0.0:
+            exponent_reference(values, open_boxes, landing.n_classes, n, theta, top)
         score_rolls(
             open_boxes, succ_rows, successors, landing, adjust, at, values, work, first_roll,
             scores,
         )  # fmt: skip
+        if theta != 0.0:
+            to_utilities(work, first_roll, scores, n, theta, top)
         return
     score_rolls(open_boxes, succ_rows, successors, landing, adjust, at, values, scored, 0, scores)
+    if theta != 0.0:
+        to_utilities(scored, 0, scores, n, theta, top)
     for r in range(n_rolls):
         row = first_roll + r
         for t in range(n):
@@ -494,6 +567,7 @@ def solve_blocks(
     rerolls: int,
     width: int,
     shift: bool,
+    theta: float,
     tile: int,
     out: FloatArray,
 ) -> None:
@@ -509,7 +583,8 @@ def solve_blocks(
     of the chain at R - 1, and the turn start with bank s is the first roll's expectation
     at R = s + rerolls. Without saved rolls a block holds one bank and the chain is the
     plain turn: one score step, ``rerolls`` rounds, one turn start. Every block of a batch
-    holds the same banks (:func:`banks_of` ``out``), and so do its successors."""
+    holds the same banks (:func:`banks_of` ``out``), and so do its successors. ``theta``
+    != 0: the risk objective's certainty equivalents (the module's docstring)."""
     open_boxes, n_open, succ_rows, successors = (
         batch.open_boxes, batch.n_open, batch.succ_rows, batch.successors,
     )  # fmt: skip
@@ -523,6 +598,7 @@ def solve_blocks(
     scored = line_aligned((landing.roll_class.shape[1] if succ_banks > 1 else 0, tile), np.float64)
     levels = np.zeros(tile, dtype=np.int64)
     steps = np.zeros(tile, dtype=np.int64)
+    top = np.zeros(tile)
     no_scores = np.empty((0, 0, 0))
     for b in range(lo, hi):
         boxes = open_boxes[b, : n_open[b]]
@@ -547,10 +623,12 @@ def solve_blocks(
                     best_keep(work, parents, n_parents, n)
                 score_step(
                     rolls_left, boxes, rows, successors, landing, adjusted, lanes, values, work,
-                    scored, no_scores,
+                    scored, no_scores, theta, top,
                 )  # fmt: skip
                 if rolls_left >= rerolls:
                     start_values(work, lattice.first, first_roll, n)
+                    if theta != 0.0:  # row 0 is written again before it is read
+                        to_certainties(work[:1], n, theta, top)
                     saved = rolls_left - rerolls
                     for t in range(n):
                         out[b, (levels[t] * banks + saved) * width + steps[t]] = work[0, t]
@@ -571,6 +649,8 @@ def turn_steps(
     rolls: FloatArray,
     keeps: FloatArray,
     start: FloatArray,
+    theta: float,
+    top: FloatArray,
 ) -> None:
     """One block's turn for the lanes ``levels`` (one tile of any width: each lane's level,
     and its index ``steps`` on the value axis of ``width``, shifted by the score when
@@ -579,7 +659,8 @@ def turn_steps(
     rolls left, ``keeps[n]`` the keep lattice before its best-keep pass, ``start[s]`` the
     turn start with bank s (the shapes say how many: one bank, ``rerolls + 1`` rolls
     without saved rolls). Successor row i is open box i's. The same chain as
-    :func:`solve_blocks`."""
+    :func:`solve_blocks`; with ``theta`` != 0 every step's values are utilities relative to
+    each lane's ``top`` (tile,), which the call writes, and ``start`` too."""
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
@@ -598,7 +679,7 @@ def turn_steps(
             best_keep(work, parents, n_parents, tile)
         score_step(
             rolls_left, open_boxes, succ_rows, successors, landing, adjust, lanes, values, work,
-            scored, scores[min(rolls_left, scores.shape[0] - 1)],
+            scored, scores[min(rolls_left, scores.shape[0] - 1)], theta, top,
         )  # fmt: skip
         rolls[rolls_left] = work[first_roll:]
         if rolls_left >= rerolls:
