@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from memo_solver.games.yahtzee.questions import (
         mean_cone as mean_cone,
         need_question as need_question,
+        risk_cone as risk_cone,
     )
     from memo_solver.games.yahtzee.risk_entries import risk_entry_of as risk_entry_of
     from memo_solver.games.yahtzee.rules.catalog import (
