@@ -37,7 +37,7 @@ def named(action: dict[str, Any]) -> str:
     """An action as the brute force names it."""
     if action["kind"] == "keep":
         return "keep " + (" ".join(map(str, action["keep"])) or "nothing")
-    return "score " + action["category"]
+    return f"score {action['category']}"
 
 
 @pytest.mark.parametrize("theta", [0.5, 0.05, -0.05, -0.5])
@@ -115,7 +115,8 @@ async def test_a_risk_of_0_is_the_mean_and_an_empty_one_no_risk(tmp_path: Path) 
 async def test_bad_risks_are_422s_naming_the_field(tmp_path: Path) -> None:
     async with api_client(tmp_path / "s.sqlite", QUICK) as client:
         body: dict[str, Any] = {"rules": TINY, "state": ONE_REROLL}
-        for bad in (0.6, -0.501, 0.0005, "bold", True, [0.1], "nan"):
+        bad_risks: list[Any] = [0.6, -0.501, 0.0005, "bold", True, [0.1], "nan"]
+        for bad in bad_risks:
             for path in ("/v1/advice", "/v1/value", "/v1/advice/batch"):
                 sent = {"rules": TINY, "risk": bad}
                 sent |= {"states": [ONE_REROLL]} if "batch" in path else {"state": ONE_REROLL}

@@ -124,6 +124,11 @@ class _LatticeType(_RecordType):
     """numba's type of a :class:`Lattice`."""
 
 
+@structref.register
+class _ObjectiveType(_RecordType):
+    """numba's type of an :class:`Objective`."""
+
+
 class Landing(structref.StructRefProxy):
     """A rule set's scoring as the score step reads it (built by
     :class:`memo_solver.games.yahtzee.solve.turn.KernelTables`): per box, the rolls fall
@@ -200,9 +205,26 @@ class Lattice(structref.StructRefProxy):
         return record
 
 
+class Objective(structref.StructRefProxy):
+    """What a call solves (:func:`objective`): the value axis of ``width`` values per level,
+    a score moving lanes along it (``shift``: the need) or adding to them, and the risk
+    ``theta`` (0: the mean; else certainty equivalents, the module's docstring). A record,
+    not three arguments, so that no compiled function takes more than a screenful."""
+
+    width: int
+    shift: bool
+    theta: float
+
+    def __new__(cls, width: int, shift: bool, theta: float) -> Objective:
+        record: Objective = _new_objective(width, shift, theta)
+        vars(record).update(width=width, shift=shift, theta=theta)
+        return record
+
+
 # numba's structref helpers carry no annotations
 structref.define_proxy(Landing, _LandingType, list(Landing.__annotations__))  # type: ignore[no-untyped-call]
 structref.define_proxy(Lattice, _LatticeType, list(Lattice.__annotations__))  # type: ignore[no-untyped-call]
+structref.define_proxy(Objective, _ObjectiveType, list(Objective.__annotations__))  # type: ignore[no-untyped-call]
 
 
 @jit
@@ -231,6 +253,19 @@ def _new_lattice(
 ) -> Lattice:
     """A :class:`Lattice` made in compiled code (:func:`_new_landing` says why)."""
     return Lattice(children, parents, n_parents, first, rank, keep_of_rank, bits)
+
+
+@jit
+def _new_objective(width: int, shift: bool, theta: float) -> Objective:
+    """An :class:`Objective` made in compiled code (:func:`_new_landing` says why)."""
+    return Objective(width, shift, theta)
+
+
+@lru_cache(maxsize=4096)
+def objective(width: int, shift: bool = False, theta: float = 0.0) -> Objective:
+    """The :class:`Objective` of these, made once (a warm advice request reuses the mean's):
+    its fields always of one type each, so that no call compiles the kernel again."""
+    return Objective(int(width), bool(shift), float(theta))
 
 
 @lru_cache(maxsize=8)
@@ -565,9 +600,7 @@ def solve_blocks(
     landing: Landing,
     lattice: Lattice,
     rerolls: int,
-    width: int,
-    shift: bool,
-    theta: float,
+    goal: Objective,
     tile: int,
     out: FloatArray,
 ) -> None:
@@ -583,11 +616,12 @@ def solve_blocks(
     of the chain at R - 1, and the turn start with bank s is the first roll's expectation
     at R = s + rerolls. Without saved rolls a block holds one bank and the chain is the
     plain turn: one score step, ``rerolls`` rounds, one turn start. Every block of a batch
-    holds the same banks (:func:`banks_of` ``out``), and so do its successors. ``theta``
-    != 0: the risk objective's certainty equivalents (the module's docstring)."""
+    holds the same banks (:func:`banks_of` ``out``), and so do its successors. ``goal``
+    says what the lanes hold (:class:`Objective`)."""
     open_boxes, n_open, succ_rows, successors = (
         batch.open_boxes, batch.n_open, batch.succ_rows, batch.successors,
     )  # fmt: skip
+    width, shift, theta = goal.width, goal.shift, goal.theta
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
@@ -640,8 +674,7 @@ def turn_steps(
     successors: FloatArray,
     levels: IntArray,
     steps: IntArray,
-    width: int,
-    shift: bool,
+    goal: Objective,
     adjust: FloatArray,
     landing: Landing,
     lattice: Lattice,
@@ -649,18 +682,15 @@ def turn_steps(
     rolls: FloatArray,
     keeps: FloatArray,
     start: FloatArray,
-    theta: float,
-    top: FloatArray,
 ) -> None:
     """One block's turn for the lanes ``levels`` (one tile of any width: each lane's level,
-    and its index ``steps`` on the value axis of ``width``, shifted by the score when
-    ``shift``, as in the block contract), keeping what each step found: ``scores[s]``
-    (boxes, rolls, lanes) the score step carrying bank s, ``rolls[n]`` the rolls with n
-    rolls left, ``keeps[n]`` the keep lattice before its best-keep pass, ``start[s]`` the
-    turn start with bank s (the shapes say how many: one bank, ``rerolls + 1`` rolls
-    without saved rolls). Successor row i is open box i's. The same chain as
-    :func:`solve_blocks`; with ``theta`` != 0 every step's values are utilities relative to
-    each lane's ``top`` (tile,), which the call writes, and ``start`` too."""
+    and its index ``steps`` on the value axis of ``goal``, as in the block contract),
+    keeping what each step found: ``scores[s]`` (boxes, rolls, lanes) the score step
+    carrying bank s, ``rolls[n]`` the rolls with n rolls left, ``keeps[n]`` the keep
+    lattice before its best-keep pass, ``start[s]`` the turn start with bank s (the shapes
+    say how many: one bank, ``rerolls + 1`` rolls without saved rolls). Successor row i is
+    open box i's. The same chain as :func:`solve_blocks`; at a risk every value kept is
+    back in points by the end (``keeps[0]``, never written, aside)."""
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
@@ -668,9 +698,11 @@ def turn_steps(
     succ_rows = np.arange(open_boxes.size)
     values = line_aligned((open_boxes.size, max(1, landing.n_classes.max()), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
-    succ_banks = banks_of(successors, landing, width)
+    theta = goal.theta
+    succ_banks = banks_of(successors, landing, goal.width)
     scored = line_aligned((landing.roll_class.shape[1] if succ_banks > 1 else 0, tile), np.float64)
-    lanes = Lanes(levels, steps, tile, width, shift, succ_banks, 0)
+    lanes = Lanes(levels, steps, tile, goal.width, goal.shift, succ_banks, 0)
+    top = np.zeros(tile)
     rerolls = rolls.shape[0] - start.shape[0]
     for rolls_left in range(rolls.shape[0]):
         if rolls_left > 0:
@@ -685,3 +717,7 @@ def turn_steps(
         if rolls_left >= rerolls:
             start_values(work, lattice.first, first_roll, tile)
             start[rolls_left - rerolls] = work[0]
+    if theta != 0.0:
+        for kept in (scores.reshape(-1, tile), rolls.reshape(-1, tile), start):
+            to_certainties(kept, tile, theta, top)
+        to_certainties(keeps[1:].reshape(-1, tile), tile, theta, top)

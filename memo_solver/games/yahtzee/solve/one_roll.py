@@ -30,12 +30,14 @@ from memo_solver.games.yahtzee.solve.kernel import (
     Landing,
     Lanes,
     Lattice,
+    Objective,
     banks_of,
     best_keep,
     certainty,
     exponent_reference,
     keep_values,
     landing_values,
+    objective,
     score_rolls,
     score_step,
     to_utilities,
@@ -51,8 +53,7 @@ def roll_steps(
     successors: FloatArray,
     levels: IntArray,
     steps: IntArray,
-    width: int,
-    shift: bool,
+    goal: Objective,
     adjust: FloatArray,
     landing: Landing,
     lattice: Lattice,
@@ -60,15 +61,13 @@ def roll_steps(
     rerolls: int,
     scores: FloatArray,
     keeps: FloatArray,
-    theta: float,
 ) -> None:
     """For one lane (``levels``: one guidepost; ``steps``: its index on the value axis of
-    ``width``, moved along it by the score when ``shift``, as in the kernel's block
-    contract), ``scores[i]``: scoring roll ``roll`` in open box i (successor row i) with
-    ``rerolls`` rolls left (which a score carries to the next turn, with saved rolls); with
-    ``rerolls`` > 0, ``keeps[k]``: keep k's value when it is rerolled with ``rerolls - 1``
-    rolls left after (``keeps`` untouched otherwise): the kernel's chain up to there. With
-    ``theta`` != 0 (the risk objective) both are certainty equivalents, the chain's
+    ``goal``, as in the kernel's block contract), ``scores[i]``: scoring roll ``roll`` in
+    open box i (successor row i) with ``rerolls`` rolls left (which a score carries to the
+    next turn, with saved rolls); with ``rerolls`` > 0, ``keeps[k]``: keep k's value when
+    it is rerolled with ``rerolls - 1`` rolls left after (``keeps`` untouched otherwise):
+    the kernel's chain up to there. At a risk both are certainty equivalents, the chain's
     utilities taken relative to the reference its first score step fixes."""
     roll_class, alike = landing.roll_class, landing.alike
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
@@ -76,9 +75,12 @@ def roll_steps(
     first_roll = n_keeps - roll_class.shape[1]
     succ_rows = np.arange(open_boxes.size)
     values = np.zeros((open_boxes.size, max(1, landing.n_classes.max()), 1))
-    banks = banks_of(successors, landing, width)
+    theta = goal.theta
+    banks = banks_of(successors, landing, goal.width)
     carried = min(rerolls, banks - 1)
-    lanes = Lanes(levels, steps, 1, width, shift, banks, carried)  # one lane: the loops fold it
+    lanes = Lanes(
+        levels, steps, 1, goal.width, goal.shift, banks, carried
+    )  # one lane: the loops fold it
     landing_values(open_boxes, succ_rows, successors, landing, lanes, values)
     five = False
     for a in range(alike.size):
@@ -173,7 +175,7 @@ def roll_values(
     width = rows.shape[1] // (rules.n_upper_levels * rules.n_bonus_levels * banks)
     roll_steps(
         open_boxes, rows, Guideposts.one(rules, *guidepost).flat, _step(max(0, need - 1)),
-        width, need > 0, tables.adjust[joker], tables.landing, tables.lattice, roll, rerolls,
-        scores, keeps, theta,
+        objective(width, need > 0, theta), tables.adjust[joker], tables.landing, tables.lattice,
+        roll, rerolls, scores, keeps,
     )  # fmt: skip
     return boxes, scores, keeps

@@ -356,8 +356,8 @@ def solve_blocks(
     out = np.full((batch.filled.size, math.prod(shape)), np.nan)
     kernel.solve_blocks(
         0, batch.filled.size, batch, tables.lane_sets, tables.lane_set_of(batch.filled),
-        tables.adjust, tables.landing, tables.lattice, rules.rerolls, width, shift, theta,
-        kernel.TILE, out,
+        tables.adjust, tables.landing, tables.lattice, rules.rerolls,
+        kernel.objective(width, shift, theta), kernel.TILE, out,
     )  # fmt: skip
     return out.reshape(batch.filled.size, *shape)
 
@@ -421,15 +421,11 @@ def turn_tables(
     rolls = np.empty((last + 1, dice.n_rolls, count))
     keeps = np.empty((last + 1, dice.n_keeps, count))
     start = np.empty((banks, count))
-    top = np.zeros(count)
     kernel.turn_steps(
         np.array(boxes, dtype=np.int64), np.stack([successor(box).ravel() for box in boxes]),
-        lanes, steps, width, shift, tables.adjust[joker], tables.landing, tables.lattice,
-        scores, rolls, keeps, start, theta, top,
+        lanes, steps, kernel.objective(width, shift, theta), tables.adjust[joker],
+        tables.landing, tables.lattice, scores, rolls, keeps, start,
     )  # fmt: skip
-    if theta != 0.0:  # the kernel's utilities back in points (keeps[0] is never written)
-        for kept in (scores, rolls, keeps[1:], start):
-            kernel.to_certainties(kept.reshape(-1, count), count, theta, top)
     return TurnTables(
         dice,
         boxes,
