@@ -34,16 +34,17 @@ A turn has three steps, each in its own function:
 The risk objective (exponential utility, ``theta`` != 0) runs the same steps. Its blocks
 hold certainty equivalents c, (1/theta) ln E[exp(theta X)] in points, so the score step is
 the mean's, ``b + successor[v', j]``: everything a score banks shares one exponent. Then
-each roll's value moves to a utility, ``sign(theta) exp(theta c - top)``, relative to the
-lane's reference ``top`` (:func:`exponent_reference`, fixed by the chain's first score
-step), where the rounds' averages and the turn start's expectation are the mean's own
-linear steps, the best keep the mean's max (the sign makes a larger utility the better
-for either sign of theta), and the turn start's utility goes back to points
-(:func:`certainty`). An impossible move (-inf points: the Joker's forbidden boxes) is a
-utility of 0 for theta > 0 and -inf for theta < 0, the worst for either sign. With ``top``
-the largest exponent of the landing values every utility of the first step is at most 1 in
-size, and a turn start's at least the chance of the best roll (theta > 0), so nothing
-overflows or vanishes at |theta| <= 0.5 (tests/test_risk.py).
+each landing value (and each all-alike roll's, with the Joker's and the +100's points)
+moves to a utility, ``sign(theta) exp(theta c - top)``, relative to the lane's reference
+``top`` (:func:`exponent_reference`, fixed by the chain's first score step). The rounds'
+averages and the turn start's expectation are then the mean's own linear steps, and the
+best box and keep the mean's max (the sign makes the larger utility the better for either
+sign of theta); the turn start's utility goes back to points (:func:`certainty`). An
+impossible move (-inf points: the Joker's forbidden boxes) is a utility of 0 for theta > 0
+and -inf for theta < 0, the worst for either sign. With ``top`` the largest exponent of
+the landing values, no utility of the first step exceeds 1 in size but by the all-alike
+rolls' extra points, and a turn start's is at least the chance of the best roll (theta >
+0), so nothing overflows or vanishes at |theta| <= 0.5 (tests/test_risk.py).
 
 The steps form one chain over the rolls left (:func:`solve_blocks`): a score step at 0, then
 a round and, where the bank a score would carry grows, a score step again
@@ -496,20 +497,51 @@ def exponent_reference(
 
 
 @jit
-def to_utilities(
-    rows: FloatArray, first: int, scores: FloatArray, n: int, theta: float, top: FloatArray
-) -> None:
-    """Rows ``first`` on of ``rows`` (a roll's value each) and every row of ``scores`` (when
-    it has any), in points, become utilities relative to ``top``: sign(theta) exp(theta c -
-    top), increasing in c, so a best box is the same in either domain."""
+def _utility(value: float, sign: float, theta: float, top: float) -> float:
+    """A value in points as a utility relative to ``top``: sign(theta) exp(theta c - top),
+    increasing in c, so that a best choice is the same in either domain."""
+    utility: float = sign * np.exp(theta * value - top)
+    return utility
+
+
+@jit
+def to_utilities(rows: FloatArray, first: int, n: int, theta: float, top: FloatArray) -> None:
+    """Rows ``first`` on of ``rows`` (lanes last, the first ``n``), in points, as utilities."""
     sign = 1.0 if theta > 0 else -1.0
     for r in range(first, rows.shape[0]):
         for t in range(n):
-            rows[r, t] = sign * np.exp(theta * rows[r, t] - top[t])
-    for i in range(scores.shape[0]):
-        for r in range(scores.shape[1]):
+            rows[r, t] = _utility(rows[r, t], sign, theta, top[t])
+
+
+@jit
+def _score_utilities(
+    open_boxes: IntArray, landing: Landing, values: FloatArray, n: int, theta: float,
+    top: FloatArray,
+) -> None:  # fmt: skip
+    """The landing values of every open box's classes, in points, as utilities: a few dozen
+    per lane, where the rolls they score are a few hundred (the exponentials are most of
+    what a risk table costs beyond the mean's)."""
+    for i in range(open_boxes.size):
+        to_utilities(values[i, : landing.n_classes[open_boxes[i]]], 0, n, theta, top)
+
+
+@jit
+def _alike_utilities(
+    landing: Landing, rows: FloatArray, first: int, scores: FloatArray, n: int, theta: float,
+    top: FloatArray,
+) -> None:  # fmt: skip
+    """The all-alike rolls' rows from ``first`` on (and their ``scores``, when it has rows),
+    which :func:`score_rolls` scores in points (the Joker's and the +100's points added to
+    the landing's), as utilities."""
+    sign = 1.0 if theta > 0 else -1.0
+    alike = landing.alike
+    for a in range(alike.size):
+        row = first + alike[a]
+        for t in range(n):
+            rows[row, t] = _utility(rows[row, t], sign, theta, top[t])
+        for i in range(scores.shape[0]):
             for t in range(n):
-                scores[i, r, t] = sign * np.exp(theta * scores[i, r, t] - top[t])
+                scores[i, alike[a], t] = _utility(scores[i, alike[a], t], sign, theta, top[t])
 
 
 @jit
@@ -570,19 +602,21 @@ def score_step(
     landing_values(open_boxes, succ_rows, successors, landing, at, values)
     n_rolls = landing.roll_class.shape[1]
     first_roll = work.shape[0] - n_rolls
-    if rolls_left == 0:
-        if theta != 0.0:
+    if theta != 0.0:
+        if rolls_left == 0:
             exponent_reference(values, open_boxes, landing.n_classes, n, theta, top)
+        _score_utilities(open_boxes, landing, values, n, theta, top)
+    if rolls_left == 0:
         score_rolls(
             open_boxes, succ_rows, successors, landing, adjust, at, values, work, first_roll,
             scores,
         )  # fmt: skip
         if theta != 0.0:
-            to_utilities(work, first_roll, scores, n, theta, top)
+            _alike_utilities(landing, work, first_roll, scores, n, theta, top)
         return
     score_rolls(open_boxes, succ_rows, successors, landing, adjust, at, values, scored, 0, scores)
     if theta != 0.0:
-        to_utilities(scored, 0, scores, n, theta, top)
+        _alike_utilities(landing, scored, 0, scores, n, theta, top)
     for r in range(n_rolls):
         row = first_roll + r
         for t in range(n):

@@ -112,7 +112,7 @@ def roll_steps(
         )  # fmt: skip
     elif theta != 0.0:  # the first step was score_rolls' above, in points, from bank 0
         exponent_reference(values, open_boxes, landing.n_classes, 1, theta, top)
-        to_utilities(work, first_roll, no_scores, 1, theta, top)
+        to_utilities(work, first_roll, 1, theta, top)
     for rolls_left in range(1, rerolls):
         keep_values(work, children, 1)
         best_keep(work, parents, n_parents, 1)
