@@ -55,32 +55,25 @@ def test_advise_at_a_risk_ranks_by_certainty_equivalent(store: Path, tiny_rules_
     assert "Best for points: score 4 in Chance" in words.stdout
 
 
-def test_value_at_a_risk_is_the_start_certainty_equivalent(
+def test_precompute_at_a_risk_solves_the_risk_table_that_value_reads(
     store: Path, tiny_rules_file: Path
 ) -> None:
-    value = answer(
-        memo_solver(store, "value", "--rules-file", str(tiny_rules_file), "--risk", "0.2", "--json")
-    )
-
-    assert value["certainty_equivalent"] == pytest.approx(
-        brute.value(TINY_RULES, 0.2, (), 0, False), rel=REL
-    )
-    assert value["value"] == pytest.approx(4.25)
-
-
-def test_precompute_at_a_risk_solves_the_risk_table(store: Path, tiny_rules_file: Path) -> None:
     """With the mean table there too (the advice's mean values and ties), a value at the
-    risk computes nothing."""
+    risk computes nothing: the start's certainty equivalent, the brute force's."""
     for table in ((), ("--risk", "-0.1")):
         done = memo_solver(store, "precompute", "--rules-file", str(tiny_rules_file), *table)
         assert done.returncode == 0, done.stderr
     assert "certainty equivalent at risk -0.1" in done.stdout
-    again = answer(
+    value = answer(
         memo_solver(
             store, "value", "--rules-file", str(tiny_rules_file), "--risk", "-0.1", "--json"
         )
     )
-    assert again["blocks_computed"] == 0
+    assert value["blocks_computed"] == 0
+    assert value["certainty_equivalent"] == pytest.approx(
+        brute.value(TINY_RULES, -0.1, (), 0, False), rel=REL
+    )
+    assert value["value"] == pytest.approx(4.25)
 
 
 @pytest.mark.parametrize(
