@@ -87,3 +87,11 @@ def test_a_risk_off_the_dial_is_one_line_naming_it(
         store, command, "--rules-file", str(tiny_rules_file), *state, f"--risk={theta}"
     )
     assert "the risk must be a number from -0.5 to 0.5" in one_error_line(result)
+
+
+def test_a_risk_beside_a_need_is_one_line(store: Path, tiny_rules_file: Path) -> None:
+    result = memo_solver(
+        store, "advise", "--rules-file", str(tiny_rules_file), "dice=4 rerolls=1",
+        "--risk", "0.1", "--need", "5",
+    )  # fmt: skip
+    assert "give --risk alone, not with --need or --opponent" in one_error_line(result)

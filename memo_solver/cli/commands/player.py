@@ -60,9 +60,11 @@ def _advise_options(sub: argparse.ArgumentParser) -> None:
 def _advise(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import answers, engines
 
-    if sum(given is not None for given in (args.need, args.opponent, args.risk)) > 1:
-        raise UsageError("give one of --need, --opponent and --risk")
+    if args.risk is not None and (args.need is not None or args.opponent is not None):
+        raise UsageError("give --risk alone, not with --need or --opponent")
     if args.opponent is not None:
+        if args.need is not None:
+            raise UsageError("give --need or --opponent, not both")
         return engines.on_rules(
             args, location, lambda engine, rules, _: answers.beat(args, engine, rules, out)
         )
