@@ -73,9 +73,10 @@ when the fields were arguments. What changes per call stays a named tuple: the l
 tile (:class:`Lanes`), made inside compiled code, which costs no typing, and the blocks of a
 batch (:class:`memo_solver.games.yahtzee.solve.batch.Batch`), typed once per batch.
 
-One module of about 680 lines, on purpose: the one implementation of the turn's math, whose
-steps share the records and the tile and are compiled together; the forward passes' loops,
-which only read the records, are in :mod:`memo_solver.games.yahtzee.solve.forward_kernel`.
+One module of about 760 lines, on purpose: the one implementation of the turn's math, for
+every objective, whose steps share the records and the tile and are compiled together; the
+forward passes' loops, which only read the records, are in
+:mod:`memo_solver.games.yahtzee.solve.forward_kernel`.
 """
 
 from __future__ import annotations
