@@ -11,7 +11,8 @@
   for ``--states`` random states of ``yahtzee`` with five open boxes (fixed seed), start-up
   included: the risk table's cone and the mean table's (its values and ties). The start-up
   share is what the same command costs on the store it just filled (the interpreter, the
-  imports, the store: no block solved). Target: within 1 s, median wall.
+  imports, the store: no block solved); beside them, the same state's cold mean advice
+  (no ``--risk``) on a store of its own. Target: within 1 s, median wall.
 
 Figures are medians and maxima, with the load average before and after.
 
@@ -99,16 +100,20 @@ def table(rules: str, theta: str, rounds: int) -> dict[str, Any]:
 
 def cold(cli: str, theta: str, count: int, seed: int, tmp: Path) -> dict[str, Any]:
     rules = get_rule_set("yahtzee")
-    walls, cpus, starts, start_cpus = [], [], [], []
+    walls, cpus, starts, start_cpus, means, mean_cpus = [], [], [], [], [], []
     for i, state in enumerate(late_states(rules, random.Random(seed), count, 5)):
         argv = [cli, "--store", str(tmp / f"cold-{i}.sqlite3"), "advise", "--rules", "yahtzee"]
-        argv += [json.dumps(state_to_json(state, rules)), "--risk", theta, "--json"]
-        run = run_child(argv, child_env())
+        argv += [json.dumps(state_to_json(state, rules)), "--json"]
+        run = run_child([*argv, "--risk", theta], child_env())
         walls.append(run.wall_s)
         cpus.append(run.cpu_s)
-        again = run_child(argv, child_env())
+        again = run_child([*argv, "--risk", theta], child_env())
         starts.append(again.wall_s)
         start_cpus.append(again.cpu_s)
+        argv[2] = str(tmp / f"mean-{i}.sqlite3")
+        mean = run_child(argv, child_env())
+        means.append(mean.wall_s)
+        mean_cpus.append(mean.cpu_s)
     return {
         "states": count,
         "theta": float(theta),
@@ -117,6 +122,8 @@ def cold(cli: str, theta: str, count: int, seed: int, tmp: Path) -> dict[str, An
         "start_up_wall_s": summary(starts),
         "start_up_cpu_s": summary(start_cpus),
         "start_up_share": statistics.median(starts) / statistics.median(walls),
+        "mean_advice_wall_s": summary(means),
+        "mean_advice_cpu_s": summary(mean_cpus),
     }
 
 
