@@ -244,3 +244,29 @@ def test_a_risk_tables_namespace_holds_theta_in_thousandths(theta: float, name: 
 def test_a_risk_of_0_is_the_mean_table_and_has_no_table_of_its_own() -> None:
     with pytest.raises(RiskError, match="mean table"):
         RiskGame(get_rule_set("yahtzee"), 0.0)
+
+
+def test_the_family_reads_a_risk_tables_fingerprint_into_its_game() -> None:
+    """Jobs, workers, ``status`` and ``prune`` know a risk table by its namespace alone: a
+    built-in's with no definition stored, a file's from the one stored beside it; theta's
+    thousandths without a sign or a point, never 0 (the mean table's own name)."""
+    from memo_solver.games import registry
+    from memo_solver.games.yahtzee.rules.rule_file import format_rule_document, rule_set_document
+
+    yahtzee = get_rule_set("yahtzee")
+    for theta, name in ((0.05, "risk50"), (-0.5, "risk-500")):
+        fingerprint = f"{yahtzee.fingerprint}-{name}"
+        owned = registry.value_table(fingerprint)
+        assert owned is not None
+        assert (owned[0].name, owned[1].game) == ("yahtzee", yahtzee.fingerprint)
+        game = registry.game_by_fingerprint(fingerprint, None).game
+        assert isinstance(game, RiskGame)
+        assert (game.fingerprint, game.theta) == (fingerprint, theta)
+    yatzy = get_rule_set("yatzy")
+    document = format_rule_document(rule_set_document(yatzy)).encode()
+    from_file = registry.game_by_fingerprint(f"{yatzy.fingerprint}-risk-5", document)
+    assert from_file.game.name == "yatzy (risk -0.005)"
+    for not_a_risk in ("risk0", "risk+50", "risk0.05", "risk050", "risk1000"):
+        assert registry.value_table(f"{yahtzee.fingerprint}-{not_a_risk}") is None
+    with pytest.raises(RiskError):
+        registry.game_by_fingerprint(f"{yahtzee.fingerprint}-risk501", None)
