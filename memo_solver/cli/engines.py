@@ -62,10 +62,12 @@ def for_risk(args: argparse.Namespace, location: Location, work: NeedWork) -> in
     from memo_solver.games.yahtzee import entry_for, risk_entry_of
 
     rules = rule_set(args)
-    entry = risk_entry_of(entry_for(rules), args.risk)
-    if entry.game is entry_for(rules).game:
+    mean = entry_for(rules)
+    table = risk_entry_of(mean, args.risk)
+    if table is mean:
         return anyio.run(_with_engine, rules, location, lambda mean, _, __: work(mean, mean, rules))
-    return anyio.run(_with_table_engines, rules, location, entry.game, 1, work)
+    # One thread, as the mean's own questions: the risk table's cone is the mean cone's size.
+    return anyio.run(_with_table_engines, rules, location, table.game, 1, work)
 
 
 def game(args: argparse.Namespace) -> GameEntry:
