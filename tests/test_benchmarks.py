@@ -136,6 +136,11 @@ UNDER_FULL = (
         "store MB",  # the wheel installed into a scratch venv on first use
     ),
     Run(
+        "bench_risk.py",
+        "--rules yahtzee-lower --rounds 1 --states 1 --target-cold-5-s 0",
+        "cold, 5 open, median wall s",
+    ),
+    Run(
         "bench_saved.py",
         "cold warm --runs 1 --target-warm-ms 0",
         "warm advice median ms",  # cold advice on maxi-yatzy-saved: seconds, not minutes

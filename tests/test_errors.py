@@ -50,6 +50,7 @@ from memo_solver.games.yahtzee.rules.kinds import RuleFileError
 from memo_solver.games.yahtzee.rules.rule_set import SavedRollsError
 from memo_solver.games.yahtzee.rules.state import StateError
 from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError
+from memo_solver.games.yahtzee.solve.risk import RiskError
 from memo_solver.jobs.queue import JobError
 from memo_solver.jobs.settings import SettingsError
 from memo_solver.service.errors import ApiError
@@ -96,6 +97,10 @@ GONE = (
     "the blocks of 1:abc were deleted while they were being solved (the rule set was "
     "deleted): nothing more is written there"
 )
+RISK = (
+    "the risk must be a number from -0.5 to 0.5 with at most 3 decimals (0 plays for the "
+    "mean), not 0.6"
+)
 BEAT = "beating this opponent from this state needs 9 values solved, past the limit of 1"
 
 DOCUMENTED = [
@@ -113,6 +118,7 @@ DOCUMENTED = [
     Documented(NeedError(CAP, "need_cap"), 422, "need_cap", CAP),
     Documented(NeedBeyondCapError(500, 400), 422, "need", BEYOND),
     Documented(BeatTooLargeError(BEAT), 422, "opponent", BEAT),
+    Documented(RiskError(RISK), 422, "risk", RISK),
     Documented(RuleFileError("dice", DICE_COUNT), 422, "dice", f"dice: {DICE_COUNT}"),
     Documented(UnknownGameError("kniffel"), 422, "rules", UNKNOWN_GAME),
     Documented(TransferError(DUMP), 422, "file", DUMP),

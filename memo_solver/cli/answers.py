@@ -1,6 +1,7 @@
 """What ``advise`` and ``value`` answer on a Yahtzee-family rule set, in words and as JSON:
-for points, for the best chance of a need, or for the best chance of finishing above an
-opponent; one state, or JSON lines of states from standard input.
+for points, for the best chance of a need, for the best certainty equivalent at a risk, or
+for the best chance of finishing above an opponent; one state, or JSON lines of states from
+standard input.
 
 The game's modules load when an answer is asked for, as in every handler.
 """
@@ -79,6 +80,69 @@ async def advise_need(
     async def answer(text: str) -> tuple[dict[str, object], str]:
         advice = await advise_need(engine, mean, rules, parse_state(text, rules), need)
         return advice.to_json(), _need_advice_text(advice)
+
+    return await _answer_states(state_text, answer, out)
+
+
+async def advise_risk(
+    state_text: str, theta: float, engine: Engine, mean: Engine, rules: RuleSet, out: Output
+) -> int:
+    from memo_solver.games.yahtzee import advise_risk, parse_state
+
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        advice = await advise_risk(engine, mean, rules, parse_state(text, rules), theta)
+        return advice.to_json(), _risk_advice_text(advice)
+
+    return await _answer_states(state_text, answer, out)
+
+
+def _risk_advice_text(advice: Any) -> str:
+    at = f"at risk {advice.risk:g}"
+    if advice.mean.game_over:
+        return "The game is over: no points are left to win."
+    if not advice.actions:
+        return (
+            f"Roll the dice. Certainty equivalent {at} from here: "
+            f"{advice.certainty_equivalent:.4f} more points (expect {advice.mean.value:.4f})"
+        )
+    best = advice.actions[0]
+    lines = [
+        f"Best {at}: {best.action.words()}  (certainty equivalent "
+        f"{best.certainty_equivalent:.4f} more points)",
+        f"Certainty equivalent before this turn's first roll: "
+        f"{advice.turn_start_certainty_equivalent:.4f}",
+        f"Best for points: {advice.mean.actions[0].words()}",
+        "",
+    ]
+    said = [a.action.words() for a in advice.actions]
+    wide = max(40, *map(len, said))
+    lines.append(f"{'action':<{wide}} {'certain':>10} {'value':>10} {'loss':>9}")
+    lines += [
+        f"{words:<{wide}} {a.certainty_equivalent:>10.4f} {a.action.value:>10.4f} "
+        f"{a.action.loss:>9.4f}"
+        for words, a in zip(said, advice.actions, strict=True)
+    ]
+    return "\n".join(lines)
+
+
+async def value_risk(
+    state_text: str, theta: float, engine: Engine, mean: Engine, rules: RuleSet, out: Output
+) -> int:
+    from memo_solver.games.yahtzee import advise_risk, parse_state
+
+    async def answer(text: str) -> tuple[dict[str, object], str]:
+        computed = {id(engine): engine, id(mean): mean}.values()  # one engine at risk 0
+        before = sum(e.counters.computed for e in computed)
+        advice = await advise_risk(engine, mean, rules, parse_state(text, rules), theta)
+        payload = {
+            "rules": rules.name,
+            "risk": theta,
+            "certainty_equivalent": advice.certainty_equivalent,
+            "turn_start_certainty_equivalent": advice.turn_start_certainty_equivalent,
+            "value": advice.mean.value,
+            "blocks_computed": sum(e.counters.computed for e in computed) - before,
+        }
+        return payload, f"{advice.certainty_equivalent:.10f}"
 
     return await _answer_states(state_text, answer, out)
 

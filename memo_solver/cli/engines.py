@@ -18,6 +18,7 @@ from memo_solver.cli.common import UsageError
 
 if TYPE_CHECKING:
     from memo_solver.core.engine import Engine
+    from memo_solver.core.game import Game
     from memo_solver.games.entry import GameEntry
     from memo_solver.games.yahtzee import RuleSet
     from memo_solver.jobs.queue import JobQueue
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 EngineWork = Callable[["Engine", "RuleSet", "JobQueue | None"], Coroutine[Any, Any, int]]
 """A command on a Yahtzee-family rule set: its engine, the rules, the store's job queue."""
 NeedWork = Callable[["Engine", "Engine", "RuleSet"], Coroutine[Any, Any, int]]
-"""A command playing for a need: on the need table's engine, the mean game's, the rules."""
+"""A command playing for a need or a risk: on the value table's engine, the mean game's, the
+rules."""
 
 
 def on_rules(args: argparse.Namespace, location: Location, work: EngineWork) -> int:
@@ -41,10 +43,31 @@ def for_need(args: argparse.Namespace, location: Location, work: NeedWork) -> in
     ``--need-threads``) and of its mean game."""
     import anyio
 
+    from memo_solver.games.yahtzee import NeedGame
+
     if args.need_threads < 1:
         raise UsageError(f"--need-threads must be 1 or more, got {args.need_threads}")
     threads = min(args.need_threads, len(os.sched_getaffinity(0)))
-    return anyio.run(_with_need_engines, rule_set(args), location, args.need_cap, threads, work)
+    rules = rule_set(args)
+    return anyio.run(
+        _with_table_engines, rules, location, NeedGame(rules, args.need_cap), threads, work
+    )
+
+
+def for_risk(args: argparse.Namespace, location: Location, work: NeedWork) -> int:
+    """Run ``work`` on the engines of the rule set's risk table at ``--risk`` and of its mean
+    game: at a risk of 0 the mean game's twice (the mean table is that table)."""
+    import anyio
+
+    from memo_solver.games.yahtzee import entry_for, risk_entry_of
+
+    rules = rule_set(args)
+    mean = entry_for(rules)
+    table = risk_entry_of(mean, args.risk)
+    if table is mean:
+        return anyio.run(_with_engine, rules, location, lambda mean, _, __: work(mean, mean, rules))
+    # One thread, as the mean's own questions: the risk table's cone is the mean cone's size.
+    return anyio.run(_with_table_engines, rules, location, table.game, 1, work)
 
 
 def game(args: argparse.Namespace) -> GameEntry:
@@ -103,17 +126,18 @@ async def _with_engine(rules: RuleSet, location: Location, work: EngineWork) -> 
             return await work(engine, rules, queue)
 
 
-async def _with_need_engines(
-    rules: RuleSet, location: Location, cap: int, threads: int, work: NeedWork
+async def _with_table_engines(
+    rules: RuleSet, location: Location, game: Game, threads: int, work: NeedWork
 ) -> int:
-    """The commands playing for a need: on the need table's engine (its progress shown,
-    the bulk of the work) and the mean game's, whose values break ties, on one store."""
+    """The commands playing for a need or a risk: on the value table's engine (``game``:
+    its progress shown, the bulk of the work) and the mean game's, whose values break ties,
+    on one store."""
     from memo_solver.cli.progress import SolveProgress
     from memo_solver.core.engine import open_engine
-    from memo_solver.games.yahtzee import NeedGame, entry_for
+    from memo_solver.games.yahtzee import entry_for
     from memo_solver.jobs.storage import open_store_and_queue
 
-    entry, game = entry_for(rules), NeedGame(rules, cap)
+    entry = entry_for(rules)
     with SolveProgress(game.name) as progress:
         store, _ = open_store_and_queue(location)
         async with (

@@ -216,6 +216,17 @@ def need_options(
     )
 
 
+RISK_HELP = "a number from -0.5 (safe) to 0.5 (bold) with at most 3 decimals; 0 is the mean"
+
+
+def risk_option(sub: argparse.ArgumentParser, game: str | None, help_text: str) -> None:
+    """``--risk THETA``: the risk objective's theta, read as typed (the family checks it,
+    naming ``risk`` in its one line)."""
+    option_for(
+        sub, game, "--risk", metavar="THETA", help=f"{help_text} ({RISK_HELP}; default: none)"
+    )
+
+
 def game_option(sub: argparse.ArgumentParser, note: str, games: Sequence[str]) -> None:
     """``--game``: one of ``games``, the first by default; ``note`` says what each other
     one takes."""
@@ -238,6 +249,12 @@ def need_table_options(sub: argparse.ArgumentParser, verb: str) -> None:
     )
     sub.add_argument(
         "--need-cap", type=int, default=400, help="with --need: the table's cap, in points"
+    )
+    sub.add_argument(
+        "--risk",
+        metavar="THETA",
+        help=f"{verb} the rule set's risk table at THETA (the certainty equivalents of the "
+        f"exponential-utility strategy; {RISK_HELP}) instead of its mean values",
     )
 
 

@@ -261,6 +261,24 @@ class NeedAdviceOut(BaseModel):
     actions: list[NeedActionOut]
 
 
+class RiskActionOut(ActionOut):
+    certainty_equivalent: float = Field(
+        description="the certainty equivalent at the risk after this action"
+    )
+
+
+class RiskAdviceOut(BaseModel):
+    """The answer to a request with a risk: every action, best certainty equivalent first."""
+
+    risk: float
+    game_over: bool
+    certainty_equivalent: float = Field(description="the state's certainty equivalent")
+    turn_start_certainty_equivalent: float
+    value: float
+    turn_start_value: float
+    actions: list[RiskActionOut]
+
+
 class SolveOut(BaseModel):
     """A whole-game solve the service runs in the background (``POST /v1/solve``), or
     offers to, in a 422 refusing a question past its cold budget."""
@@ -288,7 +306,7 @@ class ErrorDetail(BaseModel):
 
 
 class BatchItemOut(BaseModel):
-    advice: AdviceOut | NeedAdviceOut | None = None
+    advice: AdviceOut | NeedAdviceOut | RiskAdviceOut | None = None
     error: ErrorDetail | None = None
 
 
@@ -357,7 +375,8 @@ def batch_advice(advice: Advice) -> bytes:
 
 
 def batch_need(answer: dict[str, object]) -> bytes:
-    """One answer with a need (``NeedAdviceOut``'s JSON) of ``BatchOut.results``."""
+    """One answer with a need or a risk (``NeedAdviceOut``'s or ``RiskAdviceOut``'s JSON)
+    of ``BatchOut.results``."""
     return _ENCODER.encode({"advice": answer}).encode()
 
 

@@ -100,6 +100,30 @@ NeedCap = Annotated[
 ]
 
 
+def _risk(value: Any) -> Any:
+    """A risk as sent, where a form sends every field: an empty one is unset, and true or
+    false is no number (the route checks the dial, naming ``risk``)."""
+    if isinstance(value, bool):
+        raise ValueError("should be a number, not true or false")
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+Risk = Annotated[
+    float | str | None,
+    BeforeValidator(_risk),
+    WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string"}, {"type": "null"}]}),
+    Field(
+        description="play at a risk theta, from -0.5 (safe) to 0.5 (bold), at most 3 decimals: "
+        "also answer the certainty equivalent (the points for sure worth the rest of the "
+        "game to a player maximising E[exp(theta X)], or minimising it below 0) for the state "
+        "and every action, best first (ties: the mean advice's order); 0 plays for the mean; "
+        "null or empty: no risk"
+    ),
+]
+
+
 class StateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -114,6 +138,7 @@ class StateRequest(BaseModel):
     )
     need: Need = None
     need_cap: NeedCap = None
+    risk: Risk = None
 
 
 class BatchRequest(BaseModel):
@@ -122,6 +147,7 @@ class BatchRequest(BaseModel):
     states: list[StateInput] = Field(max_length=MAX_BATCH)
     need: Need = None
     need_cap: NeedCap = None
+    risk: Risk = None
 
 
 class StatsRequest(BaseModel):
@@ -181,6 +207,13 @@ class ValueOut(BaseModel):
     )
     turn_start_probability: float | None = Field(
         default=None, description="with a need: that chance before the turn's first roll"
+    )
+    risk: float | None = Field(default=None, description="with a risk: the risk asked")
+    certainty_equivalent: float | None = Field(
+        default=None, description="with a risk: the state's certainty equivalent at it"
+    )
+    turn_start_certainty_equivalent: float | None = Field(
+        default=None, description="with a risk: that before the turn's first roll"
     )
 
 

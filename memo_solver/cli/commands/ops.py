@@ -39,12 +39,19 @@ def _on_store_and_queue(location: Location, work: StoreWork) -> int:
 
 
 def _table(args: argparse.Namespace) -> GameEntry:
-    """The game the options name, or with ``--need`` its need table."""
+    """The game the options name, or with ``--need`` its need table, with ``--risk`` its
+    risk table."""
     from memo_solver.cli import engines, ops
 
     entry = engines.game(args)
+    if args.need and args.risk is not None:
+        raise UsageError("give --need or --risk, not both")
     if args.need:
         entry = ops.need_table(entry, args.need_cap, getattr(args, "max_table_mb", None))
+    if args.risk is not None:
+        from memo_solver.games.yahtzee import risk_entry_of
+
+        entry = risk_entry_of(entry, args.risk)
     return entry
 
 

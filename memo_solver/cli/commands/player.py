@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from memo_solver.cli.command import Command, on_store
 from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.games import family_options, game_choice, played
-from memo_solver.cli.options import YAHTZEE, for_game, need_options, rules_option
+from memo_solver.cli.options import YAHTZEE, for_game, need_options, risk_option, rules_option
 
 if TYPE_CHECKING:
     from memo_solver.cli.play import Target
@@ -35,6 +35,7 @@ def _advise_options(sub: argparse.ArgumentParser) -> None:
     need_options(
         sub, YAHTZEE, "--need", "N", "rank the moves by their best chance of N more points"
     )
+    risk_option(sub, YAHTZEE, "rank the moves by their certainty equivalent at risk THETA")
     for_game(
         sub,
         YAHTZEE,
@@ -59,11 +60,22 @@ def _advise_options(sub: argparse.ArgumentParser) -> None:
 def _advise(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import answers, engines
 
+    if args.risk is not None and (args.need is not None or args.opponent is not None):
+        raise UsageError("give --risk alone, not with --need or --opponent")
     if args.opponent is not None:
         if args.need is not None:
             raise UsageError("give --need or --opponent, not both")
         return engines.on_rules(
             args, location, lambda engine, rules, _: answers.beat(args, engine, rules, out)
+        )
+    if args.risk is not None:
+        theta = _theta(args)
+        return engines.for_risk(
+            args,
+            location,
+            lambda engine, mean, rules: answers.advise_risk(
+                args.state, theta, engine, mean, rules, out
+            ),
         )
     need: int | None = args.need
     if need is not None:
@@ -79,6 +91,13 @@ def _advise(args: argparse.Namespace, location: Location, out: Output) -> int:
     )
 
 
+def _theta(args: argparse.Namespace) -> float:
+    """``--risk`` checked: one line naming ``risk`` where it is off the dial."""
+    from memo_solver.games.yahtzee import check_theta
+
+    return check_theta(args.risk)
+
+
 ADVISE = Command(
     "advise",
     "the best move and what every other move costs",
@@ -91,11 +110,23 @@ def _value_options(sub: argparse.ArgumentParser) -> None:
     rules_option(sub, None)
     sub.add_argument("state", nargs="?", default="start", help=f"{STATES} (default: start)")
     need_options(sub, None, "--need", "N", "the best chance of N more points instead")
+    risk_option(sub, None, "the certainty equivalent at risk THETA instead")
 
 
 def _value(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import answers, engines
 
+    if args.need is not None and args.risk is not None:
+        raise UsageError("give --need or --risk, not both")
+    if args.risk is not None:
+        theta = _theta(args)
+        return engines.for_risk(
+            args,
+            location,
+            lambda engine, mean, rules: answers.value_risk(
+                args.state, theta, engine, mean, rules, out
+            ),
+        )
     need: int | None = args.need
     if need is not None:
         return engines.for_need(
@@ -113,7 +144,7 @@ def _value(args: argparse.Namespace, location: Location, out: Output) -> int:
 VALUE = Command(
     "value",
     "the expected future score of a state (default: the start), or with --need its best "
-    "chance of N more points",
+    "chance of N more points, or with --risk its certainty equivalent",
     _value_options,
     on_store(_value),
 )

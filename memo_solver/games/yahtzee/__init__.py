@@ -44,6 +44,10 @@ if TYPE_CHECKING:
         read_game as read_game,
         review_game as review_game,
     )
+    from memo_solver.games.yahtzee.advice.risk_advice import (
+        RiskAdvice as RiskAdvice,
+        advise_risk as advise_risk,
+    )
     from memo_solver.games.yahtzee.analysis.distribution import (
         Distribution as Distribution,
         Progress as Progress,
@@ -84,7 +88,9 @@ if TYPE_CHECKING:
     from memo_solver.games.yahtzee.questions import (
         mean_cone as mean_cone,
         need_question as need_question,
+        risk_cone as risk_cone,
     )
+    from memo_solver.games.yahtzee.risk_entries import risk_entry_of as risk_entry_of
     from memo_solver.games.yahtzee.rules.catalog import (
         RULE_SETS as RULE_SETS,
         get_rule_set as get_rule_set,
@@ -115,6 +121,10 @@ if TYPE_CHECKING:
         NeedGame as NeedGame,
     )
     from memo_solver.games.yahtzee.solve.need_table import table_bytes as table_bytes
+    from memo_solver.games.yahtzee.solve.risk import (
+        RiskGame as RiskGame,
+        check_theta as check_theta,
+    )
     from memo_solver.games.yahtzee.solve.scoring import next_turn_start as next_turn_start
     from memo_solver.games.yahtzee.warm_loops import warm_up as warm_up
 

@@ -22,9 +22,13 @@ if TYPE_CHECKING:
     from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 
 
-FINGERPRINT: Final = re.compile(r"(?P<rules>[0-9a-f]{16})(?:-need(?P<cap>[1-9][0-9]{0,3}))?")
+FINGERPRINT: Final = re.compile(
+    r"(?P<rules>[0-9a-f]{16})"
+    r"(?:-need(?P<cap>[1-9][0-9]{0,3})|-risk(?P<risk>-?[1-9][0-9]{0,2}))?"
+)
 """What the family's namespaces are named by: a rule set's fingerprint, alone for its mean
-values, or with ``-need<cap>`` for its need table (:attr:`NeedGame.fingerprint`)."""
+values, with ``-need<cap>`` for its need table (:attr:`NeedGame.fingerprint`), or with
+``-risk<thousandths of theta>`` for its risk table (:attr:`RiskGame.fingerprint`)."""
 
 
 def value_table(fingerprint: str) -> ValueTable | None:
@@ -33,6 +37,15 @@ def value_table(fingerprint: str) -> ValueTable | None:
     named = FINGERPRINT.fullmatch(fingerprint)
     if named is None:
         return None
+    if named["risk"] is not None:
+        theta = int(named["risk"]) / 1000
+
+        def risk_table(entry: GameEntry) -> GameEntry:
+            from memo_solver.games.yahtzee.risk_entries import risk_entry_of
+
+            return risk_entry_of(entry, theta)
+
+        return ValueTable(named["rules"], f"risk table at {theta:g}", risk_table)
     if named["cap"] is None:
         return ValueTable(fingerprint, "mean values", lambda entry: entry)
     cap = int(named["cap"])

@@ -1,6 +1,7 @@
 """What a question asks of the family's tables, for a service to weigh before it solves:
-the cone of a state's mean values, and the need rules (the cap, the reach, the need
-table's cone) in one call, so that the service and its routes hold none of them.
+the cone of a state's mean values, the need rules (the cap, the reach, the need table's
+cone) in one call, and the risk table's cone, so that the service and its routes hold none
+of them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from memo_solver.games.entry import Cone
 from memo_solver.games.yahtzee.advice.mean_advice import blocks_needed
 from memo_solver.games.yahtzee.family import entry_for
 from memo_solver.games.yahtzee.need_entries import need_entry
+from memo_solver.games.yahtzee.risk_entries import risk_entry_of
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import State
 from memo_solver.games.yahtzee.solve.need import NeedBeyondCapError, NeedError, reach
@@ -25,6 +27,15 @@ def mean_cone(rules: RuleSet, state: State) -> Cone:
     whole = rules.cone_turn_starts(0)
     keys = blocks_needed(rules, state)
     return Cone(entry_for(rules), keys, turn_starts, turn_starts, whole, rules.name)
+
+
+def risk_cone(rules: RuleSet, state: State, theta: float) -> Cone:
+    """What a question about ``state`` at risk ``theta`` reads of the risk table (the mean
+    table at theta = 0): the mean cone's blocks and turn starts, one certainty equivalent
+    each, in the risk table's entry."""
+    mean = mean_cone(rules, state)
+    table = risk_entry_of(mean.entry, theta)
+    return Cone(table, mean.keys, mean.size, mean.turn_starts, mean.whole, mean.game)
 
 
 @dataclass(frozen=True)

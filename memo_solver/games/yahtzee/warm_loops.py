@@ -33,15 +33,18 @@ from memo_solver.stores.memory import MemoryStore
 
 def _turn_kernel() -> None:
     """Official Yahtzee's last turn: every block with one box open solved as a layer (the
-    block solver), then one guidepost's turn with every step kept (advice, the policy)."""
+    block solver), then one guidepost's turn with every step kept (advice, the policy), for
+    the mean and at a risk (its utilities back in points)."""
     rules = get_rule_set("yahtzee")
     full = rules.all_filled
     over = turn.solve_block(rules, full, {})
     last = [full & ~(1 << box) for box in range(len(rules.categories))]
     turn.solve_blocks(rules, last, {full: over})
-    turn.turn_tables(
-        rules, last[0], lambda _box: over, turn.Guideposts.one(rules, 0, 0), rules.rerolls
-    )
+    for theta in (0.0, 0.5):
+        turn.turn_tables(
+            rules, last[0], lambda _box: over, turn.Guideposts.one(rules, 0, 0), rules.rerolls,
+            theta=theta,
+        )  # fmt: skip
 
 
 def _strategy() -> None:

@@ -1,40 +1,49 @@
 """``POST /v1/advice``, ``/v1/advice/batch`` and ``/v1/value``: the best actions for any
 state, and its expected score, from the shared memo (computed first when cold); with a
 ``need``, also the best chance of scoring at least that many more points, from the need
-table of the rule set and the request's ``need_cap`` (its own engine and budget).
+table of the rule set and the request's ``need_cap`` (its own engine and budget); with a
+``risk``, also the certainty equivalent at that risk, from the rule set's risk table (its
+own engine, weighed like the mean's).
 
 Warm ``POST /v1/advice`` is answered by :func:`advice_warm`, before the app's layers (its
 front door), and any other well-formed one by :func:`advice_fast` (the route's fast path);
 both are installed by ``create_app``. :func:`advice` answers whatever they leave, with
 FastAPI's parsing and response model. All give the same bytes: see
-:mod:`memo_solver.service.fast`. A request with a need (or a need cap) is always
-:func:`advice`'s.
+:mod:`memo_solver.service.fast`. A request with a need (or a need cap) or a risk is
+always :func:`advice`'s.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request, Response
 from starlette.types import Scope
 
 from memo_solver.core.engine import Engine
+from memo_solver.core.errors import UserError
+from memo_solver.games.entry import Cone, GameEntry
 from memo_solver.games.yahtzee import (
     DEFAULT_CAP,
     Advice,
     NeedAdvice,
+    RiskAdvice,
     RuleSet,
     State,
     StateError,
     advise,
     advise_held,
     advise_need,
+    advise_risk,
+    check_theta,
     entry_for,
     mean_cone,
     need_entry,
     need_question,
+    risk_cone,
+    risk_entry_of,
     state_to_json,
 )
 from memo_solver.jobs.queue import Job
@@ -44,6 +53,7 @@ from memo_solver.service.fast import (
     BatchOut,
     ErrorDetail,
     NeedAdviceOut,
+    RiskAdviceOut,
     SolveOut,
     advice_body,
     batch_advice,
@@ -59,20 +69,27 @@ from memo_solver.service.settings import ApiSettings
 
 routes = Routes()
 
-_ADVICE_KEYS = frozenset(StateRequest.model_fields) - {"need", "need_cap"}
-"""What the fast paths answer: a request with a need is :func:`advice`'s."""
+_ADVICE_KEYS = frozenset(StateRequest.model_fields) - {"need", "need_cap", "risk"}
+"""What the fast paths answer: a request with a need or a risk is :func:`advice`'s."""
 
 
 @routes.post(
-    "/v1/advice", response_model=AdviceOut | NeedAdviceOut, response_model_exclude_none=True
+    "/v1/advice",
+    response_model=AdviceOut | NeedAdviceOut | RiskAdviceOut,
+    response_model_exclude_none=True,
 )
 async def advice(body: StateRequest, request: Request) -> Any:
     """Every legal action, best first, with its expected final score and its loss; with a
-    need, best chance first, each with its chance as well."""
+    need, best chance first, each with its chance as well; with a risk, best certainty
+    equivalent first, each with its certainty equivalent as well."""
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
     client = client_of(request.scope)
+    theta = _theta(body.risk, body.need)
+    if theta is not None:
+        risk = await _advise_risk(service, rules, state, theta, client)
+        return AsciiJSONResponse(risk.to_json())
     if body.need is not None:
         answer = await _advise_need(service, rules, state, body.need, _cap(body.need_cap), client)
         return AsciiJSONResponse(answer.to_json())
@@ -137,6 +154,9 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
             parsed.append(ErrorDetail(field=exc.field, message=exc.message))
 
     client = client_of(request.scope)
+    theta = _theta(body.risk, body.need)
+    if theta is not None:
+        return await _batch_risk(service, rules, parsed, theta, client)
     if body.need is not None:
         return await _batch_need(service, rules, parsed, body.need, _cap(body.need_cap), client)
     for item in parsed:
@@ -160,11 +180,23 @@ async def advice_batch(body: BatchRequest, request: Request) -> Response:
 @routes.post("/v1/value", response_model=ValueOut, response_model_exclude_none=True)
 async def value(body: StateRequest, request: Request) -> ValueOut:
     """The expected future score of a state under optimal play; with a need, also the best
-    chance of scoring at least that many more points."""
+    chance of scoring at least that many more points; with a risk, also the certainty
+    equivalent at it."""
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
     client = client_of(request.scope)
+    theta = _theta(body.risk, body.need)
+    if theta is not None:
+        risk = await _advise_risk(service, rules, state, theta, client)
+        return ValueOut(
+            rules=rules.name,
+            value=risk.mean.value,
+            turn_start_value=risk.mean.turn_start_value,
+            risk=risk.risk,
+            certainty_equivalent=risk.certainty_equivalent,
+            turn_start_certainty_equivalent=risk.turn_start_certainty_equivalent,
+        )
     if body.need is None:
         result = await _advise(service, rules, state, client)
         return ValueOut(
@@ -250,6 +282,38 @@ def _warm(rules: RuleSet, state: State) -> Callable[[], Job]:
     return lambda: Job.warm(entry_for(rules).job_name, json.dumps(state_to_json(state, rules)))
 
 
+TableAnswer = Callable[[Engine, Engine, State], Awaitable[dict[str, object]]]
+"""One state's answer from a value table's engine and the mean game's, as JSON."""
+
+
+async def _batch_table(
+    service: Service,
+    rules: RuleSet,
+    parsed: list[State | ErrorDetail],
+    table: GameEntry,
+    check: Callable[[State], Awaitable[object]],
+    answer: TableAnswer,
+) -> Response:
+    """A batch on a value table (a need's, a risk's): every state checked first (``check``:
+    within the budgets), then one computation on the table's engine and the mean game's."""
+    states = [item for item in parsed if not isinstance(item, ErrorDetail)]
+    for state in states:
+        await check(state)
+
+    async def answer_all() -> bytes:
+        async with service.engine(entry_for(rules)) as mean, service.engine(table) as engine:
+            results: list[bytes] = []
+            for item in parsed:
+                if isinstance(item, ErrorDetail):
+                    results.append(batch_error(item.field, item.message))
+                else:
+                    results.append(batch_need(await answer(engine, mean, item)))
+            return batch_body(results)
+
+    warm = _table_warm(table, rules, states[0]) if states else None
+    return Response(await service.run(answer_all, warm), media_type="application/json")
+
+
 async def _batch_need(
     service: Service,
     rules: RuleSet,
@@ -259,26 +323,92 @@ async def _batch_need(
     client: str | None,
 ) -> Response:
     """A batch with a need: every state within both budgets first, then one computation."""
-    states = [item for item in parsed if not isinstance(item, ErrorDetail)]
-    for state in states:
-        await _check_need(service, rules, state, need, cap, client)
 
-    async def answer_all() -> bytes:
+    async def answer(engine: Engine, mean: Engine, state: State) -> dict[str, object]:
+        return (await advise_need(engine, mean, rules, state, need)).to_json()
+
+    return await _batch_table(
+        service,
+        rules,
+        parsed,
+        need_entry(rules, cap),
+        lambda state: _check_need(service, rules, state, need, cap, client),
+        answer,
+    )
+
+
+async def _batch_risk(
+    service: Service,
+    rules: RuleSet,
+    parsed: list[State | ErrorDetail],
+    theta: float,
+    client: str | None,
+) -> Response:
+    """A batch at a risk: every state within both budgets first, then one computation."""
+
+    async def answer(engine: Engine, mean: Engine, state: State) -> dict[str, object]:
+        return (await advise_risk(engine, mean, rules, state, theta)).to_json()
+
+    return await _batch_table(
+        service,
+        rules,
+        parsed,
+        risk_entry_of(entry_for(rules), theta),
+        lambda state: _check_risk(service, rules, state, theta, client),
+        answer,
+    )
+
+
+def _theta(risk: float | str | None, need: int | None) -> float | None:
+    """The request's risk on the dial (:class:`UserError` naming ``risk`` off it, or beside
+    a need), None where it sent none."""
+    if risk is None:
+        return None
+    if need is not None:
+        raise UserError("give need or risk, not both", "risk")
+    return check_theta(risk)
+
+
+async def _advise_risk(
+    service: Service, rules: RuleSet, state: State, theta: float, client: str | None
+) -> RiskAdvice:
+    """Advice at a risk, within the mean's cold budget (its values break ties) and the risk
+    table's, and the deadline; past the deadline the risk table's blocks go to the workers."""
+    cone = await _check_risk(service, rules, state, theta, client)
+
+    async def work() -> RiskAdvice:
         async with (
             service.engine(entry_for(rules)) as mean,
-            service.engine(need_entry(rules, cap)) as engine,
+            service.engine(cone.entry) as engine,
         ):
-            results: list[bytes] = []
-            for item in parsed:
-                if isinstance(item, ErrorDetail):
-                    results.append(batch_error(item.field, item.message))
-                else:
-                    answer = await advise_need(engine, mean, rules, item, need)
-                    results.append(batch_need(answer.to_json()))
-            return batch_body(results)
+            return await advise_risk(engine, mean, rules, state, theta)
 
-    warm = _need_warm(rules, cap, states[0]) if states else None
-    return Response(await service.run(answer_all, warm), media_type="application/json")
+    return await service.run(work, _table_warm(cone.entry, rules, state))
+
+
+async def _check_risk(
+    service: Service, rules: RuleSet, state: State, theta: float, client: str | None
+) -> Cone:
+    """The mean's budget, then the risk table's cone (the same turn starts, one certainty
+    equivalent each) within the same budget, which only the workers solve past."""
+    await check_state(service, rules, state, client)
+    cone = risk_cone(rules, state, theta)
+    if cone.entry is not entry_for(rules):
+        warm = _table_warm(cone.entry, rules, state)
+        await service.check_budget(cone, _risk_budget(service.settings), warm, client)
+    return cone
+
+
+def _risk_budget(settings: ApiSettings) -> Budget:
+    """A risk table's budget: the mean's, in the same turn starts (a risk table has the mean
+    table's shape)."""
+    return Budget(
+        settings.cold_budget,
+        "turn starts",
+        "budget",
+        "the risk table ('memo-solver precompute --risk THETA')",
+        "risk",
+    )
 
 
 async def _advise_need(
@@ -295,7 +425,7 @@ async def _advise_need(
         ):
             return await advise_need(engine, mean, rules, state, need)
 
-    return await service.run(work, _need_warm(rules, cap, state))
+    return await service.run(work, _table_warm(need_entry(rules, cap), rules, state))
 
 
 async def _check_need(
@@ -309,17 +439,17 @@ async def _check_need(
     if question.refusal is not None:
         raise question.refusal
     if question.cone is not None:
-        warm = _need_warm(rules, cap, state)
+        warm = _table_warm(question.cone.entry, rules, state)
         await service.check_budget(question.cone, _need_budget(service.settings), warm, client)
 
 
-def _need_warm(rules: RuleSet, cap: int, state: State) -> Callable[[], Job]:
-    """The warm job that solves a state's blocks of the need table (every need's chance)."""
+def _table_warm(table: GameEntry, rules: RuleSet, state: State) -> Callable[[], Job]:
+    """The warm job that solves a state's blocks of a value table (a need table: every
+    need's chance; a risk table)."""
 
     def job() -> Job:
-        entry = need_entry(rules, cap)
-        text = entry.canonical_state(json.dumps(state_to_json(state, rules)))
-        return Job.warm(entry.job_name, text)
+        text = table.canonical_state(json.dumps(state_to_json(state, rules)))
+        return Job.warm(table.job_name, text)
 
     return job
 

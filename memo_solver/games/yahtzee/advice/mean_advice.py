@@ -182,6 +182,15 @@ def _keys(rules: RuleSet, filled: int) -> tuple[str, list[str]]:
     return block_key(filled), [block_key(filled | 1 << box) for box in rules.open_boxes(filled)]
 
 
+def turn_start_at(rules: RuleSet, state: State, at: tuple[int, ...]) -> tuple[int, ...]:
+    """Where the turn start of a state's scorecard sits in its block, from its guidepost
+    ``at``. Once rolled, with saved rolls, the turn's own bank is past: the least that
+    leaves the rolls it has left."""
+    if not rules.saved_rolls or state.dice is None or state.rerolls_left is None:
+        return at
+    return at[0], at[1], max(0, state.rerolls_left - rules.rerolls)
+
+
 def _advice(rules: RuleSet, state: State, block: Block, successors: list[Block]) -> Advice:
     """The state's actions ranked, from its block and, once rolled, its successors (in the
     order of the open boxes)."""
@@ -191,10 +200,7 @@ def _advice(rules: RuleSet, state: State, block: Block, successors: list[Block])
         over = state.filled == rules.all_filled
         return Advice(value=start, turn_start_value=start, actions=(), game_over=over)
     left = state.rerolls_left
-    if rules.saved_rolls:  # the turn's own bank is past: the least that leaves these rolls
-        start = float(block[at[0], at[1], max(0, left - rules.rerolls)])
-    else:
-        start = float(block[at])
+    start = float(block[turn_start_at(rules, state, at)])
     dice = rules.universe
     boxes, values, every_keep = one_roll.roll_values(
         rules, state.filled, successors, (at[0], at[1]), dice.roll_index[state.dice], left

@@ -67,6 +67,10 @@ class YahtzeeGame:
     """Blocks keyed by filled mask, solved in batches by
     :func:`memo_solver.games.yahtzee.solve.turn.solve_blocks`."""
 
+    theta: float = 0.0
+    """The risk objective's (:class:`memo_solver.games.yahtzee.solve.risk.RiskGame`); 0,
+    the mean's."""
+
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self._upper_boxes = sum(1 << box for box, face in enumerate(rules.upper_faces) if face)
@@ -141,7 +145,7 @@ class YahtzeeGame:
         masks = np.array([filled_of(k) for k in keys], dtype=np.int64)
         by_mask = _ByMask(successors)
         if not self.rules.saved_rolls:
-            solved = solve_blocks(self.rules, masks.tolist(), by_mask)
+            solved = solve_blocks(self.rules, masks.tolist(), by_mask, theta=self.theta)
             return [as_stored(self.rules, block) for block in solved]
         # Blocks of saved rolls hold more banks with each box filled: one kernel call per
         # filled count (a layer of a whole solve is one; a cold cone's batch may be several).
@@ -149,7 +153,7 @@ class YahtzeeGame:
         blocks: list[Block] = [np.empty(0)] * len(keys)
         for count in np.unique(counts).tolist():
             at = np.flatnonzero(counts == count)
-            solved = solve_blocks(self.rules, masks[at].tolist(), by_mask)
+            solved = solve_blocks(self.rules, masks[at].tolist(), by_mask, theta=self.theta)
             for i, block in zip(at.tolist(), solved, strict=True):
                 blocks[i] = as_stored(self.rules, block)
         return blocks

@@ -31,6 +31,21 @@ A turn has three steps, each in its own function:
    axis unchanged.
 3. the turn start (:func:`start_values`): the first roll's expectation.
 
+The risk objective (exponential utility, ``theta`` != 0) runs the same steps. Its blocks
+hold certainty equivalents c, (1/theta) ln E[exp(theta X)] in points, so the score step is
+the mean's, ``b + successor[v', j]``: everything a score banks shares one exponent. Then
+each landing value (and each all-alike roll's, with the Joker's and the +100's points)
+moves to a utility, ``sign(theta) exp(theta c - top)``, relative to the lane's reference
+``top`` (:func:`exponent_reference`, fixed by the chain's first score step). The rounds'
+averages and the turn start's expectation are then the mean's own linear steps, and the
+best box and keep the mean's max (the sign makes the larger utility the better for either
+sign of theta); the turn start's utility goes back to points (:func:`certainty`). An
+impossible move (-inf points: the Joker's forbidden boxes) is a utility of 0 for theta > 0
+and -inf for theta < 0, the worst for either sign. With ``top`` the largest exponent of
+the landing values, no utility of the first step exceeds 1 in size but by the all-alike
+rolls' extra points, and a turn start's is at least the chance of the best roll (theta >
+0), so nothing overflows or vanishes at |theta| <= 0.5 (tests/test_risk.py).
+
 The steps form one chain over the rolls left (:func:`solve_blocks`): a score step at 0, then
 a round and, where the bank a score would carry grows, a score step again
 (:func:`score_step`), each turn start read off the chain where the first roll leaves its
@@ -58,9 +73,10 @@ when the fields were arguments. What changes per call stays a named tuple: the l
 tile (:class:`Lanes`), made inside compiled code, which costs no typing, and the blocks of a
 batch (:class:`memo_solver.games.yahtzee.solve.batch.Batch`), typed once per batch.
 
-One module of about 600 lines, on purpose: the one implementation of the turn's math, whose
-steps share the records and the tile and are compiled together; the forward passes' loops,
-which only read the records, are in :mod:`memo_solver.games.yahtzee.solve.forward_kernel`.
+One module of about 760 lines, on purpose: the one implementation of the turn's math, for
+every objective, whose steps share the records and the tile and are compiled together; the
+forward passes' loops, which only read the records, are in
+:mod:`memo_solver.games.yahtzee.solve.forward_kernel`.
 """
 
 from __future__ import annotations
@@ -108,6 +124,11 @@ class _LandingType(_RecordType):
 @structref.register
 class _LatticeType(_RecordType):
     """numba's type of a :class:`Lattice`."""
+
+
+@structref.register
+class _ObjectiveType(_RecordType):
+    """numba's type of an :class:`Objective`."""
 
 
 class Landing(structref.StructRefProxy):
@@ -186,9 +207,26 @@ class Lattice(structref.StructRefProxy):
         return record
 
 
+class Objective(structref.StructRefProxy):
+    """What a call solves (:func:`objective`): the value axis of ``width`` values per level,
+    a score moving lanes along it (``shift``: the need) or adding to them, and the risk
+    ``theta`` (0: the mean; else certainty equivalents, the module's docstring). A record,
+    not three arguments, so that no compiled function takes more than a screenful."""
+
+    width: int
+    shift: bool
+    theta: float
+
+    def __new__(cls, width: int, shift: bool, theta: float) -> Objective:
+        record: Objective = _new_objective(width, shift, theta)
+        vars(record).update(width=width, shift=shift, theta=theta)
+        return record
+
+
 # numba's structref helpers carry no annotations
 structref.define_proxy(Landing, _LandingType, list(Landing.__annotations__))  # type: ignore[no-untyped-call]
 structref.define_proxy(Lattice, _LatticeType, list(Lattice.__annotations__))  # type: ignore[no-untyped-call]
+structref.define_proxy(Objective, _ObjectiveType, list(Objective.__annotations__))  # type: ignore[no-untyped-call]
 
 
 @jit
@@ -217,6 +255,19 @@ def _new_lattice(
 ) -> Lattice:
     """A :class:`Lattice` made in compiled code (:func:`_new_landing` says why)."""
     return Lattice(children, parents, n_parents, first, rank, keep_of_rank, bits)
+
+
+@jit
+def _new_objective(width: int, shift: bool, theta: float) -> Objective:
+    """An :class:`Objective` made in compiled code (:func:`_new_landing` says why)."""
+    return Objective(width, shift, theta)
+
+
+@lru_cache(maxsize=4096)
+def objective(width: int, shift: bool = False, theta: float = 0.0) -> Objective:
+    """The :class:`Objective` of these, made once (a warm advice request reuses the mean's):
+    its fields always of one type each, so that no call compiles the kernel again."""
+    return Objective(int(width), bool(shift), float(theta))
 
 
 @lru_cache(maxsize=8)
@@ -431,6 +482,86 @@ def start_values(work: FloatArray, first: FloatArray, first_roll: int, n: int) -
 
 
 @jit
+def exponent_reference(
+    values: FloatArray, open_boxes: IntArray, n_classes: IntArray, n: int, theta: float,
+    top: FloatArray,
+) -> None:  # fmt: skip
+    """top[t]: the largest ``theta * c`` over lane t's landing values (``values`` as
+    :func:`landing_values` writes them, in points), the reference of every utility of the
+    lane's turn."""
+    for t in range(n):
+        top[t] = -np.inf
+    for i in range(open_boxes.size):
+        for k in range(n_classes[open_boxes[i]]):
+            for t in range(n):
+                top[t] = _larger(theta * values[i, k, t], top[t])
+
+
+@jit
+def _utility(value: float, sign: float, theta: float, top: float) -> float:
+    """A value in points as a utility relative to ``top``: sign(theta) exp(theta c - top),
+    increasing in c, so that a best choice is the same in either domain."""
+    utility: float = sign * np.exp(theta * value - top)
+    return utility
+
+
+@jit
+def to_utilities(rows: FloatArray, first: int, n: int, theta: float, top: FloatArray) -> None:
+    """Rows ``first`` on of ``rows`` (lanes last, the first ``n``), in points, as utilities."""
+    sign = 1.0 if theta > 0 else -1.0
+    for r in range(first, rows.shape[0]):
+        for t in range(n):
+            rows[r, t] = _utility(rows[r, t], sign, theta, top[t])
+
+
+@jit
+def _score_utilities(
+    open_boxes: IntArray, landing: Landing, values: FloatArray, n: int, theta: float,
+    top: FloatArray,
+) -> None:  # fmt: skip
+    """The landing values of every open box's classes, in points, as utilities: a few dozen
+    per lane, where the rolls they score are a few hundred (the exponentials are most of
+    what a risk table costs beyond the mean's)."""
+    for i in range(open_boxes.size):
+        to_utilities(values[i, : landing.n_classes[open_boxes[i]]], 0, n, theta, top)
+
+
+@jit
+def _alike_utilities(
+    landing: Landing, rows: FloatArray, first: int, scores: FloatArray, n: int, theta: float,
+    top: FloatArray,
+) -> None:  # fmt: skip
+    """The all-alike rolls' rows from ``first`` on (and their ``scores``, when it has rows),
+    which :func:`score_rolls` scores in points (the Joker's and the +100's points added to
+    the landing's), as utilities."""
+    sign = 1.0 if theta > 0 else -1.0
+    alike = landing.alike
+    for a in range(alike.size):
+        row = first + alike[a]
+        for t in range(n):
+            rows[row, t] = _utility(rows[row, t], sign, theta, top[t])
+        for i in range(scores.shape[0]):
+            for t in range(n):
+                scores[i, alike[a], t] = _utility(scores[i, alike[a], t], sign, theta, top[t])
+
+
+@jit
+def certainty(utility: float, theta: float, top: float) -> float:
+    """A utility relative to ``top`` back in points: the certainty equivalent."""
+    sign = 1.0 if theta > 0 else -1.0
+    value: float = (np.log(sign * utility) + top) / theta
+    return value
+
+
+@jit
+def to_certainties(rows: FloatArray, n: int, theta: float, top: FloatArray) -> None:
+    """Every row of utilities (lanes last, the first ``n`` of them) back in points."""
+    for r in range(rows.shape[0]):
+        for t in range(n):
+            rows[r, t] = certainty(rows[r, t], theta, top[t])
+
+
+@jit
 def banks_of(values: FloatArray, landing: Landing, width: int) -> int:
     """How many banks of saved rolls a block's raveled ``values`` hold per level and value
     index: its size over the rule set's levels (1 without saved rolls)."""
@@ -451,6 +582,8 @@ def score_step(
     work: FloatArray,
     scored: FloatArray,
     scores: FloatArray,
+    theta: float,
+    top: FloatArray,
 ) -> None:
     """The score step of the chain over rolls left, ``lanes.saved`` ignored: a score with
     ``rolls_left`` rolls unused starts the next turn with that bank (capped by the
@@ -458,7 +591,9 @@ def score_step(
     rolls rows. Later the rows already hold the best of rerolling; the score step runs again
     only where the bank carried grows (never without saved rolls), into ``scored``
     (n_rolls, lanes), and each row keeps the better of the two. ``scores`` as for
-    :func:`score_rolls`, written when the step runs."""
+    :func:`score_rolls`, written when the step runs. With ``theta`` != 0 (the risk
+    objective) the step scores in points and hands its rows and ``scores`` on as utilities,
+    the first step (``rolls_left`` 0) fixing each lane's reference ``top``."""
     banks = lanes.banks
     saved = min(rolls_left, banks - 1)
     if rolls_left > 0 and saved == min(rolls_left - 1, banks - 1):
@@ -468,13 +603,21 @@ def score_step(
     landing_values(open_boxes, succ_rows, successors, landing, at, values)
     n_rolls = landing.roll_class.shape[1]
     first_roll = work.shape[0] - n_rolls
+    if theta != 0.0:
+        if rolls_left == 0:
+            exponent_reference(values, open_boxes, landing.n_classes, n, theta, top)
+        _score_utilities(open_boxes, landing, values, n, theta, top)
     if rolls_left == 0:
         score_rolls(
             open_boxes, succ_rows, successors, landing, adjust, at, values, work, first_roll,
             scores,
         )  # fmt: skip
+        if theta != 0.0:
+            _alike_utilities(landing, work, first_roll, scores, n, theta, top)
         return
     score_rolls(open_boxes, succ_rows, successors, landing, adjust, at, values, scored, 0, scores)
+    if theta != 0.0:
+        _alike_utilities(landing, scored, 0, scores, n, theta, top)
     for r in range(n_rolls):
         row = first_roll + r
         for t in range(n):
@@ -492,8 +635,7 @@ def solve_blocks(
     landing: Landing,
     lattice: Lattice,
     rerolls: int,
-    width: int,
-    shift: bool,
+    goal: Objective,
     tile: int,
     out: FloatArray,
 ) -> None:
@@ -509,10 +651,12 @@ def solve_blocks(
     of the chain at R - 1, and the turn start with bank s is the first roll's expectation
     at R = s + rerolls. Without saved rolls a block holds one bank and the chain is the
     plain turn: one score step, ``rerolls`` rounds, one turn start. Every block of a batch
-    holds the same banks (:func:`banks_of` ``out``), and so do its successors."""
+    holds the same banks (:func:`banks_of` ``out``), and so do its successors. ``goal``
+    says what the lanes hold (:class:`Objective`)."""
     open_boxes, n_open, succ_rows, successors = (
         batch.open_boxes, batch.n_open, batch.succ_rows, batch.successors,
     )  # fmt: skip
+    width, shift, theta = goal.width, goal.shift, goal.theta
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
@@ -523,6 +667,7 @@ def solve_blocks(
     scored = line_aligned((landing.roll_class.shape[1] if succ_banks > 1 else 0, tile), np.float64)
     levels = np.zeros(tile, dtype=np.int64)
     steps = np.zeros(tile, dtype=np.int64)
+    top = np.zeros(tile)
     no_scores = np.empty((0, 0, 0))
     for b in range(lo, hi):
         boxes = open_boxes[b, : n_open[b]]
@@ -547,10 +692,12 @@ def solve_blocks(
                     best_keep(work, parents, n_parents, n)
                 score_step(
                     rolls_left, boxes, rows, successors, landing, adjusted, lanes, values, work,
-                    scored, no_scores,
+                    scored, no_scores, theta, top,
                 )  # fmt: skip
                 if rolls_left >= rerolls:
                     start_values(work, lattice.first, first_roll, n)
+                    if theta != 0.0:  # row 0 is written again before it is read
+                        to_certainties(work[:1], n, theta, top)
                     saved = rolls_left - rerolls
                     for t in range(n):
                         out[b, (levels[t] * banks + saved) * width + steps[t]] = work[0, t]
@@ -562,8 +709,7 @@ def turn_steps(
     successors: FloatArray,
     levels: IntArray,
     steps: IntArray,
-    width: int,
-    shift: bool,
+    goal: Objective,
     adjust: FloatArray,
     landing: Landing,
     lattice: Lattice,
@@ -573,13 +719,13 @@ def turn_steps(
     start: FloatArray,
 ) -> None:
     """One block's turn for the lanes ``levels`` (one tile of any width: each lane's level,
-    and its index ``steps`` on the value axis of ``width``, shifted by the score when
-    ``shift``, as in the block contract), keeping what each step found: ``scores[s]``
-    (boxes, rolls, lanes) the score step carrying bank s, ``rolls[n]`` the rolls with n
-    rolls left, ``keeps[n]`` the keep lattice before its best-keep pass, ``start[s]`` the
-    turn start with bank s (the shapes say how many: one bank, ``rerolls + 1`` rolls
-    without saved rolls). Successor row i is open box i's. The same chain as
-    :func:`solve_blocks`."""
+    and its index ``steps`` on the value axis of ``goal``, as in the block contract),
+    keeping what each step found: ``scores[s]`` (boxes, rolls, lanes) the score step
+    carrying bank s, ``rolls[n]`` the rolls with n rolls left, ``keeps[n]`` the keep
+    lattice before its best-keep pass, ``start[s]`` the turn start with bank s (the shapes
+    say how many: one bank, ``rerolls + 1`` rolls without saved rolls). Successor row i is
+    open box i's. The same chain as :func:`solve_blocks`; at a risk every value kept is
+    back in points by the end (``keeps[0]``, never written, aside)."""
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
@@ -587,9 +733,11 @@ def turn_steps(
     succ_rows = np.arange(open_boxes.size)
     values = line_aligned((open_boxes.size, max(1, landing.n_classes.max()), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
-    succ_banks = banks_of(successors, landing, width)
+    theta = goal.theta
+    succ_banks = banks_of(successors, landing, goal.width)
     scored = line_aligned((landing.roll_class.shape[1] if succ_banks > 1 else 0, tile), np.float64)
-    lanes = Lanes(levels, steps, tile, width, shift, succ_banks, 0)
+    lanes = Lanes(levels, steps, tile, goal.width, goal.shift, succ_banks, 0)
+    top = np.zeros(tile)
     rerolls = rolls.shape[0] - start.shape[0]
     for rolls_left in range(rolls.shape[0]):
         if rolls_left > 0:
@@ -598,9 +746,13 @@ def turn_steps(
             best_keep(work, parents, n_parents, tile)
         score_step(
             rolls_left, open_boxes, succ_rows, successors, landing, adjust, lanes, values, work,
-            scored, scores[min(rolls_left, scores.shape[0] - 1)],
+            scored, scores[min(rolls_left, scores.shape[0] - 1)], theta, top,
         )  # fmt: skip
         rolls[rolls_left] = work[first_roll:]
         if rolls_left >= rerolls:
             start_values(work, lattice.first, first_roll, tile)
             start[rolls_left - rerolls] = work[0]
+    if theta != 0.0:
+        for kept in (scores.reshape(-1, tile), rolls.reshape(-1, tile), start):
+            to_certainties(kept, tile, theta, top)
+        to_certainties(keeps[1:].reshape(-1, tile), tile, theta, top)

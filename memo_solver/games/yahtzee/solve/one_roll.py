@@ -30,12 +30,17 @@ from memo_solver.games.yahtzee.solve.kernel import (
     Landing,
     Lanes,
     Lattice,
+    Objective,
     banks_of,
     best_keep,
+    certainty,
+    exponent_reference,
     keep_values,
     landing_values,
+    objective,
     score_rolls,
     score_step,
+    to_utilities,
 )
 from memo_solver.games.yahtzee.solve.turn import Guideposts, kernel_tables
 
@@ -48,8 +53,7 @@ def roll_steps(
     successors: FloatArray,
     levels: IntArray,
     steps: IntArray,
-    width: int,
-    shift: bool,
+    goal: Objective,
     adjust: FloatArray,
     landing: Landing,
     lattice: Lattice,
@@ -59,20 +63,24 @@ def roll_steps(
     keeps: FloatArray,
 ) -> None:
     """For one lane (``levels``: one guidepost; ``steps``: its index on the value axis of
-    ``width``, moved along it by the score when ``shift``, as in the kernel's block
-    contract), ``scores[i]``: scoring roll ``roll`` in open box i (successor row i) with
-    ``rerolls`` rolls left (which a score carries to the next turn, with saved rolls); with
-    ``rerolls`` > 0, ``keeps[k]``: keep k's value when it is rerolled with ``rerolls - 1``
-    rolls left after (``keeps`` untouched otherwise): the kernel's chain up to there."""
+    ``goal``, as in the kernel's block contract), ``scores[i]``: scoring roll ``roll`` in
+    open box i (successor row i) with ``rerolls`` rolls left (which a score carries to the
+    next turn, with saved rolls); with ``rerolls`` > 0, ``keeps[k]``: keep k's value when
+    it is rerolled with ``rerolls - 1`` rolls left after (``keeps`` untouched otherwise):
+    the kernel's chain up to there. At a risk both are certainty equivalents, the chain's
+    utilities taken relative to the reference its first score step fixes."""
     roll_class, alike = landing.roll_class, landing.alike
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
     succ_rows = np.arange(open_boxes.size)
     values = np.zeros((open_boxes.size, max(1, landing.n_classes.max()), 1))
-    banks = banks_of(successors, landing, width)
+    theta = goal.theta
+    banks = banks_of(successors, landing, goal.width)
     carried = min(rerolls, banks - 1)
-    lanes = Lanes(levels, steps, 1, width, shift, banks, carried)  # one lane: the loops fold it
+    lanes = Lanes(
+        levels, steps, 1, goal.width, goal.shift, banks, carried
+    )  # one lane: the loops fold it
     landing_values(open_boxes, succ_rows, successors, landing, lanes, values)
     five = False
     for a in range(alike.size):
@@ -96,21 +104,25 @@ def roll_steps(
         return
     scored = np.zeros((roll_class.shape[1] if banks > 1 else 0, 1))
     no_scores = np.empty((0, 0, 0))
+    top = np.zeros(1)
     if carried > 0:
         score_step(
             0, open_boxes, succ_rows, successors, landing, adjust, lanes, values, work, scored,
-            no_scores,
+            no_scores, theta, top,
         )  # fmt: skip
+    elif theta != 0.0:  # the first step was score_rolls' above, in points, from bank 0
+        exponent_reference(values, open_boxes, landing.n_classes, 1, theta, top)
+        to_utilities(work, first_roll, 1, theta, top)
     for rolls_left in range(1, rerolls):
         keep_values(work, children, 1)
         best_keep(work, parents, n_parents, 1)
         score_step(
             rolls_left, open_boxes, succ_rows, successors, landing, adjust, lanes, values, work,
-            scored, no_scores,
+            scored, no_scores, theta, top,
         )  # fmt: skip
     keep_values(work, children, 1)
     for k in range(n_keeps):
-        keeps[k] = work[k, 0]
+        keeps[k] = work[k, 0] if theta == 0.0 else certainty(work[k, 0], theta, top[0])
 
 
 @lru_cache(maxsize=1024)
@@ -138,6 +150,7 @@ def roll_values(
     roll: int,
     rerolls: int,
     need: int = 0,
+    theta: float = 0.0,
 ) -> tuple[list[int], FloatArray, FloatArray]:
     """The open boxes of ``filled``; what scoring roll ``roll`` (an index) in each is worth
     from ``guidepost`` (upper level, bonus level); and, with ``rerolls`` > 0 left (the rolls
@@ -149,7 +162,9 @@ def roll_values(
 
     With ``need`` > 0 the successors are blocks of the chance objective, one width for all
     (:mod:`memo_solver.games.yahtzee.solve.need`), and the values are the chances of scoring at
-    least ``need`` more points (value ``need - 1`` of the axis, the score shifting it)."""
+    least ``need`` more points (value ``need - 1`` of the axis, the score shifting it).
+    With ``theta`` != 0 they are blocks of the risk objective
+    (:mod:`memo_solver.games.yahtzee.solve.risk`), and the values certainty equivalents."""
     tables = kernel_tables(rules)
     boxes, open_boxes = _open_boxes(rules, filled)
     joker = tables.joker_row(filled)
@@ -160,7 +175,7 @@ def roll_values(
     width = rows.shape[1] // (rules.n_upper_levels * rules.n_bonus_levels * banks)
     roll_steps(
         open_boxes, rows, Guideposts.one(rules, *guidepost).flat, _step(max(0, need - 1)),
-        width, need > 0, tables.adjust[joker], tables.landing, tables.lattice, roll, rerolls,
-        scores, keeps,
+        objective(width, need > 0, theta), tables.adjust[joker], tables.landing, tables.lattice,
+        roll, rerolls, scores, keeps,
     )  # fmt: skip
     return boxes, scores, keeps

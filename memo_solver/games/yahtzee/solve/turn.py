@@ -331,6 +331,7 @@ def solve_blocks(
     *,
     width: int = 1,
     shift: bool = False,
+    theta: float = 0.0,
 ) -> FloatArray:
     """(N, n_upper, n_bonus): the blocks of these filled masks, from their successors'
     (N, n_upper, n_bonus, banks with saved rolls: then every mask has the same count of
@@ -343,7 +344,8 @@ def solve_blocks(
     With ``width`` > 1 each guidepost holds that many values along the kernel's value axis
     (blocks (N, n_upper, n_bonus, width), successors the same per block), and ``shift``
     moves a score along the axis instead of adding it: the block contract of
-    :mod:`memo_solver.games.yahtzee.solve.kernel`."""
+    :mod:`memo_solver.games.yahtzee.solve.kernel`. With ``theta`` != 0 the blocks hold the
+    risk objective's certainty equivalents (:mod:`memo_solver.games.yahtzee.solve.risk`)."""
     from memo_solver.games.yahtzee.solve import kernel  # numba: imported by the first solve only
 
     tables = kernel_tables(rules)
@@ -354,8 +356,8 @@ def solve_blocks(
     out = np.full((batch.filled.size, math.prod(shape)), np.nan)
     kernel.solve_blocks(
         0, batch.filled.size, batch, tables.lane_sets, tables.lane_set_of(batch.filled),
-        tables.adjust, tables.landing, tables.lattice, rules.rerolls, width, shift, kernel.TILE,
-        out,
+        tables.adjust, tables.landing, tables.lattice, rules.rerolls,
+        kernel.objective(width, shift, theta), kernel.TILE, out,
     )  # fmt: skip
     return out.reshape(batch.filled.size, *shape)
 
@@ -392,13 +394,16 @@ def turn_tables(
     steps: IntArray | None = None,
     width: int = 1,
     shift: bool = False,
+    theta: float = 0.0,
 ) -> TurnTables:
     """The kernel's steps for B guideposts of one block, each step's values kept.
 
     With ``steps`` (B,) the lanes are on a value axis of ``width``: lane b is guidepost b
     (repeated as often as it has lanes) at index ``steps[b]``, the successors hold ``width``
     values per level, and ``shift`` moves a score along the axis (the kernel's block
-    contract): the chance objective's turn for one need per lane."""
+    contract): the chance objective's turn for one need per lane. With ``theta`` != 0 the
+    successors are the risk objective's blocks and every value kept a certainty
+    equivalent."""
     from memo_solver.games.yahtzee.solve import kernel  # numba: imported by the first solve only
 
     tables = kernel_tables(rules)
@@ -418,8 +423,8 @@ def turn_tables(
     start = np.empty((banks, count))
     kernel.turn_steps(
         np.array(boxes, dtype=np.int64), np.stack([successor(box).ravel() for box in boxes]),
-        lanes, steps, width, shift, tables.adjust[joker], tables.landing, tables.lattice,
-        scores, rolls, keeps, start,
+        lanes, steps, kernel.objective(width, shift, theta), tables.adjust[joker],
+        tables.landing, tables.lattice, scores, rolls, keeps, start,
     )  # fmt: skip
     return TurnTables(
         dice,
