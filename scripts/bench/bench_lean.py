@@ -85,8 +85,6 @@ from memo_solver.stores.redis import RedisStore
 
 CPU_RATIO_TARGET = 1.15
 MODEL_TARGET = 0.15
-SAMPLE = 24
-"""Blocks of each layer the model's solve cost is timed on."""
 COMPUTED = re.compile(rb"batch of \d+: (\d+) computed")
 
 
@@ -334,12 +332,14 @@ def run_workers(
 
 def solve_costs(part: Slice) -> dict[int, float]:
     """CPU per block of each measured layer: the kernel's solve and the block's encoding,
-    as :meth:`Engine._solve` runs them, on made-up successors."""
+    as :meth:`Engine._solve` runs them, on made-up successors, in a call of one chunk of the
+    layer as a whole solve cuts it (a call's set-up is a small chunk's large share)."""
     rng = np.random.default_rng(31)
     costs: dict[int, float] = {}
     for i in part.measured:
         layer = part.layers[i]
-        keys = [layer[j] for j in rng.choice(len(layer), min(SAMPLE, len(layer)), replace=False)]
+        chunk = max(1, round(LAYER_CHUNK / part.game.block_cost(layer[0])))
+        keys = [layer[j] for j in rng.choice(len(layer), min(chunk, len(layer)), replace=False)]
         successors = {
             s: rng.random(part.game.block_shape(s)) * 100
             for key in keys
