@@ -360,8 +360,15 @@ def store_costs(binary: str, part: Slice, folder: Path) -> dict[str, float]:
     widest = max(part.measured, key=lambda i: len(part.layers[i]))
     keys = part.layers[widest][:20_000]
     rng = np.random.default_rng(7)
+    game = part.game
+    # Made-up values as the game keeps them (one value for the hopeless levels of a
+    # saved-rolls block), so that each decodes as a real block does.
     data = {
-        key: encode_game_block(part.game, key, rng.random(part.game.block_shape(key)))
+        key: encode_game_block(
+            game,
+            key,
+            game.unpack(key, np.asarray(game.pack(key, rng.random(game.block_shape(key))), float)),
+        )
         for key in keys
     }
     with RedisServer(folder, binary=binary) as server:
