@@ -42,6 +42,11 @@ n' x k x (1 - 1/k) x (1 - (1 - 1/k)^(f + 1)), each costing d (fetch and decode, 
 d_r (Redis). Its totals for k = 1 and k = ``--workers`` are set beside the measured ones;
 k = 16 is its projection.
 
+One script of about 570 lines, on purpose: the two kinds of run, the polling that cuts them
+into layers, the model's in-process measurements and the report all read one record of the
+layers measured (:class:`Slice`) and of a run (:class:`Run`); split, each part would import
+the others' records and the model would sit apart from the figures it is set beside.
+
 Run::
 
     .venv/bin/python scripts/bench/bench_lean.py --rules maxi-yatzy --before ../wt-lean-base
