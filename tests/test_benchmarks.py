@@ -145,6 +145,11 @@ UNDER_FULL = (
         "cold warm --runs 1 --target-warm-ms 0",
         "warm advice median ms",  # cold advice on maxi-yatzy-saved: seconds, not minutes
     ),
+    Run(
+        "bench_lean.py",
+        "--rules yahtzee-lower --target-cpu-ratio 0",
+        "workers' CPU / one process's",
+    ),
     Run("bench_scaling.py", "--threads 1 --workers '' --rounds 1"),
     Run(
         "bench_serve.py",

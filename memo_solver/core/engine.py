@@ -192,16 +192,17 @@ class Engine:
         """Keys counted in ``counters.needed``: found missing by a plan, or computed while a
         concurrent plan was still looking (it then finds them stored)."""
 
-    async def block(self, key: str) -> Block:
+    async def block(self, key: str, *, shuffle: random.Random | None = None) -> Block:
         """The block ``key``, computing whatever is missing below it: a layer at a time
-        where its cone is large and cold (:meth:`_large_cold_cone`), else top-down."""
+        where its cone is large and cold (:meth:`_large_cold_cone`; ``shuffle`` as
+        :meth:`solve_layers` takes it), else top-down."""
         if self.memo.get(key) is None:
             found = await self.stored([key])
             if key in found:
                 return found[key]
             layers = await self._large_cold_cone(key)
             if layers:
-                return await self._solve_layered(key, layers)
+                return await self._solve_layered(key, layers, shuffle=shuffle)
             if self._on_progress is not None:
                 await self._plan([key])
         return await self._shared(key, fetch_first=True)

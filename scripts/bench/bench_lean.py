@@ -1,0 +1,574 @@
+"""Lean workers (#31): what a whole solve through workers on one Redis costs beside one
+process solving it against the same kind of Redis, layer by layer, with a model that says
+where the difference goes.
+
+Each run starts a fresh ``redis-server`` (AOF, fsync every second, as docker-compose.yml):
+
+- ``here``: ONE process, ``memo-solver --redis URL precompute --rules R --here --json``;
+- ``workers``: ``--workers`` (2) ``python -m worker -v`` processes, started and beating before
+  the job is queued (``memo-solver --redis URL precompute --rules R``, not counted).
+
+CPU is user + sys from ``/proc/<pid>/stat`` of every process and of redis-server, reported
+apart. The one process is counted from the moment its solve first writes to Redis (the
+layout record: its interpreter and imports are start-up, which a worker pays once for many
+jobs); the workers from just before the job is queued. This script polls the stored block
+count (HLEN of every group, pipelined) every ``--poll`` seconds and reads every CPU counter
+at each poll, so each layer's figures are the counters where the count first reached the
+layer's end (a layer that ends within one poll shares the row of the next).
+
+A run ends when the job and every job it fanned out are done (``--down-to 0``, the whole
+game; the workers' CPU is also read when the precompute job alone is done), or, for a slice
+(``--down-to F``: the layers of 20 filled boxes down to F on a 20-box sheet), once every block
+of the slice is stored: then every process is stopped (SIGSTOP) and the count read again.
+Each worker's blocks come from its debug log (``batch of N: C computed``, written after the
+commit): their sum against the stored count says whether a block was computed twice, their
+split whether both were busy.
+
+``--before DIR`` runs a second checkout (a worktree of the commit to compare with) side by
+side: each of its processes is started with ``PYTHONPATH=DIR`` and ``cwd=DIR``; the trees
+alternate within a round and the order flips every round. Run ``memo-solver compile`` in it
+first (``PYTHONPATH=DIR .venv/bin/python -m memo_solver compile``), or its first process
+compiles the kernel on the clock.
+
+The model (printed per layer, from measurements this script makes itself in process, not
+from the runs): a layer of n blocks (f boxes filled) costs, in one process, n x (s_f + c),
+where s_f is the kernel's solve and encoding of one block of that layer (a sample of the
+layer's blocks on made-up successors) and c a block's share of a chunk's arrange, claim and
+commit on a scratch redis-server (client CPU; Redis's own c_r beside); k workers split the
+same solves, claims and commits and add the reads: a worker needs a block of the layer
+below (f + 1 filled, reached from f + 1 blocks of this layer) when it solved any of them,
+and reads it when another worker solved it, so the reads of that layer are
+n' x k x (1 - 1/k) x (1 - (1 - 1/k)^(f + 1)), each costing d (fetch and decode, client) and
+d_r (Redis). Its totals for k = 1 and k = ``--workers`` are set beside the measured ones;
+k = 16 is its projection.
+
+One script of about 570 lines, on purpose: the two kinds of run, the polling that cuts them
+into layers, the model's in-process measurements and the report all read one record of the
+layers measured (:class:`Slice`) and of a run (:class:`Run`); split, each part would import
+the others' records and the model would sit apart from the figures it is set beside.
+
+Run::
+
+    .venv/bin/python scripts/bench/bench_lean.py --rules maxi-yatzy --before ../wt-lean-base
+    .venv/bin/python scripts/bench/bench_lean.py --rules maxi-yatzy-saved --down-to 15 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+import redis
+from _bench import ROOT, Target, add_targets, bare_env, cpu_seconds, verdict
+from support.redis_server import RedisServer, ensure_redis_server
+from support.worker_support import layout_of, wait_for
+
+from memo_solver.core.codec import decode_game_block, encode_game_block
+from memo_solver.core.engine import LAYER_CHUNK, namespace
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, filled_of
+from memo_solver.jobs.queue import Job
+from memo_solver.stores import redis_keys
+from memo_solver.stores.redis import RedisStore
+
+CPU_RATIO_TARGET = 1.15
+MODEL_TARGET = 0.15
+COMPUTED = re.compile(rb"batch of \d+: (\d+) computed")
+
+
+@dataclass
+class Sample:
+    """One poll: seconds since the start, blocks stored, CPU of each process and Redis."""
+
+    t: float
+    stored: int
+    cpu: dict[str, float]
+    redis: float
+
+
+@dataclass
+class Run:
+    tree: str
+    mode: str
+    cpu: dict[str, float]
+    """Each process's CPU over the run (the solve's, as the module says)."""
+    redis_cpu: float
+    wall_s: float
+    stored: int
+    computed: dict[str, int] = field(default_factory=dict)
+    layers: list[dict[str, float]] = field(default_factory=list)
+    at_job_done: dict[str, float] = field(default_factory=dict)
+    value: float | None = None
+
+    @property
+    def total(self) -> float:
+        return sum(self.cpu.values())
+
+
+class Slice:
+    """The rule set, its layers (filled count, block count, keys) and the slice measured."""
+
+    def __init__(self, rules_name: str, down_to: int) -> None:
+        self.rules = get_rule_set(rules_name)
+        self.game = YahtzeeGame(self.rules)
+        self.namespace = namespace(self.game)
+        self.layers = [list(layer) for layer in self.game.layers(self.game.root())]
+        self.filled = [filled_of(layer[0]).bit_count() for layer in self.layers]
+        self.down_to = down_to
+        self.measured = [i for i, f in enumerate(self.filled) if f >= down_to]
+        self.blocks = sum(len(self.layers[i]) for i in self.measured)
+        self.whole = down_to <= min(self.filled)
+        ends, total = [], 0
+        for i in self.measured:
+            total += len(self.layers[i])
+            ends.append(total)
+        self.ends = ends
+        """Blocks stored once each measured layer is done (layers solve from the end of the
+        game, one at a time, so the stored count crosses them in order)."""
+
+
+def children_env(tree: Path) -> dict[str, str]:
+    return {**bare_env(), "PYTHONPATH": str(tree)}
+
+
+def exited(pid: int) -> bool:
+    """Whether the child has exited (a zombie: its CPU still readable, not yet waited for)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+def stored_count(client: redis.Redis, ns: str) -> int:
+    if not client.exists(redis_keys.layout(ns)):
+        return 0
+    with client.pipeline(transaction=False) as pipe:
+        for group in layout_of(client, ns).block_groups():
+            pipe.hlen(group)
+        return sum(int(n) for n in pipe.execute())
+
+
+def per_layer(samples: Sequence[Sample], part: Slice) -> list[dict[str, float]]:
+    """Each measured layer's CPU (every process, Redis) and wall: the counters at the first
+    poll that found the layer done, less those at the layer before's."""
+    rows, previous = [], samples[0]
+    for i, end in zip(part.measured, part.ends, strict=True):
+        reached = next((s for s in samples if s.stored >= end), samples[-1])
+        rows.append(
+            {
+                "filled": part.filled[i],
+                "blocks": len(part.layers[i]),
+                "cpu_s": sum(reached.cpu.values()) - sum(previous.cpu.values()),
+                "redis_s": reached.redis - previous.redis,
+                "wall_s": reached.t - previous.t,
+            }
+        )
+        previous = reached
+    return rows
+
+
+def follow(
+    client: redis.Redis,
+    part: Slice,
+    pids: dict[str, int],
+    redis_pid: int,
+    done: Callable[[], bool],
+    poll_s: float,
+) -> list[Sample]:
+    """Poll until ``done`` says so or the slice is stored; a sample at each poll."""
+    started = time.perf_counter()
+    samples: list[Sample] = []
+    while True:
+        stored = stored_count(client, part.namespace)
+        cpu = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        samples.append(Sample(time.perf_counter() - started, stored, cpu, cpu_seconds(redis_pid)))
+        if done() or (not part.whole and stored >= part.blocks):
+            return samples
+        time.sleep(poll_s)
+
+
+@contextmanager
+def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def run_here(binary: str, tree: Path, part: Slice, folder: Path, poll_s: float) -> Run:
+    with RedisServer(folder, binary=binary) as server, processes() as started:
+        client = server.client()
+        assert server.pid is not None
+        argv = [sys.executable, "-m", "memo_solver", "--redis", server.url, "precompute"]
+        out = (folder / "here.out").open("wb")
+        process = subprocess.Popen(
+            [*argv, "--rules", part.rules.name, "--here", "--json"],
+            env=children_env(tree),
+            cwd=tree,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(process)
+        # The solve's start: its first write (the layout record, before the first claim).
+        wait_for("the solve's start", lambda: client.exists(redis_keys.layout(part.namespace)), 600)
+        begin = {"here": cpu_seconds(process.pid)}
+        redis_begin = cpu_seconds(server.pid)
+        samples = follow(
+            client, part, {"here": process.pid}, server.pid, partial(exited, process.pid), poll_s
+        )
+        if not part.whole:
+            os.kill(process.pid, signal.SIGSTOP)
+        end = cpu_seconds(process.pid)  # an exited child's too, until it is waited for
+        if part.whole and process.wait() != 0:
+            raise SystemExit(f"precompute --here exited {process.returncode}")
+        stored = stored_count(client, part.namespace)
+        redis_end = cpu_seconds(server.pid)
+        out.close()
+        value = json.loads((folder / "here.out").read_text())["value"] if part.whole else None
+    samples.insert(0, Sample(0.0, 0, begin, redis_begin))
+    return Run(
+        tree=str(tree),
+        mode="here",
+        cpu={"here": end - begin["here"]},
+        redis_cpu=redis_end - redis_begin,
+        wall_s=samples[-1].t,
+        stored=stored,
+        computed={"here": stored},
+        layers=per_layer(samples, part),
+        value=float(value) if value is not None else None,
+    )
+
+
+def run_workers(
+    binary: str, tree: Path, part: Slice, folder: Path, workers: int, poll_s: float
+) -> Run:
+    names = [f"lean-{i + 1}" for i in range(workers)]
+    job_id = Job.precompute(part.rules.name).id
+    with RedisServer(folder, binary=binary) as server, processes() as started, ExitStack() as stack:
+        client = server.client()
+        assert server.pid is not None
+        pids = {}
+        for name in names:
+            log = stack.enter_context((folder / f"{name}.log").open("wb"))
+            argv = [sys.executable, "-m", "worker", "--redis", server.url, "--id", name, "-v"]
+            process = subprocess.Popen(
+                argv, env=children_env(tree), cwd=tree, stdout=log, stderr=subprocess.STDOUT
+            )
+            started.append(process)
+            pids[name] = process.pid
+        for name in names:
+            wait_for(f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 300)
+        begin = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        redis_begin = cpu_seconds(server.pid)
+        queued = subprocess.run(
+            [
+                sys.executable,
+                *("-m", "memo_solver", "--redis", server.url, "precompute"),
+                "--rules",
+                part.rules.name,
+            ],
+            env=children_env(tree),
+            cwd=tree,
+            capture_output=True,
+            check=False,
+        )
+        if queued.returncode != 0:
+            raise SystemExit(f"queueing failed: {queued.stderr.decode()[-2000:]}")
+        at_job_done: dict[str, float] = {}
+
+        def job_done() -> bool:
+            record = client.hgetall(redis_keys.job(job_id))
+            if record.get(b"status") == b"failed":
+                raise SystemExit(f"the job failed: {record}")
+            if record.get(b"status") != b"done":
+                return False
+            if not at_job_done:
+                at_job_done.update({n: cpu_seconds(p) - begin[n] for n, p in pids.items()})
+            (group,) = client.xinfo_groups(redis_keys.JOB_STREAM)
+            return bool(group["lag"] == 0 and group["pending"] == 0)
+
+        samples = follow(client, part, pids, server.pid, job_done, poll_s)
+        for pid in pids.values():
+            os.kill(pid, signal.SIGSTOP)
+        end = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        redis_end = cpu_seconds(server.pid)
+        stored = stored_count(client, part.namespace)
+        record = client.hgetall(redis_keys.job(job_id))
+    computed = {
+        name: sum(int(m) for m in COMPUTED.findall((folder / f"{name}.log").read_bytes()))
+        for name in names
+    }
+    samples.insert(0, Sample(0.0, 0, begin, redis_begin))
+    return Run(
+        tree=str(tree),
+        mode=f"{workers} workers",
+        cpu={name: end[name] - begin[name] for name in names},
+        redis_cpu=redis_end - redis_begin,
+        wall_s=samples[-1].t,
+        stored=stored,
+        computed=computed,
+        layers=per_layer(samples, part),
+        at_job_done=at_job_done,
+        value=float(record[b"value"]) if part.whole and b"value" in record else None,
+    )
+
+
+# The model's unit costs, measured in this process.
+
+
+def solve_costs(part: Slice) -> dict[int, float]:
+    """CPU per block of each measured layer: the kernel's solve and the block's encoding,
+    as :meth:`Engine._solve` runs them, on made-up successors, in a call of one chunk of the
+    layer as a whole solve cuts it (a call's set-up is a small chunk's large share)."""
+    rng = np.random.default_rng(31)
+    costs: dict[int, float] = {}
+    for i in part.measured:
+        layer = part.layers[i]
+        chunk = max(1, round(LAYER_CHUNK / part.game.block_cost(layer[0])))
+        keys = [layer[j] for j in rng.choice(len(layer), min(chunk, len(layer)), replace=False)]
+        successors = {
+            s: rng.random(part.game.block_shape(s)) * 100
+            for key in keys
+            for s in part.game.successors(key)
+        }
+        part.game.solve_many(keys[:1], successors)  # loaded and warmed, untimed
+        started = time.process_time()
+        for key, block in zip(keys, part.game.solve_many(keys, successors), strict=True):
+            encode_game_block(part.game, key, block)
+        costs[part.filled[i]] = (time.process_time() - started) / len(keys)
+    return costs
+
+
+def store_costs(binary: str, part: Slice, folder: Path) -> dict[str, float]:
+    """Per block, client CPU and Redis CPU: a layer's arrange, claims and commit in chunks
+    of :data:`LAYER_CHUNK` (``c``, ``c_r``), then its fetch and decode (``d``, ``d_r``), on
+    the widest measured layer (at most 20,000 blocks) with blocks of its real size."""
+    widest = max(part.measured, key=lambda i: len(part.layers[i]))
+    keys = part.layers[widest][:20_000]
+    rng = np.random.default_rng(7)
+    game = part.game
+    # Made-up values as the game keeps them (one value for the hopeless levels of a
+    # saved-rolls block), so that each decodes as a real block does.
+    data = {
+        key: encode_game_block(
+            game,
+            key,
+            game.unpack(key, np.asarray(game.pack(key, rng.random(game.block_shape(key))), float)),
+        )
+        for key in keys
+    }
+    with RedisServer(folder, binary=binary) as server:
+        assert server.pid is not None
+        redis_pid = server.pid
+
+        async def measure() -> dict[str, float]:
+            async with RedisStore(server.url) as store:
+                store.expect(part.namespace, part.game.values_below(part.game.root()) * 8)
+                before, redis_before = time.process_time(), cpu_seconds(redis_pid)
+                order = await store.arrange(part.namespace, keys, None)
+                for start in range(0, len(order), LAYER_CHUNK):
+                    chunk = order[start : start + LAYER_CHUNK]
+                    await store.try_claim(part.namespace, chunk, "bench", 10.0)
+                    await store.commit(part.namespace, {k: data[k] for k in chunk}, "bench")
+                middle, redis_middle = time.process_time(), cpu_seconds(redis_pid)
+                for start in range(0, len(order), LAYER_CHUNK):
+                    chunk = order[start : start + LAYER_CHUNK]
+                    for key, raw in (await store.get_many(part.namespace, chunk)).items():
+                        decode_game_block(part.game, key, raw)
+                after, redis_after = time.process_time(), cpu_seconds(redis_pid)
+            n = len(keys)
+            return {
+                "c": (middle - before) / n,
+                "c_r": (redis_middle - redis_before) / n,
+                "d": (after - middle) / n,
+                "d_r": (redis_after - redis_middle) / n,
+            }
+
+        return anyio.run(measure)
+
+
+def reads(part: Slice, k: int) -> list[float]:
+    """Blocks each measured layer reads from other workers, k workers, as the module's model
+    says: those of the layer solved before it (one more box filled), which is none for the
+    first layer of the game."""
+    share = 1 - 1 / k
+    out = []
+    for i in part.measured:
+        if i == 0:
+            out.append(0.0)
+            continue
+        above, f = len(part.layers[i - 1]), part.filled[i - 1]
+        out.append(above * k * share * (1 - share**f))
+    return out
+
+
+def model(part: Slice, solve: dict[int, float], store: dict[str, float], k: int) -> dict[str, Any]:
+    rows = []
+    read = reads(part, k)
+    for j, i in enumerate(part.measured):
+        n, f = len(part.layers[i]), part.filled[i]
+        rows.append(
+            {
+                "filled": f,
+                "blocks": n,
+                "solve_s": n * solve[f],
+                "claims_commits_s": n * store["c"],
+                "reads": read[j],
+                "reads_s": read[j] * store["d"],
+                "redis_s": n * store["c_r"] + read[j] * store["d_r"],
+            }
+        )
+    totals = {
+        name: sum(row[name] for row in rows)
+        for name in ("solve_s", "claims_commits_s", "reads", "reads_s", "redis_s")
+    }
+    totals["processes_s"] = totals["solve_s"] + totals["claims_commits_s"] + totals["reads_s"]
+    return {"workers": k, "layers": rows, "totals": totals}
+
+
+def describe(run: Run) -> str:
+    shares = ", ".join(
+        f"{name} {cpu:.1f} s ({run.computed.get(name, 0):,} blocks)"
+        for name, cpu in run.cpu.items()
+    )
+    return (
+        f"{Path(run.tree).name:>14} {run.mode:<10} CPU {run.total:7.1f} s [{shares}] + "
+        f"redis-server {run.redis_cpu:.1f} s; wall {run.wall_s:.1f} s; stored {run.stored:,}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rules", default="maxi-yatzy", help="the built-in (maxi-yatzy)")
+    parser.add_argument("--down-to", type=int, default=0, help="the slice's last layer (0)")
+    parser.add_argument("--workers", type=int, default=2, help="workers of a run (2)")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds (1)")
+    parser.add_argument("--before", type=Path, help="a second checkout, run side by side")
+    parser.add_argument("--poll", type=float, default=0.25, help="seconds between polls")
+    parser.add_argument("--project", type=int, default=16, help="workers to project (16)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_targets(parser, cpu_ratio=CPU_RATIO_TARGET, model=MODEL_TARGET)
+    args = parser.parse_args()
+    part = Slice(args.rules, args.down_to)
+    binary = ensure_redis_server()
+    trees = [ROOT] + ([args.before.resolve()] if args.before else [])
+
+    def say(text: str) -> None:
+        if not args.json:
+            print(text, flush=True)
+
+    say(
+        f"{part.rules.name}: layers of {max(part.filled)} down to {part.down_to} filled, "
+        f"{part.blocks:,} blocks; host {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="bench-lean-") as tmp:
+        workdir = Path(tmp)
+        solve = solve_costs(part)
+        store = store_costs(binary, part, workdir / "scratch")
+        say(
+            "model's unit costs: solve per block "
+            + ", ".join(f"{f}: {s * 1e3:.3f} ms" for f, s in sorted(solve.items()))
+            + f"; arrange, claim and commit {store['c'] * 1e6:.1f} us a block (Redis "
+            f"{store['c_r'] * 1e6:.1f}); read and decode {store['d'] * 1e6:.1f} us (Redis "
+            f"{store['d_r'] * 1e6:.1f})"
+        )
+        steps = [(tree, mode) for tree in trees for mode in ("here", "workers")]
+        for round_no in range(args.rounds):
+            order = steps if round_no % 2 == 0 else steps[::-1]
+            for number, (tree, mode) in enumerate(order):
+                folder = workdir / f"r{round_no}-{number}"
+                folder.mkdir()
+                if mode == "here":
+                    run = run_here(binary, tree, part, folder, args.poll)
+                else:
+                    run = run_workers(binary, tree, part, folder, args.workers, args.poll)
+                runs.append(run)
+                say(f"  round {round_no + 1}: {describe(run)} (load {os.getloadavg()[0]:.1f})")
+    models = {k: model(part, solve, store, k) for k in (1, args.workers, args.project)}
+    summary: dict[str, Any] = {"rules": part.rules.name, "down_to": part.down_to}
+    summary["blocks"] = part.blocks
+    summary["unit_costs"] = {"solve_per_block_s": solve, **store}
+    summary["model"] = models
+    summary["runs"] = [asdict(run) | {"total_cpu_s": run.total} for run in runs]
+    targets = []
+    for tree in trees:
+        mine = [r for r in runs if r.tree == str(tree)]
+        here = statistics.median(r.total for r in mine if r.mode == "here")
+        pool = statistics.median(r.total for r in mine if r.mode != "here")
+        name = Path(tree).name
+        summary[name] = {"here_cpu_s": here, "workers_cpu_s": pool, "ratio": pool / here}
+        say(
+            f"{name}: {args.workers} workers / one process = {pool:.1f} / {here:.1f} = "
+            f"{pool / here:.3f}"
+        )
+        if tree == ROOT:
+            targets.append(
+                Target("workers' CPU / one process's", pool / here, args.target_cpu_ratio)
+            )
+            for k, measured in ((1, here), (args.workers, pool)):
+                predicted = models[k]["totals"]["processes_s"]
+                miss = abs(predicted - measured) / measured
+                say(
+                    f"  model, {k} worker(s): {predicted:.1f} s predicted, {measured:.1f} "
+                    f"measured ({miss:.1%} off)"
+                )
+                targets.append(Target(f"model off, {k} worker(s)", miss, args.target_model))
+            exact = all(sum(r.computed.values()) == r.stored for r in mine if r.mode != "here")
+            targets.append(Target.holds("no block computed twice", exact))
+            busy = all(min(r.computed.values()) > 0 for r in mine if r.mode != "here")
+            targets.append(Target.holds("every worker computed blocks", busy))
+    # The host's load moves every CPU figure alike (a shared core runs slower per cycle):
+    # the model scaled so that it says the one-process run's total, beside it.
+    ones = [r.total for r in runs if r.tree == str(ROOT) and r.mode == "here"]
+    scale = statistics.median(ones) / models[1]["totals"]["processes_s"]
+    summary["load_scale"] = scale
+    for k, found in models.items():
+        totals = found["totals"]
+        say(
+            f"model, {k} worker(s): solve {totals['solve_s']:.1f} s + claims and commits "
+            f"{totals['claims_commits_s']:.1f} s + reads {totals['reads']:,.0f} blocks "
+            f"{totals['reads_s']:.1f} s = {totals['processes_s']:.1f} s "
+            f"({scale * totals['processes_s']:.1f} s scaled to the one process's run); "
+            f"Redis {totals['redis_s']:.1f} s"
+        )
+    if not args.json:
+        say("per layer (filled: blocks; measured CPU of processes / Redis, one process | workers)")
+        for tree in trees:
+            for run in (r for r in runs if r.tree == str(tree)):
+                say(
+                    f"  {Path(tree).name} {run.mode}: "
+                    + "; ".join(
+                        f"{row['filled']}: {row['cpu_s']:.1f}/{row['redis_s']:.1f}"
+                        for row in run.layers
+                    )
+                )
+    if args.json:
+        return verdict(targets, summary)
+    return verdict(targets)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
