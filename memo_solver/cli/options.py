@@ -254,7 +254,8 @@ def need_table_options(sub: argparse.ArgumentParser, verb: str) -> None:
         "--risk",
         metavar="THETA",
         help=f"{verb} the rule set's risk table at THETA (the certainty equivalents of the "
-        f"exponential-utility strategy; {RISK_HELP}) instead of its mean values",
+        f"exponential-utility strategy; {RISK_HELP}) instead of its mean values (default: "
+        "none, the mean)",
     )
 
 
