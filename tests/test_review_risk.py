@@ -223,8 +223,9 @@ def test_cli_review_at_a_risk_grades_by_certainty_equivalent(
     )
     words = memo_solver(store, *args, "--risk", "0.5")
     assert words.returncode == 0, words.stderr
-    assert "best at risk 0.5 was to reroll the die (-0.1798 certainty-equivalent points" in (
-        words.stdout
-    )
+    assert (
+        "you chose to score 4 in Chance; best at risk 0.5 was to reroll the die "
+        "(-0.1798 certainty-equivalent points, no expected points)"
+    ) in words.stdout
     refused = memo_solver(store, *args, "--risk", "0.6")
     assert "0.6" in one_error_line(refused)

@@ -131,10 +131,12 @@ class Decision:
                 f"{where}: you chose to {self.chosen.words()}; best was to {self.best.words()} "
                 f"(-{self.loss:.4f} expected points)"
             )
+        # A move as good for points reads so, not as a loss of -0.0000.
+        mean = f"-{self.loss:.4f}" if self.loss > MISTAKE_TOL else "no"
         return (
             f"{where}: you chose to {self.chosen.words()}; best at risk {self.certain.risk:g} "
             f"was to {self.best.words()} (-{self.certain.loss:.4f} certainty-equivalent "
-            f"points, -{self.loss:.4f} expected points)"
+            f"points, {mean} expected points)"
         )
 
     def to_json(self, rules: RuleSet) -> dict[str, Any]:
