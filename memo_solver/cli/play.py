@@ -283,14 +283,14 @@ def _show_advice(
     ``chances`` (the chance of the target, or the certainty equivalent at the risk)."""
     best = advice.actions[0]
     for i, action in enumerate(advice.actions[:shown]):
-        if chances and table.risk is not None:
+        if chances:
             lost = chances[best] - chances[action]
-            mark = cost_mark(i == 0, lost < 0.005, f"{lost:.2f}")
-            chance = f"certain {chances[action]:8.3f}, "
-        elif chances:
-            lost = chances[best] - chances[action]
-            mark = cost_mark(i == 0, lost < 5e-7, f"{lost:.4f}")
-            chance = f"chance {chances[action]:.6f}, "
+            if table.risk is None:
+                mark = cost_mark(i == 0, lost < 5e-7, f"{lost:.4f}")
+                chance = f"chance {chances[action]:.6f}, "
+            else:  # certainty equivalents are points: marked as the mean's losses are
+                mark = cost_mark(i == 0, lost < 0.005, f"{lost:.2f}")
+                chance = f"certain {chances[action]:8.3f}, "
         else:
             mark = cost_mark(i == 0, action.loss < 0.005, f"{action.loss:.2f}")
             chance = ""
