@@ -86,6 +86,7 @@ QUICK_FILES: frozenset[str] = frozenset(
         "test_saved_brute_force.py",
         "test_cli_commands.py",
         "test_job_kinds.py",
+        "test_review_risk.py",
     }
 )
 """The pure solver and parsing tests: ``-m quick`` runs those of them that are not slow, in

@@ -134,9 +134,41 @@ async def test_a_warm_front_door_never_answers_a_risk(tmp_path: Path) -> None:
         assert answer["risk"] == 0.2
 
 
+async def test_a_review_at_a_risk_grades_each_decision_by_certainty_equivalent(
+    tmp_path: Path,
+) -> None:
+    """Scoring the 1 and 6 in chance at once: a careful player loses nothing (or the brute
+    force's best less chance's), and each decision says its loss in certainty-equivalent
+    points beside its mean loss; without a risk the review has no risk fields."""
+    game = {"turns": [{"rolls": [[1, 6]], "box": "chance"}]}
+    async with api_client(tmp_path / "s.sqlite", QUICK) as client:
+        graded = await client.post("/v1/review", json={"rules": TINY, "game": game, "risk": -0.5})
+        mean = await client.post("/v1/review", json={"rules": TINY, "game": game})
+        for bad in (0.6, "bold", True, 0.0005):
+            sent = {"rules": TINY, "game": game, "risk": bad}
+            error_of(await client.post("/v1/review", json=sent), 422, "risk")
+    assert graded.status_code == 200, graded.text
+    theirs = brute.actions(TINY, -0.5, (), 0, False, (1, 6), 2)
+    [decision] = graded.json()["decisions"]
+    assert decision["chosen_certainty_equivalent"] == pytest.approx(theirs["score chance"], rel=REL)
+    assert decision["best_certainty_equivalent"] == pytest.approx(max(theirs.values()), rel=REL)
+    assert decision["risk_loss"] == pytest.approx(
+        max(theirs.values()) - theirs["score chance"], abs=REL
+    )
+    assert decision["loss"] == mean.json()["decisions"][0]["loss"]
+    assert graded.json()["risk"] == -0.5
+    assert graded.json()["certainty_equivalent"] == pytest.approx(
+        brute.value(TINY, -0.5, (), 0, False), rel=REL
+    )
+    assert mean.status_code == 200, mean.text
+    assert "risk" not in mean.json()
+    assert "risk_loss" not in mean.json()["decisions"][0]
+
+
 def test_the_openapi_document_describes_the_risk_fields() -> None:
     schemas = json.loads(OPENAPI_PATH.read_text())["components"]["schemas"]
-    for request in ("StateRequest", "BatchRequest"):
+    for request in ("StateRequest", "BatchRequest", "ReviewRequest"):
         assert "risk" in schemas[request]["properties"]
+    assert "risk_loss" in schemas["DecisionOut"]["properties"]
     assert "certainty_equivalent" in schemas["RiskAdviceOut"]["properties"]
     assert "certainty_equivalent" in schemas["ValueOut"]["properties"]

@@ -1,5 +1,6 @@
 """``memo-solver play`` as a real process: scripted games, typos asked again, the table's own
-commands (help, all, undo, quit), input cut short, Ctrl-C, and a cold store's progress."""
+commands (help, all, undo, quit), input cut short, Ctrl-C, a cold store's progress, and a
+game at a risk."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from typing import Any
 
 import anyio
 import pytest
-from support.cli_support import CLI, ENV, TIMEOUT_S
+from support import risk_brute_force as brute
+from support.cli_support import CLI, ENV, TIMEOUT_S, TINY_RULES, memo_solver, one_error_line
 from support.dice_variants import SIX_DICE, THREE_DICE
 
 from memo_solver.cli.play import play_game
@@ -476,3 +478,43 @@ def test_the_bank_is_shown_counted_down_and_carried_to_the_next_turn() -> None:
     assert "reroll the die (no rolls left after it)" in out
     assert "no rolls left: score the dice in a box" not in out
     assert "Game over: final score 11" in out
+
+
+@pytest.mark.slow  # starts processes
+def test_play_at_a_risk_ranks_by_certainty_equivalent_beside_the_mean(
+    tmp_path: Path, tiny_rules_file: Path
+) -> None:
+    """The tiny game (one die, one chance box, one reroll) at theta 0.5: a 4 is worth 4
+    scored, but its reroll more to a bold player (the brute force's certainty equivalent),
+    so Enter rerolls and the 6 that follows is scored."""
+    store = tmp_path / "store.sqlite3"
+    args = ("play", "--rules-file", str(tiny_rules_file), "--risk", "0.5")
+    script = "4\n\n6\n\n"
+    reroll = brute.actions(TINY_RULES, 0.5, (), 0, False, (4,), 1)["keep nothing"]
+
+    words = memo_solver(store, *args, stdin=script)
+    assert words.returncode == 0, words.stderr
+    start = brute.value(TINY_RULES, 0.5, (), 0, False)
+    assert f"certainty equivalent at risk 0.5: {start:.2f}" in words.stdout
+    assert re.search(
+        rf"best +reroll the die +certain +{reroll:.3f}, expect +3\.500 more", words.stdout
+    )
+    assert re.search(
+        r"-0\.18 +score 4 in Chance +certain +4\.000, expect +4\.000 more", words.stdout
+    )
+    assert "Game over: final score 6" in words.stdout
+
+    lines = [
+        json.loads(line)
+        for line in memo_solver(store, *args, "--json", stdin=script).stdout.splitlines()
+    ]
+    assert lines[-1] == {"final_score": 6, "turns": 1}
+    first = lines[0]
+    assert first["choice"] == first["best"]
+    assert first["choice"]["words"] == "reroll the die"
+    assert first["choice"]["value"] == pytest.approx(3.5)
+    assert first["choice"]["certainty_equivalent"] == pytest.approx(reroll, rel=1e-9)
+
+    assert "0.501" in one_error_line(memo_solver(store, *args[:-1], "0.501", stdin=script))
+    both = memo_solver(store, *args, "--target", "5", stdin=script)
+    assert one_error_line(both) == "memo-solver: error: give --target or --risk, not both"

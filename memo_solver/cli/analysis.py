@@ -36,6 +36,7 @@ from memo_solver.games.yahtzee import (
     MAX_GAMES,
     PARQUET_EXTRA,
     WRITERS,
+    AtRisk,
     Distribution,
     GameError,
     PolicyCache,
@@ -287,11 +288,14 @@ async def simulate_command(
 # --- review ----------------------------------------------------------------------------------
 
 
-async def review_command(source: str, engine: Engine, rules: RuleSet, out: Output) -> int:
-    """``memo-solver review``: the game from a file (``-``: standard input), rated."""
+async def review_command(
+    source: str, engine: Engine, rules: RuleSet, out: Output, risk: AtRisk | None = None
+) -> int:
+    """``memo-solver review``: the game from a file (``-``: standard input), rated for points
+    or at a ``risk``."""
     game = load_game(source)
     try:
-        result = await review_game(engine, rules, game)
+        result = await review_game(engine, rules, game, risk)
     except GameError as exc:
         raise UsageError(str(exc)) from None
     out.emit(result.to_json(), describe_review(result))

@@ -8,7 +8,9 @@ a typo, and ``undo`` takes back the last decision (dice typed, dice kept, box sc
 
 With a target (``--target T``) the moves are ranked by their best chance of a final score
 of at least T: the need of each step is T less the score banked so far, and each move shows
-its chance beside its expected points.
+its chance beside its expected points. At a risk (``--risk THETA``) they are ranked by their
+certainty equivalent at theta, which each move shows beside its expected points, as
+``advise --risk`` does.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ from memo_solver.core.engine import Engine
 from memo_solver.games.yahtzee import (
     Action,
     Advice,
+    AtRisk,
     RuleSet,
     State,
     StateError,
     advise,
     advise_need,
+    advise_risk,
     every_die,
     example_dice,
     first_roll,
@@ -129,6 +133,7 @@ class _Table:
     out: TextIO
     as_json: bool
     target: Target | None = None
+    risk: AtRisk | None = None
 
     def say(self, text: str) -> None:
         if not self.as_json:
@@ -274,13 +279,18 @@ def _not_a_move(answer: str, advice: Advice, rules: RuleSet, state: State) -> st
 def _show_advice(
     table: _Table, advice: Advice, chances: dict[Action, float], shown: int = _SHOWN
 ) -> None:
-    """The best moves (all with ``shown`` large); with a target, ranked by ``chances``."""
+    """The best moves (all with ``shown`` large); with a target or a risk, ranked by
+    ``chances`` (the chance of the target, or the certainty equivalent at the risk)."""
     best = advice.actions[0]
     for i, action in enumerate(advice.actions[:shown]):
         if chances:
             lost = chances[best] - chances[action]
-            mark = cost_mark(i == 0, lost < 5e-7, f"{lost:.4f}")
-            chance = f"chance {chances[action]:.6f}, "
+            if table.risk is None:
+                mark = cost_mark(i == 0, lost < 5e-7, f"{lost:.4f}")
+                chance = f"chance {chances[action]:.6f}, "
+            else:  # certainty equivalents are points: marked as the mean's losses are
+                mark = cost_mark(i == 0, lost < 0.005, f"{lost:.2f}")
+                chance = f"certain {chances[action]:8.3f}, "
         else:
             mark = cost_mark(i == 0, action.loss < 0.005, f"{action.loss:.2f}")
             chance = ""
@@ -305,6 +315,13 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
             need = target.score - point.total
             aim = await advise_need(target.engine, engine, rules, state, need)
             table.say(f"  chance of {target.score} or more: {aim.probability:.6f}")
+        risk = table.risk
+        if risk is not None:
+            bold = await advise_risk(risk.engine, engine, rules, state, risk.theta)
+            table.say(
+                f"  certainty equivalent at risk {risk.theta:g}: "
+                f"{point.total + bold.certainty_equivalent:.2f}"
+            )
         count = rules.dice
         dice = "one die and type it" if count == 1 else f"{number_word(count)} dice and type them"
         faces = await table.ask_dice(f"Roll {dice} (e.g. {example_dice(count)}): ")
@@ -319,8 +336,9 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
     action = await _choose(table, advice, chances, state)
     choice, best = action.to_json(), advice.actions[0].to_json()
     if chances:
-        choice["probability"] = chances[action]
-        best["probability"] = chances[advice.actions[0]]
+        said = "probability" if table.risk is None else "certainty_equivalent"
+        choice[said] = chances[action]
+        best[said] = chances[advice.actions[0]]
     left = "rolls_left" if rules.saved_rolls else "rerolls_left"
     table.emit(
         {
@@ -346,9 +364,14 @@ async def _decide(table: _Table, engine: Engine, point: _Point) -> _Point:
 async def _advice(
     table: _Table, engine: Engine, point: _Point
 ) -> tuple[Advice, dict[Action, float]]:
-    """The moves ranked for the player: by expected points, or with a target by their
-    chance of it (each move's chance in the mapping, empty without a target)."""
-    rules, state, target = table.rules, point.state, table.target
+    """The moves ranked for the player: by expected points, with a target by their chance of
+    it, at a risk by their certainty equivalent (each move's chance or certainty equivalent
+    in the mapping, empty for points)."""
+    rules, state, target, risk = table.rules, point.state, table.target, table.risk
+    if risk is not None:
+        bold = await advise_risk(risk.engine, engine, rules, state, risk.theta)
+        ranked = replace(bold.mean, actions=tuple(a.action for a in bold.actions))
+        return ranked, {a.action: a.certainty_equivalent for a in bold.actions}
     if target is None:
         return await advise(engine, rules, state), {}
     aim = await advise_need(target.engine, engine, rules, state, target.score - point.total)
@@ -364,10 +387,12 @@ async def play_game(
     *,
     as_json: bool,
     target: Target | None = None,
+    risk: AtRisk | None = None,
 ) -> int:
-    """Play one game; 0 when it ends, or when the player stops it (``quit``, Ctrl-D)."""
+    """Play one game, for points, a ``target`` or at a ``risk``; 0 when it ends, or when the
+    player stops it (``quit``, Ctrl-D)."""
     async with BlockingPortal() as portal:
-        table = _Table(rules, _Lines(infile, portal), out, as_json, target)
+        table = _Table(rules, _Lines(infile, portal), out, as_json, target, risk)
         point, history = _Point(start_state(), 0, 1), list[_Point]()
         while point.state.filled != rules.all_filled:
             try:

@@ -300,9 +300,12 @@ def narrate(rules: RuleSet, log: Mapping[str, object]) -> str:
 
 
 def describe_review(review: Review) -> str:
-    """The review in words: a table of decisions, the worst mistakes, the score split."""
+    """The review in words: a table of decisions, the worst mistakes, the score split; at a
+    risk each decision's certainty-equivalent loss beside its mean loss."""
     rules = review.rules
-    rows = [("turn", "step", "dice", "your choice", "best choice", "loss")]
+    at_risk = review.risk is not None
+    best = f"best at risk {review.risk:g}" if at_risk else "best choice"
+    rows = [("turn", "step", "dice", "your choice", best, "loss", *(("ce loss",) * at_risk))]
     for d in review.decisions:
         same = d.chosen == d.best
         rows.append(
@@ -313,6 +316,7 @@ def describe_review(review: Review) -> str:
                 d.chosen.words(),
                 "=" if same else d.best.words(),
                 f"{d.loss:.4f}",
+                *(() if d.certain is None else (f"{d.certain.loss:.4f}",)),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -324,6 +328,11 @@ def describe_review(review: Review) -> str:
         for row in rows
     ]
     lines += ["", f"expected points lost in all: {review.total_loss:.4f}"]
+    if review.risk is not None:
+        lines += [
+            f"certainty-equivalent points lost at risk {review.risk:g} in all: "
+            f"{review.total_risk_loss:.4f} (from {review.certainty_equivalent:.4f} at the start)"
+        ]
     if review.worst:
         lines.append("worst mistakes:")
         lines += [f"  {i}. {d.words(rules)}" for i, d in enumerate(review.worst, start=1)]

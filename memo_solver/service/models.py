@@ -178,6 +178,7 @@ class ReviewRequest(BaseModel):
         description='{"rules"?, "turns": [{"rolls": [[5 faces], ...], "keeps": [[faces '
         'kept after each roll but the last], ...], "box": name}, ...]}'
     )
+    risk: Risk = None
 
 
 class PrecomputeRequest(BaseModel):
@@ -278,6 +279,15 @@ class DecisionOut(BaseModel):
     chosen: ActionOut
     best: ActionOut
     loss: float
+    chosen_certainty_equivalent: float | None = Field(
+        default=None, description="with a risk: the chosen action's certainty equivalent"
+    )
+    best_certainty_equivalent: float | None = Field(
+        default=None, description="with a risk: that of the best action at the risk"
+    )
+    risk_loss: float | None = Field(
+        default=None, description="with a risk: the certainty-equivalent points lost"
+    )
 
 
 class ScoredOut(BaseModel):
@@ -294,11 +304,21 @@ class MistakeOut(BaseModel):
     turn: int
     step: str
     loss: float
+    risk_loss: float | None = Field(
+        default=None, description="with a risk: the certainty-equivalent points lost"
+    )
     words: str
 
 
 class ReviewOut(BaseModel):
     rules: str
+    risk: float | None = Field(default=None, description="with a risk: the risk graded at")
+    certainty_equivalent: float | None = Field(
+        default=None, description="with a risk: the empty scorecard's certainty equivalent"
+    )
+    total_risk_loss: float | None = Field(
+        default=None, description="with a risk: the certainty-equivalent points lost in all"
+    )
     turns_played: int
     complete: bool
     decisions: list[DecisionOut]

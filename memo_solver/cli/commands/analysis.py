@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 from memo_solver.cli.command import Command, on_store
 from memo_solver.cli.common import Output
 from memo_solver.cli.games import family_options, game_choice, played
-from memo_solver.cli.options import YAHTZEE, for_game, need_options, rules_option, threshold_option
+from memo_solver.cli.options import (
+    YAHTZEE,
+    for_game,
+    need_options,
+    risk_option,
+    rules_option,
+    threshold_option,
+)
 
 if TYPE_CHECKING:
     from memo_solver.jobs.storage import Location
@@ -117,12 +124,24 @@ SIMULATE = Command(
 def _review_options(sub: argparse.ArgumentParser) -> None:
     rules_option(sub, None)
     sub.add_argument("game", help="the game as JSON (a file, or - for standard input)")
+    risk_option(sub, None, "grade against the strategy of risk THETA, by certainty equivalents")
 
 
 def _review(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import analysis, engines
 
     source: str = args.game
+    if args.risk is not None:
+        from memo_solver.games.yahtzee import AtRisk, check_theta
+
+        theta = check_theta(args.risk)
+        return engines.for_risk(
+            args,
+            location,
+            lambda engine, mean, rules: analysis.review_command(
+                source, mean, rules, out, AtRisk(engine, theta)
+            ),
+        )
     return engines.on_rules(
         args,
         location,

@@ -19,9 +19,10 @@ from memo_solver.cli.games import family_options, game_choice, played
 from memo_solver.cli.options import YAHTZEE, for_game, need_options, risk_option, rules_option
 
 if TYPE_CHECKING:
+    from memo_solver.cli.engines import NeedWork
     from memo_solver.cli.play import Target
     from memo_solver.core.engine import Engine
-    from memo_solver.games.yahtzee import RuleSet
+    from memo_solver.games.yahtzee import AtRisk, RuleSet
     from memo_solver.jobs.storage import Location
 
 STATES = "the state, or - to read JSON states line by line"
@@ -156,6 +157,7 @@ def _play_options(sub: argparse.ArgumentParser) -> None:
     need_options(
         sub, YAHTZEE, "--target", "T", "play for the best chance of a final score of T or more"
     )
+    risk_option(sub, YAHTZEE, "rank the moves by their certainty equivalent at risk THETA")
     family_options(sub, "play")
 
 
@@ -163,6 +165,10 @@ def _play(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import engines
 
     target: int | None = args.target
+    if args.risk is not None:
+        if target is not None:
+            raise UsageError("give --target or --risk, not both")
+        return engines.for_risk(args, location, _at_risk(_theta(args), out))
     if target is None:
         return engines.on_rules(
             args, location, lambda engine, rules, _: _play_game(engine, rules, out)
@@ -176,12 +182,29 @@ def _play(args: argparse.Namespace, location: Location, out: Output) -> int:
     return engines.for_need(args, location, for_target)
 
 
+def _at_risk(theta: float, out: Output) -> NeedWork:
+    """The game played at risk ``theta``, on the risk table's engine beside the mean game's."""
+
+    async def play(engine: Engine, mean: Engine, rules: RuleSet) -> int:
+        from memo_solver.games.yahtzee import AtRisk
+
+        return await _play_game(mean, rules, out, risk=AtRisk(engine, theta))
+
+    return play
+
+
 async def _play_game(
-    engine: Engine, rules: RuleSet, out: Output, target: Target | None = None
+    engine: Engine,
+    rules: RuleSet,
+    out: Output,
+    target: Target | None = None,
+    risk: AtRisk | None = None,
 ) -> int:
     from memo_solver.cli.play import play_game
 
-    return await play_game(engine, rules, sys.stdin, sys.stdout, as_json=out.json, target=target)
+    return await play_game(
+        engine, rules, sys.stdin, sys.stdout, as_json=out.json, target=target, risk=risk
+    )
 
 
 PLAY = Command(

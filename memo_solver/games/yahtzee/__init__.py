@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         advise_need as advise_need,
     )
     from memo_solver.games.yahtzee.advice.review import (
+        AtRisk as AtRisk,
         GameError as GameError,
         Review as Review,
         read_game as read_game,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Request, Response
 from starlette.types import Scope
@@ -68,6 +68,7 @@ from memo_solver.service.service import Budget, Service, service_of
 from memo_solver.service.settings import ApiSettings
 
 routes = Routes()
+T = TypeVar("T")
 
 _ADVICE_KEYS = frozenset(StateRequest.model_fields) - {"need", "need_cap", "risk"}
 """What the fast paths answer: a request with a need or a risk is :func:`advice`'s."""
@@ -372,18 +373,38 @@ def _theta(risk: float | str | None, need: int | None) -> float | None:
 async def _advise_risk(
     service: Service, rules: RuleSet, state: State, theta: float, client: str | None
 ) -> RiskAdvice:
-    """Advice at a risk, within the mean's cold budget (its values break ties) and the risk
-    table's, and the deadline; past the deadline the risk table's blocks go to the workers."""
+    """Advice at a risk (:func:`run_at_risk`)."""
+    return await run_at_risk(
+        service,
+        rules,
+        state,
+        theta,
+        client,
+        lambda engine, mean: advise_risk(engine, mean, rules, state, theta),
+    )
+
+
+async def run_at_risk(
+    service: Service,
+    rules: RuleSet,
+    state: State,
+    theta: float,
+    client: str | None,
+    work: Callable[[Engine, Engine], Awaitable[T]],
+) -> T:
+    """``work`` on the risk table's engine and the mean game's (its values break ties), for
+    a question from ``state``: within the mean's cold budget and the risk table's, and the
+    deadline; past the deadline the risk table's blocks go to the workers."""
     cone = await _check_risk(service, rules, state, theta, client)
 
-    async def work() -> RiskAdvice:
+    async def on_engines() -> T:
         async with (
             service.engine(entry_for(rules)) as mean,
             service.engine(cone.entry) as engine,
         ):
-            return await advise_risk(engine, mean, rules, state, theta)
+            return await work(engine, mean)
 
-    return await service.run(work, _table_warm(cone.entry, rules, state))
+    return await service.run(on_engines, _table_warm(cone.entry, rules, state))
 
 
 async def _check_risk(

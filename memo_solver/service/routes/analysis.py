@@ -11,7 +11,9 @@ from fastapi import Request
 
 from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee import (
+    AtRisk,
     Distribution,
+    check_theta,
     distribution_in_thread,
     entry_for,
     read_game,
@@ -22,7 +24,7 @@ from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import client_of, rules_of, state_of
 from memo_solver.service.models import ReviewOut, ReviewRequest, StatsOut, StatsRequest
 from memo_solver.service.routes import Routes
-from memo_solver.service.routes.advice import check_state
+from memo_solver.service.routes.advice import check_state, run_at_risk
 from memo_solver.service.service import Codec, service_of
 
 routes = Routes()
@@ -84,7 +86,9 @@ async def stats(body: StatsRequest, request: Request) -> dict[str, Any]:
 @routes.post("/v1/review", response_model=ReviewOut, response_model_exclude_unset=True)
 async def review(body: ReviewRequest, request: Request) -> dict[str, Any]:
     """Every decision of a played game against the optimal one, and the score split
-    into expected score, skill and luck. A game that breaks the rules: 422, field game.
+    into expected score, skill and luck; with a risk, against the strategy of that risk,
+    each decision's certainty-equivalent loss beside its mean loss. A game that breaks the
+    rules: 422, field game.
     """
     named = body.game.get("rules")
     service = service_of(request)
@@ -97,8 +101,20 @@ async def review(body: ReviewRequest, request: Request) -> dict[str, Any]:
             raise ApiError(422, "game", f"rules: {exc.message}") from None
     else:
         rules = await rules_of(service, "yahtzee")
+    theta = None if body.risk is None else check_theta(body.risk)
     read_game(body.game, rules)  # a bad game is refused before any work starts
-    await check_state(service, rules, state_of("start", rules), client_of(request.scope))
+    start, client = state_of("start", rules), client_of(request.scope)
+    if theta is not None:
+        at_risk = await run_at_risk(
+            service,
+            rules,
+            start,
+            theta,
+            client,
+            lambda engine, mean: review_game(mean, rules, body.game, AtRisk(engine, theta)),
+        )
+        return at_risk.to_json()
+    await check_state(service, rules, start, client)
     result = await service.run_on(
         entry_for(rules), lambda engine: review_game(engine, rules, body.game)
     )

@@ -12,6 +12,17 @@ checking before any solving, so a bad game costs nothing and the :class:`GameErr
 the first turn and step that go wrong. Under saved rolls a turn may roll as often as its
 bank and its own rolls allow, may say the bank it starts with (``saved``, checked against
 the rolls the turns before left), and the review says each decision's bank and rolls left.
+
+At a risk (:class:`AtRisk`) the game is graded against the strategy of that risk instead: the
+best choice is the risk advice's (:mod:`~memo_solver.games.yahtzee.advice.risk_advice`), each
+decision loses the certainty-equivalent points between the best and the chosen action beside
+its mean loss, and the worst mistakes are those of the risk. The score split stays the mean
+one: it accounts for the points scored, which no risk changes.
+
+One module of about 540 lines, on purpose: the game format, the checks of a game and the
+review's JSON are one contract, documented once in the README, and each decision the review
+grades is a step the checks walked (a turn's bank, its rolls, its keeps), so they are read
+and changed together.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from typing import Any
 from memo_solver.core.engine import Engine
 from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee.advice.mean_advice import Action, advise, rolls as rolls_said
+from memo_solver.games.yahtzee.advice.risk_advice import advise_risk
 from memo_solver.games.yahtzee.rules.dice import FACES
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import State, format_state, start_state
@@ -62,6 +74,28 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class AtRisk:
+    """Grade (or play, ``play --risk``) by the strategy of risk ``theta``, on its risk table's
+    ``engine`` (the mean game's at theta = 0)."""
+
+    engine: Engine
+    theta: float
+
+
+@dataclass(frozen=True)
+class Certain:
+    """A decision graded at a risk: the certainty equivalents of its chosen and best actions."""
+
+    risk: float
+    chosen: float
+    best: float
+
+    @property
+    def loss(self) -> float:
+        return self.best - self.chosen
+
+
+@dataclass(frozen=True)
 class Decision:
     turn: int
     step: str
@@ -71,10 +105,18 @@ class Decision:
     best: Action
     saved: int = 0
     """The bank the turn started with (saved rolls; 0 without them)."""
+    certain: Certain | None = None
+    """At a risk: ``best`` is the risk's, and this its certainty-equivalent loss."""
 
     @property
     def loss(self) -> float:
+        """The expected points lost, against the mean advice's best whatever the grading."""
         return self.chosen.loss
+
+    @property
+    def grade(self) -> float:
+        """What makes a mistake: the certainty-equivalent loss at a risk, else the mean loss."""
+        return self.loss if self.certain is None else self.certain.loss
 
     def words(self, rules: RuleSet) -> str:
         """The mistake as a sentence: where, what was done, what was better, what it cost."""
@@ -89,9 +131,17 @@ class Decision:
                 f"turn {self.turn} ({rolls_said(self.saved)} saved), after roll {roll} "
                 f"({faces}, {rolls_said(left)} left)"
             )
+        if self.certain is None:
+            return (
+                f"{where}: you chose to {self.chosen.words()}; best was to {self.best.words()} "
+                f"(-{self.loss:.4f} expected points)"
+            )
+        # A move as good for points reads so, not as a loss of -0.0000.
+        mean = f"-{self.loss:.4f}" if self.loss > MISTAKE_TOL else "no"
         return (
-            f"{where}: you chose to {self.chosen.words()}; best was to {self.best.words()} "
-            f"(-{self.loss:.4f} expected points)"
+            f"{where}: you chose to {self.chosen.words()}; best at risk {self.certain.risk:g} "
+            f"was to {self.best.words()} (-{self.certain.loss:.4f} certainty-equivalent "
+            f"points, {mean} expected points)"
         )
 
     def to_json(self, rules: RuleSet) -> dict[str, Any]:
@@ -110,6 +160,15 @@ class Decision:
             "chosen": self.chosen.to_json(),
             "best": self.best.to_json(),
             "loss": self.loss,
+            **(
+                {}
+                if self.certain is None
+                else {
+                    "chosen_certainty_equivalent": self.certain.chosen,
+                    "best_certainty_equivalent": self.certain.best,
+                    "risk_loss": self.certain.loss,
+                }
+            ),
         }
 
 
@@ -134,6 +193,11 @@ class Review:
     """The expected points still to come after the last turn played (0 for a whole game)."""
     complete: bool
     worst: tuple[Decision, ...] = field(default=())
+    """The decisions losing most by their grade, most first."""
+    risk: float | None = None
+    """The risk graded at; None: graded for points."""
+    certainty_equivalent: float | None = None
+    """At a risk: the empty scorecard's certainty equivalent at it."""
 
     @property
     def banked(self) -> int:
@@ -149,6 +213,11 @@ class Review:
         return sum(d.loss for d in self.decisions)
 
     @property
+    def total_risk_loss(self) -> float:
+        """At a risk: the certainty-equivalent points lost, summed over the decisions."""
+        return sum(d.certain.loss for d in self.decisions if d.certain is not None)
+
+    @property
     def skill(self) -> float:
         return -self.total_loss
 
@@ -157,8 +226,18 @@ class Review:
         return self.final_score - self.expected_score + self.total_loss
 
     def to_json(self) -> dict[str, Any]:
+        at_risk = (
+            {}
+            if self.risk is None
+            else {
+                "risk": self.risk,
+                "certainty_equivalent": self.certainty_equivalent,
+                "total_risk_loss": self.total_risk_loss,
+            }
+        )
         return {
             "rules": self.rules.name,
+            **at_risk,
             "turns_played": len(self.scored),
             "complete": self.complete,
             "decisions": [d.to_json(self.rules) for d in self.decisions],
@@ -180,7 +259,13 @@ class Review:
             "skill": self.skill,
             "luck": self.luck,
             "worst_mistakes": [
-                {"turn": d.turn, "step": d.step, "loss": d.loss, "words": d.words(self.rules)}
+                {
+                    "turn": d.turn,
+                    "step": d.step,
+                    "loss": d.loss,
+                    **({} if d.certain is None else {"risk_loss": d.certain.loss}),
+                    "words": d.words(self.rules),
+                }
                 for d in self.worst
             ],
         }
@@ -383,11 +468,18 @@ def _show(value: object) -> str:
 # --- the review ------------------------------------------------------------------------------
 
 
-async def review_game(engine: Engine, rules: RuleSet, game: object) -> Review:
-    """Check the game, then compare each of its decisions with the advice for its state."""
+async def review_game(
+    engine: Engine, rules: RuleSet, game: object, risk: AtRisk | None = None
+) -> Review:
+    """Check the game, then compare each of its decisions with the advice for its state: the
+    mean advice on ``engine``, or at a ``risk`` the risk advice."""
     turns = read_game(game, rules)
     start = start_state()
     expected = (await advise(engine, rules, start)).value
+    certain = None
+    if risk is not None:
+        opening = await advise_risk(risk.engine, engine, rules, start, risk.theta)
+        certain = opening.certainty_equivalent
     decisions: list[Decision] = []
     scored: list[Scored] = []
     state = start
@@ -395,23 +487,25 @@ async def review_game(engine: Engine, rules: RuleSet, game: object) -> Review:
         for index, roll in enumerate(turn.rolls):
             left = turn.saved + rules.rerolls - index
             here = State(state.filled, state.upper, state.yahtzee_bonus, left, roll)
-            advice = await advise(engine, rules, here)
-            best = advice.actions[0]
+            actions, worth = await _ranked(engine, rules, here, risk)
+            best = actions[0]
             if index < len(turn.keeps):
                 keep = turn.keeps[index]
-                chosen = _pick(advice.actions, "keep", keep)
+                chosen = _pick(actions, "keep", keep)
                 step = f"keep {index + 1}"
-                decisions.append(Decision(number, step, here, chosen, best, turn.saved))
+                graded = _graded(risk, worth, chosen, best)
+                decisions.append(Decision(number, step, here, chosen, best, turn.saved, graded))
                 continue
             name = rules.categories[turn.box].name
-            chosen = _pick(advice.actions, "score", name)
-            decisions.append(Decision(number, "box", here, chosen, best, turn.saved))
+            chosen = _pick(actions, "score", name)
+            graded = _graded(risk, worth, chosen, best)
+            decisions.append(Decision(number, "box", here, chosen, best, turn.saved, graded))
             scored.append(Scored(number, name, chosen.points, chosen.bonus, chosen.rolls_after))
             state = next_turn_start(rules, here, turn.box, chosen.points)
     remaining = (await advise(engine, rules, state)).value
-    worst = sorted((d for d in decisions if d.loss > MISTAKE_TOL), key=lambda d: (-d.loss, d.turn))[
-        :WORST
-    ]
+    worst = sorted(
+        (d for d in decisions if d.grade > MISTAKE_TOL), key=lambda d: (-d.grade, d.turn)
+    )[:WORST]
     return Review(
         rules=rules,
         expected_score=expected,
@@ -420,7 +514,27 @@ async def review_game(engine: Engine, rules: RuleSet, game: object) -> Review:
         remaining_value=remaining,
         complete=state.filled == rules.all_filled,
         worst=tuple(worst),
+        risk=None if risk is None else risk.theta,
+        certainty_equivalent=certain,
     )
+
+
+async def _ranked(
+    engine: Engine, rules: RuleSet, state: State, risk: AtRisk | None
+) -> tuple[tuple[Action, ...], dict[Action, float]]:
+    """The state's actions best first, by the mean advice or at a risk by the risk advice's
+    certainty equivalents (each action's in the mapping; empty without a risk)."""
+    if risk is None:
+        return (await advise(engine, rules, state)).actions, {}
+    advice = await advise_risk(risk.engine, engine, rules, state, risk.theta)
+    ranked = tuple(a.action for a in advice.actions)
+    return ranked, {a.action: a.certainty_equivalent for a in advice.actions}
+
+
+def _graded(
+    risk: AtRisk | None, worth: dict[Action, float], chosen: Action, best: Action
+) -> Certain | None:
+    return None if risk is None else Certain(risk.theta, worth[chosen], worth[best])
 
 
 def _pick(actions: tuple[Action, ...], kind: str, choice: tuple[int, ...] | str) -> Action:
