@@ -120,6 +120,32 @@ async def need_stats_command(
     return 0
 
 
+async def risk_stats_command(
+    options: StatsOptions, theta: float, engine: Engine, mean: Engine, rules: RuleSet, out: Output
+) -> int:
+    """``memo-solver stats --risk THETA``: the exact distribution under the theta strategy
+    (``engine``: the risk table's, the mean game's at 0), computed here, with the state's
+    certainty equivalent, which E[exp(THETA x points)] of the distribution equals."""
+    from memo_solver.games.yahtzee import advise_risk
+
+    if options.plot is not None:
+        raise UsageError("--plot draws the mean policy's distribution: leave out --risk")
+    state = parse_state(options.state, rules)
+    certain = (await advise_risk(engine, mean, rules, state, theta)).certainty_equivalent
+    with _progress_bar(rules, state) as progress:
+        dist = await score_distribution(engine, rules, state, progress, theta)
+    payload = {
+        **stats_json(dist, rules, state, options.thresholds),
+        "risk": theta,
+        "certainty_equivalent": certain,
+    }
+    words = describe_distribution(
+        dist, rules, state, options.thresholds, strategy=f"play at risk {theta:g}"
+    )
+    out.emit(payload, f"{words}\ncertainty equivalent at risk {theta:g}: {certain:.4f}")
+    return 0
+
+
 async def _from_workers(queue: JobQueue, rules: RuleSet, state: State) -> Distribution:
     """With workers on the shared store, the pass is their background job: ask, then wait.
 

@@ -91,8 +91,14 @@ def turn_policy(
     filled: int,
     successor: Callable[[int], FloatArray],
     guideposts: Guideposts,
+    theta: float = 0.0,
 ) -> TurnPolicy:
     """The choices at every roll of a turn of the block of ``filled``, for ``guideposts``.
+
+    With ``theta`` != 0 ``successor`` gives the risk table's blocks and the choices are the
+    theta strategy's: each action ranked by its certainty equivalent, ticks tied by the
+    same rule (actions tied there lead to the same distribution of points, hence the same
+    mean, so this is the mean advice's order among them, as the risk advice keeps).
 
     With saved rolls the turn runs over the rolls left R, from the most a turn of this block
     can leave (its largest bank plus the turn's rerolls) down to 0, and each R with rolls
@@ -101,7 +107,7 @@ def turn_policy(
     with R - 1 left. Scoring now wins a tie (the tie rule), so :attr:`TurnPolicy.stop` is
     the box where the best score's ticks reach the best keep's. The bank the turn started
     with decides only where the chain starts, not a choice on it."""
-    tables = turn_tables(rules, filled, successor, guideposts, rules.rerolls)
+    tables = turn_tables(rules, filled, successor, guideposts, rules.rerolls, theta=theta)
     dice = rules.universe
     box = best_box(tables.scores[0])
     keep = [np.empty((0, 0), dtype=np.int64)]
