@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from support import risk_brute_force as brute
+from support.api_support import api_client, error_of
 from support.cli_support import TINY_RULES, answer, memo_solver, one_error_line
 from support.rule_strategies import tiny_rule_sets, tiny_saved_rule_sets
 
@@ -30,6 +31,7 @@ from memo_solver.games.yahtzee.rules.rule_set import RuleSet
 from memo_solver.games.yahtzee.rules.state import start_state
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.solve.risk import RiskGame
+from memo_solver.service.app import ApiSettings
 from memo_solver.stores.memory import MemoryStore
 
 LOG_TOL = 1e-9
@@ -171,3 +173,26 @@ def test_stats_refuses_a_risk_off_the_dial_or_beside_a_need(
     )
 
     assert field in one_error_line(result)
+
+
+# --- over HTTP -----------------------------------------------------------------------------
+
+
+async def test_stats_over_http_at_a_risk_gives_the_strategys_distribution(tmp_path: Path) -> None:
+    """``risk`` on ``POST /v1/stats``: the bold strategy's distribution, the brute force's;
+    off the dial a 422 naming ``risk``; without it the mean strategy's, with no ``risk``."""
+    settings = ApiSettings(deadline_s=30.0)
+    async with api_client(tmp_path / "s.sqlite", settings) as client:
+        body = {"rules": TINY_RULES, "state": "start", "full": True}
+        bold = (await client.post("/v1/stats", json={**body, "risk": "0.5"})).json()
+        mean = (await client.post("/v1/stats", json=body)).json()
+        refused = await client.post("/v1/stats", json={**body, "risk": 0.7})
+
+    assert bold["risk"] == 0.5
+    theirs = brute.distribution(TINY_RULES, 0.5, (), 0, False)
+    assert bold["probabilities"] == pytest.approx(
+        [theirs.get(total, 0.0) for total in range(len(bold["probabilities"]))], abs=TOL
+    )
+    assert "risk" not in mean
+    assert mean["mean"] > bold["mean"]
+    assert "at most 3 decimals" in error_of(refused, 422, "risk")

@@ -354,7 +354,7 @@ async def _batch_risk(
         rules,
         parsed,
         risk_entry_of(entry_for(rules), theta),
-        lambda state: _check_risk(service, rules, state, theta, client),
+        lambda state: check_risk(service, rules, state, theta, client),
         answer,
     )
 
@@ -374,7 +374,7 @@ async def _advise_risk(
 ) -> RiskAdvice:
     """Advice at a risk, within the mean's cold budget (its values break ties) and the risk
     table's, and the deadline; past the deadline the risk table's blocks go to the workers."""
-    cone = await _check_risk(service, rules, state, theta, client)
+    cone = await check_risk(service, rules, state, theta, client)
 
     async def work() -> RiskAdvice:
         async with (
@@ -386,7 +386,7 @@ async def _advise_risk(
     return await service.run(work, _table_warm(cone.entry, rules, state))
 
 
-async def _check_risk(
+async def check_risk(
     service: Service, rules: RuleSet, state: State, theta: float, client: str | None
 ) -> Cone:
     """The mean's budget, then the risk table's cone (the same turn starts, one certainty
