@@ -249,10 +249,12 @@ async def simulate_command(
     rules: RuleSet,
     out: Output,
     need: tuple[Engine, int] | None = None,
+    theta: float = 0.0,
 ) -> int:
     """``memo-solver simulate``: play seeded games, print their statistics; with ``need``
     (the need table's engine and the final score to reach, ``--need``) the games play the
-    target policy, and the share that reach it is read beside the exact chance."""
+    target policy, and the share that reach it is read beside the exact chance; with
+    ``theta`` != 0 (``engine`` the risk table's) they play the theta strategy."""
     if not 1 <= options.games <= MAX_GAMES:
         raise UsageError(f"--games must be between 1 and {MAX_GAMES:,}, got {options.games}")
     if options.seed < 0:
@@ -263,6 +265,8 @@ async def simulate_command(
         if strategy != "optimal":
             raise UsageError("--need plays the target policy: leave out --policy greedy")
         target = Target(*need)
+    if theta and strategy != "optimal":
+        raise UsageError("--risk plays the theta strategy: leave out --policy greedy")
     shown: list[dict[str, object]] = []
     async with AsyncExitStack() as stack:
         # Opened before the first game, so a bad path fails at once, not after the run.
@@ -282,7 +286,7 @@ async def simulate_command(
         record = options.games if log_file is not None else int(options.show)
         summary = await simulate(
             engine,
-            PolicyCache(rules, strategy),
+            PolicyCache(rules, strategy, theta=theta),
             options.games,
             options.seed,
             on_games=on_games if record else None,
@@ -290,6 +294,8 @@ async def simulate_command(
             target=target,
         )
     payload = summary.to_json(options.thresholds)
+    if theta:
+        payload["risk"] = theta
     text = describe_simulation(summary, options.thresholds)
     if target is not None:
         from memo_solver.games.yahtzee import advise_need

@@ -110,6 +110,7 @@ def _simulate_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--show", action="store_true", help="narrate one game decision by decision")
     threshold_option(sub, "also print P(score >= T) and its standard error", None)
     need_options(sub, None, "--need", "N", "play for the best chance of a final score of N or more")
+    risk_option(sub, None, "play the strategy of the best certainty equivalent at risk THETA")
 
 
 def _simulate(args: argparse.Namespace, location: Location, out: Output) -> int:
@@ -117,6 +118,19 @@ def _simulate(args: argparse.Namespace, location: Location, out: Output) -> int:
 
     options = analysis.SimulateOptions.from_args(args)
     need: int | None = args.need
+    if args.risk is not None:
+        from memo_solver.games.yahtzee import check_theta
+
+        if need is not None:
+            raise UsageError("give --need or --risk, not both")
+        theta = check_theta(args.risk)
+        return engines.for_risk(
+            args,
+            location,
+            lambda engine, _, rules: analysis.simulate_command(
+                options, engine, rules, out, theta=theta
+            ),
+        )
     if need is not None:
         return engines.for_need(
             args,
