@@ -96,9 +96,11 @@ def turn_policy(
     """The choices at every roll of a turn of the block of ``filled``, for ``guideposts``.
 
     With ``theta`` != 0 ``successor`` gives the risk table's blocks and the choices are the
-    theta strategy's: each action ranked by its certainty equivalent, ticks tied by the
-    same rule (actions tied there lead to the same distribution of points, hence the same
-    mean, so this is the mean advice's order among them, as the risk advice keeps).
+    theta strategy's: each action ranked by its certainty equivalent, ties (to 1e-9) broken
+    by the rule above. The risk advice breaks them by the mean advice's order, which is the
+    same among tied actions of equal mean value, as actions with the same outcomes are
+    (tied certainty equivalents of different means would need sums of exp(theta x) to
+    agree to 1e-9 by chance).
 
     With saved rolls the turn runs over the rolls left R, from the most a turn of this block
     can leave (its largest bank plus the turn's rerolls) down to 0, and each R with rolls
