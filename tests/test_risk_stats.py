@@ -229,12 +229,11 @@ def test_simulated_games_at_a_risk_score_the_exact_distributions_mean(theta: flo
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        (("--risk", "0.7"), "risk"),
         (("--risk", "0.1", "--policy", "greedy"), "leave out --policy greedy"),
         (("--risk", "0.1", "--need", "3"), "--need or --risk"),
     ],
 )
-def test_simulate_refuses_a_risk_off_the_dial_or_beside_another_strategy(
+def test_simulate_refuses_a_risk_beside_another_strategy(
     tmp_path: Path, tiny_rules_file: Path, extra: tuple[str, ...], said: str
 ) -> None:
     result = memo_solver(
