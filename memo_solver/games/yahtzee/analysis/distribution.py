@@ -27,7 +27,7 @@ The same pass follows the target policy, which plays for the best chance of N mo
 them), so each total of a guidepost is a lane of its own. Its P(>= N) is the chance
 objective's value computed by another road, which the tests and the pins hold together.
 
-One module of about 590 lines, on purpose: the mean pass and the target pass walk the same
+One module of about 610 lines, on purpose: the mean pass and the target pass walk the same
 blocks with the same mass bookkeeping and differ only in what decides a choice; apart, each
 would keep a copy of the walk.
 """
