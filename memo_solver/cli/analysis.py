@@ -121,6 +121,32 @@ async def need_stats_command(
     return 0
 
 
+async def risk_stats_command(
+    options: StatsOptions, theta: float, engine: Engine, mean: Engine, rules: RuleSet, out: Output
+) -> int:
+    """``memo-solver stats --risk THETA``: the exact distribution under the theta strategy
+    (``engine``: the risk table's, the mean game's at 0), computed here, with the state's
+    certainty equivalent, which E[exp(THETA x points)] of the distribution equals."""
+    from memo_solver.games.yahtzee import advise_risk
+
+    if options.plot is not None:
+        raise UsageError("--plot draws the mean policy's distribution: leave out --risk")
+    state = parse_state(options.state, rules)
+    certain = (await advise_risk(engine, mean, rules, state, theta)).certainty_equivalent
+    with _progress_bar(rules, state) as progress:
+        dist = await score_distribution(engine, rules, state, progress, theta)
+    payload = {
+        **stats_json(dist, rules, state, options.thresholds),
+        "risk": theta,
+        "certainty_equivalent": certain,
+    }
+    words = describe_distribution(
+        dist, rules, state, options.thresholds, strategy=f"play at risk {theta:g}"
+    )
+    out.emit(payload, f"{words}\ncertainty equivalent at risk {theta:g}: {certain:.4f}")
+    return 0
+
+
 async def _from_workers(queue: JobQueue, rules: RuleSet, state: State) -> Distribution:
     """With workers on the shared store, the pass is their background job: ask, then wait.
 
@@ -224,10 +250,12 @@ async def simulate_command(
     rules: RuleSet,
     out: Output,
     need: tuple[Engine, int] | None = None,
+    theta: float = 0.0,
 ) -> int:
     """``memo-solver simulate``: play seeded games, print their statistics; with ``need``
     (the need table's engine and the final score to reach, ``--need``) the games play the
-    target policy, and the share that reach it is read beside the exact chance."""
+    target policy, and the share that reach it is read beside the exact chance; with
+    ``theta`` != 0 (``engine`` the risk table's) they play the theta strategy."""
     if not 1 <= options.games <= MAX_GAMES:
         raise UsageError(f"--games must be between 1 and {MAX_GAMES:,}, got {options.games}")
     if options.seed < 0:
@@ -238,6 +266,8 @@ async def simulate_command(
         if strategy != "optimal":
             raise UsageError("--need plays the target policy: leave out --policy greedy")
         target = Target(*need)
+    if theta and strategy != "optimal":
+        raise UsageError("--risk plays the theta strategy: leave out --policy greedy")
     shown: list[dict[str, object]] = []
     async with AsyncExitStack() as stack:
         # Opened before the first game, so a bad path fails at once, not after the run.
@@ -257,7 +287,7 @@ async def simulate_command(
         record = options.games if log_file is not None else int(options.show)
         summary = await simulate(
             engine,
-            PolicyCache(rules, strategy),
+            PolicyCache(rules, strategy, theta=theta),
             options.games,
             options.seed,
             on_games=on_games if record else None,
@@ -265,6 +295,8 @@ async def simulate_command(
             target=target,
         )
     payload = summary.to_json(options.thresholds)
+    if theta:
+        payload["risk"] = theta
     text = describe_simulation(summary, options.thresholds)
     if target is not None:
         from memo_solver.games.yahtzee import advise_need

@@ -46,12 +46,13 @@ def describe_distribution(
     state: State,
     thresholds: tuple[int, ...] = (),
     plot: Path | None = None,
+    strategy: str = "optimal play",
 ) -> str:
-    """The distribution in words, for a person at a terminal."""
+    """The distribution in words, for a person at a terminal; ``strategy`` says whose."""
     from_start = state == start_state()
     what = "final score" if from_start else "points still to come"
     lines = [
-        f"{rules.name}, {_where(rules, state)}: the {what} under optimal play",
+        f"{rules.name}, {_where(rules, state)}: the {what} under {strategy}",
     ]
     if not from_start:
         lines.append("(points already on the scorecard are not included)")

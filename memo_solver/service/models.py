@@ -167,6 +167,12 @@ class StatsRequest(BaseModel):
         description="also answer P(points >= t) for each t",
     )
     full: bool = Field(False, description="include the probability of every total")
+    risk: Risk = Field(
+        None,
+        description="the distribution when playing at a risk theta, from -0.5 (safe) to 0.5 "
+        "(bold), at most 3 decimals: the strategy maximising E[exp(theta X)] (minimising it "
+        "below 0; ties: the mean strategy's order); 0 or null: optimal play for points",
+    )
 
 
 class ReviewRequest(BaseModel):
@@ -262,6 +268,7 @@ class StatsOut(BaseModel):
     probabilities: list[float] | None = Field(
         None, description="P(points == s) for s = 0, 1, ...; only with full: true"
     )
+    risk: float | None = Field(default=None, description="with a risk: the risk asked")
 
 
 class DecisionOut(BaseModel):

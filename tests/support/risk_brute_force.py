@@ -14,7 +14,9 @@ positions, every ordered throw of the rerolled dice, the bank of saved rolls cou
 explicitly; without the rule its cap is 0, the rule book's game), sharing no code with it or
 with the solver. Only what a score banks comes from the rule book
 (:func:`~rulebook_brute_force.legal_points` and :func:`~rulebook_brute_force.scored`). Plain
-Python with :func:`functools.cache`, for a few dice and boxes.
+Python with :func:`functools.cache`, for a few dice and boxes. :func:`distribution` plays
+the strategy: the exact distribution of the points to come, by the best certainty equivalent
+at each roll.
 """
 
 from __future__ import annotations
@@ -156,3 +158,66 @@ def actions(
     for box, utility in _scores(game, card, tuple(sorted(dice)), rolls_left).items():
         named["score " + boxes[box]["name"]] = _certain(game, utility)
     return named
+
+
+# --- the strategy played: its exact distribution --------------------------------------------
+
+Chances = dict[int, float]
+"""P(points still to come == total), by total."""
+
+
+def distribution(
+    rules: Rules, theta: float, filled: Iterable[int], upper: int, fifty: bool, saved: int = 0
+) -> Chances:
+    """The points to come from a turn start when every roll is played by the best certainty
+    equivalent, ties broken by the one rule (certainty equivalents equal to 1e-9: scoring
+    now before rerolling, among boxes the first in scorecard order, among keeps the one
+    holding more dice, then the first in keep order: the sorted faces of a size
+    lexicographically)."""
+    game = _game_of(rules, theta)
+    return _turn_chances(game, (frozenset(filled), upper, fifty), saved)
+
+
+@cache
+def _turn_chances(game: RiskGame, card: Card, saved: int) -> Chances:
+    if len(card[0]) == len(game.board.boxes):
+        return {0: 1.0}
+    throws = _throws((), game.dice)
+    return _mixed(
+        (1 / len(throws), _roll_chances(game, card, dice, saved + game.rerolls)) for dice in throws
+    )
+
+
+def _choice(game: RiskGame, card: Card, dice: Roll, rolls_left: int) -> tuple[int | None, Roll]:
+    """The action played: (box, ()) to score, or (None, the faces kept) to reroll the rest."""
+    ranked: list[tuple[tuple[float, int, int, Roll], tuple[int | None, Roll]]] = []
+    for box, utility in _scores(game, card, dice, rolls_left).items():
+        ranked.append(((-round(_certain(game, utility), 9), 0, 0, (box,)), (box, ())))
+    if rolls_left > 0:
+        for faces in _keeps(dice).values():
+            worth = _certain(game, _throw(game, card, faces, rolls_left - 1))
+            ranked.append(((-round(worth, 9), 1, -len(faces), faces), (None, faces)))
+    return min(ranked)[1]
+
+
+@cache
+def _roll_chances(game: RiskGame, card: Card, dice: Roll, rolls_left: int) -> Chances:
+    box, kept = _choice(game, card, dice, rolls_left)
+    if box is not None:
+        points = legal_points(game.board, card[0], dice)[box]
+        gain, after = scored(game.board, *card, dice, box, points)
+        rest = _turn_chances(game, after, game.carried(rolls_left))
+        return {gain + total: chance for total, chance in rest.items()}
+    throws = _throws(kept, game.dice)
+    return _mixed(
+        (1 / len(throws), _roll_chances(game, card, roll, rolls_left - 1)) for roll in throws
+    )
+
+
+def _mixed(parts: Iterable[tuple[float, Chances]]) -> Chances:
+    """The mixture of distributions, each with its weight."""
+    mixed: Chances = {}
+    for weight, chances in parts:
+        for total, chance in chances.items():
+            mixed[total] = mixed.get(total, 0.0) + weight * chance
+    return mixed

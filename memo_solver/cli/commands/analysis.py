@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memo_solver.cli.command import Command, on_store
-from memo_solver.cli.common import Output
+from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.games import family_options, game_choice, played
 from memo_solver.cli.options import (
     YAHTZEE,
@@ -40,6 +40,12 @@ def _stats_options(sub: argparse.ArgumentParser) -> None:
         "the distribution when playing for the best chance of N more points, beside optimal "
         "play for points",
     )
+    risk_option(
+        sub,
+        YAHTZEE,
+        "the distribution when playing at risk THETA: the strategy of the best certainty "
+        "equivalent, E[exp(THETA x points)] at its best",
+    )
     for_game(
         sub,
         YAHTZEE,
@@ -55,6 +61,19 @@ def _stats(args: argparse.Namespace, location: Location, out: Output) -> int:
 
     options = analysis.StatsOptions.from_args(args)
     need: int | None = args.need
+    if args.risk is not None:
+        from memo_solver.games.yahtzee import check_theta
+
+        if need is not None:
+            raise UsageError("give --need or --risk, not both")
+        theta = check_theta(args.risk)
+        return engines.for_risk(
+            args,
+            location,
+            lambda engine, mean, rules: analysis.risk_stats_command(
+                options, theta, engine, mean, rules, out
+            ),
+        )
     if need is not None:
         return engines.for_need(
             args,
@@ -91,6 +110,7 @@ def _simulate_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--show", action="store_true", help="narrate one game decision by decision")
     threshold_option(sub, "also print P(score >= T) and its standard error", None)
     need_options(sub, None, "--need", "N", "play for the best chance of a final score of N or more")
+    risk_option(sub, None, "play the strategy of the best certainty equivalent at risk THETA")
 
 
 def _simulate(args: argparse.Namespace, location: Location, out: Output) -> int:
@@ -98,6 +118,19 @@ def _simulate(args: argparse.Namespace, location: Location, out: Output) -> int:
 
     options = analysis.SimulateOptions.from_args(args)
     need: int | None = args.need
+    if args.risk is not None:
+        from memo_solver.games.yahtzee import check_theta
+
+        if need is not None:
+            raise UsageError("give --need or --risk, not both")
+        theta = check_theta(args.risk)
+        return engines.for_risk(
+            args,
+            location,
+            lambda engine, _, rules: analysis.simulate_command(
+                options, engine, rules, out, theta=theta
+            ),
+        )
     if need is not None:
         return engines.for_need(
             args,

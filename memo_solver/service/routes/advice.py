@@ -355,7 +355,7 @@ async def _batch_risk(
         rules,
         parsed,
         risk_entry_of(entry_for(rules), theta),
-        lambda state: _check_risk(service, rules, state, theta, client),
+        lambda state: check_risk(service, rules, state, theta, client),
         answer,
     )
 
@@ -395,7 +395,7 @@ async def run_at_risk(
     """``work`` on the risk table's engine and the mean game's (its values break ties), for
     a question from ``state``: within the mean's cold budget and the risk table's, and the
     deadline; past the deadline the risk table's blocks go to the workers."""
-    cone = await _check_risk(service, rules, state, theta, client)
+    cone = await check_risk(service, rules, state, theta, client)
 
     async def on_engines() -> T:
         async with (
@@ -407,7 +407,7 @@ async def run_at_risk(
     return await service.run(on_engines, _table_warm(cone.entry, rules, state))
 
 
-async def _check_risk(
+async def check_risk(
     service: Service, rules: RuleSet, state: State, theta: float, client: str | None
 ) -> Cone:
     """The mean's budget, then the risk table's cone (the same turn starts, one certainty

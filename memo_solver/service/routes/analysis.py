@@ -24,7 +24,7 @@ from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import client_of, rules_of, state_of
 from memo_solver.service.models import ReviewOut, ReviewRequest, StatsOut, StatsRequest
 from memo_solver.service.routes import Routes
-from memo_solver.service.routes.advice import check_state, run_at_risk
+from memo_solver.service.routes.advice import check_risk, check_state, run_at_risk
 from memo_solver.service.service import Codec, service_of
 
 routes = Routes()
@@ -68,19 +68,28 @@ async def stats(body: StatsRequest, request: Request) -> dict[str, Any]:
 
     From the start that is the final score; from a state, the points still to come.
     A whole game takes tens of CPU seconds the first time (``yahtzee`` about 35): 503
-    with Retry-After until it is done.
+    with Retry-After until it is done. With a risk, under the theta strategy, whose risk
+    table is within the same budgets as advice at that risk.
     """
     service = service_of(request)
     rules = await rules_of(service, body.rules)
     state = state_of(body.state, rules)
-    await check_state(service, rules, state, client_of(request.scope))
+    client = client_of(request.scope)
+    theta = 0.0 if body.risk is None else check_theta(body.risk)
+    if theta:
+        entry = (await check_risk(service, rules, state, theta, client)).entry
+    else:
+        await check_state(service, rules, state, client)
+        entry = entry_for(rules)
 
     async def work() -> Distribution:
-        async with service.engine(entry_for(rules)) as engine:
-            return await distribution_in_thread(engine, rules, state, service.stats_limiter)
+        async with service.engine(entry) as engine:
+            return await distribution_in_thread(engine, rules, state, service.stats_limiter, theta)
 
-    dist = await service.run_shared(("stats", rules.fingerprint, state), work, DISTRIBUTION)
-    return stats_json(dist, rules, state, tuple(body.thresholds), full=body.full)
+    key = ("stats", entry.game.fingerprint, state)
+    dist = await service.run_shared(key, work, DISTRIBUTION)
+    out = stats_json(dist, rules, state, tuple(body.thresholds), full=body.full)
+    return out if body.risk is None else {**out, "risk": theta}
 
 
 @routes.post("/v1/review", response_model=ReviewOut, response_model_exclude_unset=True)

@@ -27,7 +27,7 @@ The same pass follows the target policy, which plays for the best chance of N mo
 them), so each total of a guidepost is a lane of its own. Its P(>= N) is the chance
 objective's value computed by another road, which the tests and the pins hold together.
 
-One module of about 590 lines, on purpose: the mean pass and the target pass walk the same
+One module of about 610 lines, on purpose: the mean pass and the target pass walk the same
 blocks with the same mass bookkeeping and differ only in what decides a choice; apart, each
 would keep a copy of the walk.
 """
@@ -172,10 +172,16 @@ class MissingBlockError(LookupError):
 
 
 async def score_distribution(
-    engine: Engine, rules: RuleSet, state: State, progress: Progress | None = None
+    engine: Engine,
+    rules: RuleSet,
+    state: State,
+    progress: Progress | None = None,
+    theta: float = 0.0,
 ) -> Distribution:
-    """The exact distribution from ``state`` (turn start or mid-turn with dice)."""
-    return forward_pass(await blocks_below(engine, rules, state), rules, state, progress)
+    """The exact distribution from ``state`` (turn start or mid-turn with dice); with
+    ``theta`` != 0 ``engine`` is the risk table's and the strategy the theta strategy."""
+    blocks = await blocks_below(engine, rules, state)
+    return forward_pass(blocks, rules, state, progress, theta)
 
 
 async def blocks_below(engine: Engine, rules: RuleSet, state: State) -> dict[str, Block]:
@@ -186,10 +192,17 @@ async def blocks_below(engine: Engine, rules: RuleSet, state: State) -> dict[str
 
 
 def forward_pass(
-    blocks: Mapping[str, Block], rules: RuleSet, state: State, progress: Progress | None = None
+    blocks: Mapping[str, Block],
+    rules: RuleSet,
+    state: State,
+    progress: Progress | None = None,
+    theta: float = 0.0,
 ) -> Distribution:
     """The distribution from ``state``, reading the values of :func:`blocks_below` from
-    ``blocks``; a block missing there is a :class:`MissingBlockError` at once."""
+    ``blocks``; a block missing there is a :class:`MissingBlockError` at once. With
+    ``theta`` != 0 ``blocks`` are the risk table's and the choices the theta strategy's
+    (:func:`memo_solver.games.yahtzee.analysis.policy.turn_policy`): the exponential utility
+    does not depend on the points banked, so the mass moves as the mean pass's does."""
     start = state.filled
     order = rules.reachable_masks(start)  # fewest boxes first
     mass = _starting_mass(rules, state)
@@ -214,7 +227,7 @@ def forward_pass(
             )
         opening = state if filled == start else None
         here_spared = spared.pop(filled)
-        _turn(blocks, rules, filled, here, here_spared, opening, mass, spared, tally)
+        _turn(blocks, rules, filled, here, here_spared, opening, mass, spared, tally, theta)
         if progress is not None:
             progress(done + 1, len(order))
     raise AssertionError("the pass never reached the end of the game")
@@ -254,9 +267,11 @@ def _turn(
     mass: dict[int, FloatArray],
     spared: dict[int, FloatArray],
     tally: _Tally,
+    theta: float,
 ) -> None:
     """Move the block's mass ``here`` (turn starts, totals) to the blocks its boxes fill;
-    ``opening`` is the state the pass starts from when this is its block.
+    ``opening`` is the state the pass starts from when this is its block, ``theta`` the
+    strategy's risk (0: the mean).
 
     The rolls a turn ends on fall into classes of equal points in a box (and equal
     all-alike-ness, for the +100); every (class, turn start) pair lands on one turn start of
@@ -269,7 +284,7 @@ def _turn(
     """
     guideposts = Guideposts.reachable(rules, filled)
     successors = _successors(blocks, rules, filled)
-    policy = turn_policy(rules, filled, successors.__getitem__, guideposts)
+    policy = turn_policy(rules, filled, successors.__getitem__, guideposts, theta)
     classes = _Classes.of(rules, policy.tables.boxes, policy.tables.points)
     banks = rules.saved_levels(filled.bit_count())
     reach = here.sum(axis=1)

@@ -91,8 +91,16 @@ def turn_policy(
     filled: int,
     successor: Callable[[int], FloatArray],
     guideposts: Guideposts,
+    theta: float = 0.0,
 ) -> TurnPolicy:
     """The choices at every roll of a turn of the block of ``filled``, for ``guideposts``.
+
+    With ``theta`` != 0 ``successor`` gives the risk table's blocks and the choices are the
+    theta strategy's: each action ranked by its certainty equivalent, ties (to 1e-9) broken
+    by the rule above. The risk advice breaks them by the mean advice's order, which is the
+    same among tied actions of equal mean value, as actions with the same outcomes are
+    (tied certainty equivalents of different means would need sums of exp(theta x) to
+    agree to 1e-9 by chance).
 
     With saved rolls the turn runs over the rolls left R, from the most a turn of this block
     can leave (its largest bank plus the turn's rerolls) down to 0, and each R with rolls
@@ -101,7 +109,7 @@ def turn_policy(
     with R - 1 left. Scoring now wins a tie (the tie rule), so :attr:`TurnPolicy.stop` is
     the box where the best score's ticks reach the best keep's. The bank the turn started
     with decides only where the chain starts, not a choice on it."""
-    tables = turn_tables(rules, filled, successor, guideposts, rules.rerolls)
+    tables = turn_tables(rules, filled, successor, guideposts, rules.rerolls, theta=theta)
     dice = rules.universe
     box = best_box(tables.scores[0])
     keep = [np.empty((0, 0), dtype=np.int64)]

@@ -1,6 +1,6 @@
 """Play many games with the optimal (or a greedy) strategy: Monte Carlo next to the exact answer.
 
-One module of about 780 lines, on purpose: the compact block policies, their cache and the
+One module of about 830 lines, on purpose: the compact block policies, their cache and the
 lockstep play share one encoding of a choice (a keep as a bit mask of the roll's sorted
 dice, a box as its place among the open ones, and under saved rolls "score now" beside
 them), and the game logs read the play's own record, so they are read and changed together.
@@ -53,6 +53,7 @@ from memo_solver.core.engine import Engine
 from memo_solver.core.game import Block
 from memo_solver.games.yahtzee.analysis.distribution import widened
 from memo_solver.games.yahtzee.analysis.policy import (
+    TurnPolicy,
     block_choices,
     most_rolls_left,
     target_policy,
@@ -60,9 +61,9 @@ from memo_solver.games.yahtzee.analysis.policy import (
 )
 from memo_solver.games.yahtzee.analysis.summary import Strategy, Summary
 from memo_solver.games.yahtzee.rules.dice import FACES, MAX_DICE, Dice
-from memo_solver.games.yahtzee.rules.rule_set import RuleSet
+from memo_solver.games.yahtzee.rules.rule_set import RuleSet, refuse_saved_rolls
 from memo_solver.games.yahtzee.solve.forward_kernel import SCORE_NOW
-from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.solve.need import (
     NeedBeyondCapError,
     NeedGame,
@@ -226,18 +227,29 @@ def optimal_policies(
     masks: Sequence[int],
     successors: Mapping[str, Block],
     levels: Sequence[IntArray] | None = None,
+    theta: float = 0.0,
 ) -> dict[int, BlockPolicy]:
     """The optimal strategy of these blocks (:func:`memo_solver.games.yahtzee.analysis.policy.
     block_choices`, the choices of :func:`memo_solver.games.yahtzee.analysis.policy.turn_policy`),
     packed for lookups: one byte per choice, at the guideposts ``levels[b]`` of each
     (raveled (upper, bonus) indices; default: every reachable one). Every block needs an
-    open box."""
+    open box.
+
+    With ``theta`` != 0 ``successors`` are the risk table's and the strategy the theta
+    strategy: :func:`turn_policy` at theta block by block, the very choices the exact
+    distribution at that risk follows (the compiled batch ranks by the mean's values)."""
     if levels is None:
         levels = [Guideposts.reachable(rules, mask).flat for mask in masks]
     tables = dice_tables(rules.universe)
-    choices = block_choices(
-        rules, masks, lambda mask: successors[block_key(mask)], tables.mask_of_keep, levels
-    )
+    if theta:
+        choices = [
+            _risk_choices(rules, mask, successors, lanes, theta)
+            for mask, lanes in zip(masks, levels, strict=True)
+        ]
+    else:
+        choices = block_choices(
+            rules, masks, lambda mask: successors[block_key(mask)], tables.mask_of_keep, levels
+        )
     policies = {}
     for filled, lanes, batch in zip(masks, levels, choices, strict=True):
         chosen = batch.copy()  # the policy's own bytes, not a view of the whole batch
@@ -253,6 +265,25 @@ def optimal_policies(
             column=column,
         )
     return policies
+
+
+def _risk_choices(
+    rules: RuleSet, filled: int, successors: Mapping[str, Block], lanes: IntArray, theta: float
+) -> SmallArray:
+    """The theta strategy's choices of one block at guideposts ``lanes`` (raveled)."""
+    guideposts = Guideposts(rules, *np.divmod(lanes, rules.n_bonus_levels))
+    chosen = turn_policy(
+        rules, filled, lambda box: successors[block_key(filled | 1 << box)], guideposts, theta
+    )
+    return _packed(rules, chosen)
+
+
+def _packed(rules: RuleSet, chosen: TurnPolicy) -> SmallArray:
+    """A plain turn's choices one byte each: the box's position, then each keep's mask."""
+    mask_of_keep = dice_tables(rules.universe).mask_of_keep
+    rolls = np.arange(rules.universe.n_rolls)[:, None]
+    keeps = (mask_of_keep[rolls, k] for k in chosen.keep[1:])
+    return np.stack([chosen.box.astype(np.uint8), *keeps])
 
 
 def greedy_policy(rules: RuleSet, filled: int) -> BlockPolicy:
@@ -297,7 +328,12 @@ class PolicyCache:
         rules: RuleSet,
         strategy: Strategy = "optimal",
         max_bytes: int | None = DEFAULT_CACHE_BYTES,
+        theta: float = 0.0,
     ) -> None:
+        """``theta`` != 0: the optimal strategy at that risk, from the risk table's engine."""
+        if theta:
+            refuse_saved_rolls(rules, "simulate at a risk (--risk)")
+        self.theta = theta
         self.rules = rules
         self.strategy: Strategy = strategy
         self.max_bytes = max_bytes
@@ -350,7 +386,12 @@ class PolicyCache:
             else:
                 if engine is None:
                     raise ValueError("the optimal strategy needs an engine to solve blocks")
-                if engine.game.fingerprint != self.rules.fingerprint:
+                game = engine.game
+                if (
+                    not isinstance(game, YahtzeeGame)
+                    or game.rules.fingerprint != self.rules.fingerprint
+                    or game.theta != self.theta
+                ):
                     raise ValueError(f"the engine does not play {self.rules.name}")
                 keys = {
                     block_key(m | 1 << box) for m in missing for box in self.rules.open_boxes(m)
@@ -369,7 +410,8 @@ class PolicyCache:
     ) -> dict[int, BlockPolicy]:
         """Runs in a worker thread, so the event loop (and the engine's claim renewals)
         keeps running: the compiled choices release the GIL."""
-        return optimal_policies(self.rules, list(missing), successors, list(missing.values()))
+        rules, levels = self.rules, list(missing.values())
+        return optimal_policies(rules, list(missing), successors, levels, self.theta)
 
     async def fill(self, engine: Engine | None, batch: int = 512) -> None:
         """Build the policy of every block a game can play (all but the full scorecard),
@@ -459,14 +501,11 @@ def _target_choices(
         rules, filled, mean, guideposts, chance_of.__getitem__, guide.astype(np.int64),
         np.ascontiguousarray(steps, dtype=np.int64), width,
     )  # fmt: skip
-    mask_of_keep = dice_tables(rules.universe).mask_of_keep
-    rolls = np.arange(rules.universe.n_rolls)[:, None]
     boxes = rules.open_boxes(filled)
-    keeps = (mask_of_keep[rolls, k] for k in chosen.keep[1:])
     return BlockPolicy(
         boxes=np.array(boxes, dtype=np.int64),
         points=_points16(points(rules, filled, boxes)),
-        choices=np.stack([chosen.box.astype(np.uint8), *keeps]),
+        choices=_packed(rules, chosen),
         column=np.full(rules.block_shape, -1, dtype=np.int16),
     )
 
@@ -527,7 +566,8 @@ async def simulate(
     order, a chunk at a time as soon as the chunk is played (so a log of millions of games
     never sits in memory). With a ``target`` the games play the target policy for its need
     (the optimal strategy's cache playing the turns whose need is met or out of reach), and
-    the summary has no exact mean: the target policy's is not the value.
+    the summary has no exact mean: the target policy's is not the value; nor at a risk
+    (``cache.theta``), whose table holds certainty equivalents.
     """
     if target is not None:
         if engine is None or cache.strategy != "optimal":
@@ -556,7 +596,7 @@ async def simulate(
             await on_games([game_log(rules, chunk_record, g, first + g) for g in range(kept)])
         first += size
     summary.seconds = time.perf_counter() - started
-    if engine is not None and cache.strategy == "optimal" and target is None:
+    if engine is not None and cache.strategy == "optimal" and target is None and not cache.theta:
         start = await engine.block(block_key(0))  # upper 0, no bonus (and an empty bank) first
         summary.exact_mean = float(np.ravel(start)[0])
     summary.policies_built = cache.built - built

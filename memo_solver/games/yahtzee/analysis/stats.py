@@ -111,8 +111,10 @@ async def distribution_in_thread(
     rules: RuleSet,
     state: State,
     limiter: anyio.CapacityLimiter | None = None,
+    theta: float = 0.0,
 ) -> Distribution:
-    """The distribution, computed in a worker thread so that the event loop stays free.
+    """The distribution, computed in a worker thread so that the event loop stays free
+    (with ``theta`` != 0 the theta strategy's, ``engine`` the risk table's).
 
     The forward pass is seconds of CPU for a whole game with no await that yields, so run
     on a server's loop it would stall every other request, deadlines included. The blocks
@@ -128,7 +130,7 @@ async def distribution_in_thread(
             raise StoppedError
 
     def run() -> Distribution:
-        return forward_pass(blocks, rules, state, progress)
+        return forward_pass(blocks, rules, state, progress, theta)
 
     try:
         return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
