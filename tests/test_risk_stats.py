@@ -11,6 +11,7 @@ the variance per unit of theta; and simulated games score the exact distribution
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,22 @@ def test_simulate_refuses_a_risk_beside_another_strategy(
     )
 
     assert said in one_error_line(result)
+
+
+@pytest.mark.slow
+def test_a_log_of_games_at_a_risk_says_the_risk_they_were_played_at(
+    tmp_path: Path, tiny_rules_file: Path
+) -> None:
+    log = tmp_path / "games.jsonl"
+    result = memo_solver(
+        tmp_path / "store.sqlite3", "simulate", "--rules-file", str(tiny_rules_file),
+        "--risk", "0.1", "--games", "3", "--log", str(log),
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    games = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(games) == 3
+    assert all((g["policy"], g["risk"]) == ("optimal", 0.1) for g in games)
 
 
 @pytest.mark.slow

@@ -281,7 +281,13 @@ async def simulate_command(
             if options.show and not shown:
                 shown.append(games[0])
             if log_file is not None:
-                header = {"rules": rules.name, "policy": strategy, "seed": options.seed}
+                header: dict[str, object] = {
+                    "rules": rules.name,
+                    "policy": strategy,
+                    "seed": options.seed,
+                }
+                if theta:  # the strategy played: the theta one's
+                    header["risk"] = theta
                 await log_file.write("".join(json.dumps({**header, **g}) + "\n" for g in games))
 
         record = options.games if log_file is not None else int(options.show)
