@@ -1366,3 +1366,65 @@ def test_play_to_reach_shows_every_moves_chance_beside_the_mean_advice(
     page.wait_for_selector("#reach", state="detached")
     assert page.is_hidden("#chance-head")
     assert_reference_advice(page)
+
+
+# yahtzee-lower with four of a kind, Yahtzee and chance open and 6 6 6 5 3 on the second
+# roll of three: the bold keep 6 6 6 for a Yahtzee, the safe keep 5 6 6 6 for points in
+# chance (`memo-solver advise --risk 0.1` and `--risk -0.1`).
+RISK_FILLED = ("three_of_a_kind", "full_house", "small_straight", "large_straight")
+RISK_DICE = (6, 6, 6, 5, 3)
+RISK_BEST = {0.1: "keep 6 6 6 and reroll 2 dice", -0.1: "keep 5 6 6 6 and reroll 1 die"}
+
+
+def risks_asked(sent: list[Any], service: Service) -> list[float | None]:
+    """The `risk` of each POST /v1/advice the page has sent so far (None: not sent)."""
+    bodies = [json.loads(r.post_data) for r in sent if r.url == f"{service.url}/v1/advice"]
+    return [body.get("risk") for body in bodies]
+
+
+def certainty_equivalents(page: Any) -> list[float]:
+    shown: list[float] = page.evaluate(
+        "() => [...document.querySelectorAll('#actions tbody td.risk')]"
+        ".map(td => Number(td.textContent))"
+    )
+    return shown
+
+
+def test_the_risk_dial_reranks_the_moves_and_at_0_is_the_mean_page(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Moving the dial asks with `risk` and shows the moves best certainty equivalent first,
+    each beside its expected final score; back at 0 the page is the mean's and sends none."""
+    open_page(page, service)
+    page.select_option("#rules", "yahtzee-lower")
+    for name in RISK_FILLED:
+        page.check(f"#box-{name}")  # ticked alone: a scratch, 0
+    page.check('input[name="roll"][value="2"]')
+    for face in RISK_DICE:
+        tap_die(page, face)
+    wait_advice(page)
+    mean = rows(page)
+    assert page.is_hidden("#risk-head") and certainty_equivalents(page) == []
+    assert set(risks_asked(sent, service)) == {None}
+    assert page.get_attribute("#risk", "aria-valuetext") == "off: the best average"
+
+    for theta, best in RISK_BEST.items():
+        page.fill("#risk", str(theta))
+        sync_api.expect(page.locator("#risk-head")).to_be_visible()  # the answer at a risk
+        sync_api.expect(page.locator("#best-move")).to_have_text(best)
+        assert risks_asked(sent, service)[-1] == theta
+        shown = certainty_equivalents(page)
+        assert len(shown) == len(mean) and shown == sorted(shown, reverse=True)
+        assert {r["words"] for r in rows(page)} == {r["words"] for r in mean}
+        side = "bold" if theta > 0 else "safe"
+        assert page.get_attribute("#risk", "aria-valuetext") == f"{theta} ({side})"
+        if theta > 0:
+            assert_fits(page, PHONE)
+            shot(page, "risk-dial-375x667.png")
+            assert_accessible(page, "the risk dial, bold")
+
+    asked = len(risks_asked(sent, service))
+    page.fill("#risk", "0")
+    sync_api.expect(page.locator("#risk-head")).to_be_hidden()
+    assert rows(page) == mean
+    assert risks_asked(sent, service)[asked:] == [None] * (len(risks_asked(sent, service)) - asked)

@@ -12,7 +12,9 @@
  * rule set with saved rolls (its `saved_rolls`) a turn's unused rolls go to the bank: the
  * page shows the rolls left and the bank a turn started with, counts the rolls down as the
  * turn goes, carries what is left when a box is scored (at most its `max_saved`), and asks
- * with `saved` and `rolls_left` where the other rule sets send `rerolls_left`. */
+ * with `saved` and `rolls_left` where the other rule sets send `rerolls_left`. Its risk
+ * dial, off (0) unless moved, asks with `risk` and shows the moves as the service ranks them
+ * at that risk, best certainty equivalent first; a target's `need` decides instead. */
 "use strict";
 
 (() => {
@@ -83,6 +85,9 @@
     others: $("#others"),
     targetMessage: $("#target-message"),
     chanceHead: $("#chance-head"),
+    risk: $("#risk"),
+    riskValue: $("#risk-value"),
+    riskHead: $("#risk-head"),
   };
 
   // Figures the browser tests read: first render and tap-to-advice times, in ms.
@@ -152,6 +157,7 @@
     const base = {
       mode: "advise",
       target: { score: "", others: "" }, // play to reach: a final score, or the others'
+      risk: 0, // the risk dial: 0 the best average, above it bold, below it safe
       advise: freshAdvise("yahtzee"),
       play: freshPlay("yahtzee"),
       undo: [],
@@ -162,6 +168,7 @@
       mode: saved.mode === "play" ? "play" : "advise",
       inline: saved.inline && typeof saved.inline === "object" ? saved.inline : {},
       target: { ...base.target, ...(saved.target || {}) },
+      risk: Number.isFinite(saved.risk) ? saved.risk : 0,
       advise: { ...base.advise, ...(saved.advise || {}) },
       play: { ...base.play, ...(saved.play || {}) },
       undo: Array.isArray(saved.undo) ? saved.undo.slice(-100) : [],
@@ -836,6 +843,7 @@
     }
     if (withDice) request.state.dice = [...view.dice].sort((a, b) => a - b);
     if (target !== null) request.need = target - summary.banked;
+    else if (state.risk !== 0) request.risk = state.risk;
     return { request, summary, withDice, target };
   }
 
@@ -1232,6 +1240,7 @@
     setPanelState("ready");
     const banked = summary.banked;
     el.chanceHead.hidden = true;
+    el.riskHead.hidden = true;
     if (data.game_over) {
       el.best.innerHTML = `<p class="best-move">The game is over: every box is filled.</p>`;
       clearQuick();
@@ -1242,7 +1251,9 @@
       const best = data.actions[0];
       const play = state.mode === "play";
       const withNeed = data.need !== undefined;
+      const withRisk = data.certainty_equivalent !== undefined;
       el.chanceHead.hidden = !withNeed;
+      el.riskHead.hidden = !withRisk;
       el.best.innerHTML =
         `<p class="best-label">Best move</p>` +
         `<p class="best-move" id="best-move" data-kind="${best.kind}">${escapeHtml(best.words)}</p>`;
@@ -1253,6 +1264,7 @@
         `Expected final score of the game: <strong class="final">${fmt(banked + data.value)}</strong> ` +
         `<span class="muted">= ${banked} banked + <span class="raw" id="best-value">${fmt(data.value)}</span> to come</span>`;
       if (withNeed) el.outlook.innerHTML += reachText(data, built);
+      if (withRisk) el.outlook.innerHTML += riskText(data, banked);
       el.actionsBody.innerHTML = data.actions
         .map((action, i) => {
           const words = escapeHtml(action.words);
@@ -1263,6 +1275,7 @@
             `<tr class="${i === 0 ? "best-row" : ""}" data-kind="${action.kind}" data-value="${action.value}">` +
             `<th scope="row" class="move">${move}</th>` +
             `<td class="num">${fmt(banked + action.value)}</td>` +
+            (withRisk ? `<td class="num risk">${fmt(banked + action.certainty_equivalent)}</td>` : "") +
             `<td class="num raw">${fmt(action.value)}</td>` +
             lossCell(action.loss) +
             (withNeed ? `<td class="num chance">${percent(action.probability)}</td>` : "") +
@@ -1299,6 +1312,31 @@
       `<span class="muted">(${need > 0 ? `${need} more points needed` : "reached already"})</span>` +
       other
     );
+  }
+
+  /** Playing at a risk: the certainty equivalent of the final score (the points banked add
+   * to it as to the mean), and the mean's own best move where the risk asks for another. */
+  function riskText(data, banked) {
+    const meanBest = data.actions.reduce((a, b) => (b.loss < a.loss ? b : a));
+    const other =
+      meanBest !== data.actions[0]
+        ? `<br><span class="muted">For the best average instead: ${escapeHtml(meanBest.words)}</span>`
+        : "";
+    return (
+      `<br>Certainty equivalent at risk ${data.risk}: ` +
+      `<strong class="certain" id="certain">${fmt(banked + data.certainty_equivalent)}</strong>` +
+      other
+    );
+  }
+
+  /** The dial as it stands: its value in words, and whether a target overrules it. */
+  function renderRisk() {
+    const risk = state.risk;
+    const words = risk === 0 ? "off: the best average" : `${risk} (${risk > 0 ? "bold" : "safe"})`;
+    el.risk.value = String(risk);
+    el.risk.setAttribute("aria-valuetext", words);
+    el.riskValue.textContent = risk === 0 ? "0" : risk > 0 ? `+${risk}` : String(risk);
+    el.risk.disabled = targetScore() !== null;
   }
 
   // --- play along ---------------------------------------------------------------------------
@@ -1554,10 +1592,19 @@
         saveState();
         const target = targetScore();
         el.targetMessage.textContent = (target && target.error) || "";
+        renderRisk();
         clearTimeout(typingTimer);
         typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
       });
     }
+    el.risk.addEventListener("input", () => {
+      state.risk = Number(el.risk.value);
+      saveState();
+      renderRisk();
+      markInput();
+      clearTimeout(typingTimer);
+      typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
+    });
     for (const [input, key] of [[el.saved, "saved"], [el.rollsLeft, "rollsLeft"]]) {
       input.addEventListener("input", () => {
         if (state.mode === "play") return;
@@ -1733,6 +1780,7 @@
     fitToRules(state.advise);
     el.target.value = state.target.score;
     el.others.value = state.target.others;
+    renderRisk();
     renderAll();
     el.app.dataset.ready = "yes";
     timings.ready = performance.now();
