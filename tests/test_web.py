@@ -1404,7 +1404,8 @@ def test_the_risk_dial_reranks_the_moves_and_at_0_is_the_mean_page(
         tap_die(page, face)
     wait_advice(page)
     mean = rows(page)
-    assert page.is_hidden("#risk-head") and certainty_equivalents(page) == []
+    assert page.is_hidden("#risk-head")
+    assert certainty_equivalents(page) == []
     assert set(risks_asked(sent, service)) == {None}
     assert page.get_attribute("#risk", "aria-valuetext") == "off: the best average"
 
@@ -1414,7 +1415,8 @@ def test_the_risk_dial_reranks_the_moves_and_at_0_is_the_mean_page(
         sync_api.expect(page.locator("#best-move")).to_have_text(best)
         assert risks_asked(sent, service)[-1] == theta
         shown = certainty_equivalents(page)
-        assert len(shown) == len(mean) and shown == sorted(shown, reverse=True)
+        assert len(shown) == len(mean)
+        assert shown == sorted(shown, reverse=True)
         assert {r["words"] for r in rows(page)} == {r["words"] for r in mean}
         side = "bold" if theta > 0 else "safe"
         assert page.get_attribute("#risk", "aria-valuetext") == f"{theta} ({side})"
@@ -1428,3 +1430,12 @@ def test_the_risk_dial_reranks_the_moves_and_at_0_is_the_mean_page(
     sync_api.expect(page.locator("#risk-head")).to_be_hidden()
     assert rows(page) == mean
     assert risks_asked(sent, service)[asked:] == [None] * (len(risks_asked(sent, service)) - asked)
+
+    # A target plays to reach it (`need`, which the service takes without `risk`): the dial waits.
+    page.fill("#risk", "0.1")
+    sync_api.expect(page.locator("#risk-head")).to_be_visible()
+    page.fill("#others", "150")
+    sync_api.expect(page.locator("#risk")).to_be_disabled()
+    sync_api.expect(page.locator("#chance-head")).to_be_visible()
+    assert risks_asked(sent, service)[-1] is None
+    assert page.is_hidden("#risk-head")
