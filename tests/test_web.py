@@ -1366,3 +1366,131 @@ def test_play_to_reach_shows_every_moves_chance_beside_the_mean_advice(
     page.wait_for_selector("#reach", state="detached")
     assert page.is_hidden("#chance-head")
     assert_reference_advice(page)
+
+
+# yahtzee-lower with four of a kind, Yahtzee and chance open and 6 6 6 5 3 on the second
+# roll of three: the bold keep 6 6 6 for a Yahtzee, the safe keep 5 6 6 6 for points in
+# chance (`memo-solver advise --risk 0.1` and `--risk -0.1`).
+RISK_FILLED = ("three_of_a_kind", "full_house", "small_straight", "large_straight")
+RISK_DICE = (6, 6, 6, 5, 3)
+RISK_BEST = {0.1: "keep 6 6 6 and reroll 2 dice", -0.1: "keep 5 6 6 6 and reroll 1 die"}
+
+
+def asked_bodies(sent: list[Any], service: Service) -> list[dict[str, Any]]:
+    """The POST /v1/advice bodies the page has sent so far."""
+    return [json.loads(r.post_data) for r in sent if r.url == f"{service.url}/v1/advice"]
+
+
+def risks_asked(sent: list[Any], service: Service) -> list[float | None]:
+    """The `risk` of each POST /v1/advice the page has sent so far (None: not sent)."""
+    return [body.get("risk") for body in asked_bodies(sent, service)]
+
+
+def certainty_equivalents(page: Any) -> list[float]:
+    shown: list[float] = page.evaluate(
+        "() => [...document.querySelectorAll('#actions tbody td.risk')]"
+        ".map(td => Number(td.textContent))"
+    )
+    return shown
+
+
+def enter_risk_position(page: Any) -> None:
+    page.select_option("#rules", "yahtzee-lower")
+    for name in RISK_FILLED:
+        page.check(f"#box-{name}")  # ticked alone: a scratch, 0
+    page.check('input[name="roll"][value="2"]')
+    for face in RISK_DICE:
+        tap_die(page, face)
+    wait_advice(page)
+
+
+def test_the_risk_dial_reranks_the_moves_and_at_0_is_the_mean_page(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Moving the dial asks with `risk` and shows the moves best certainty equivalent first,
+    each beside its expected final score; back at 0 the page is the mean's and sends none."""
+    open_page(page, service)
+    enter_risk_position(page)
+    mean = rows(page)
+    assert page.is_hidden("#risk-head")
+    assert certainty_equivalents(page) == []
+    assert set(risks_asked(sent, service)) == {None}
+    assert page.get_attribute("#risk", "aria-valuetext") == "off: the best average"
+
+    for theta, best in RISK_BEST.items():
+        page.fill("#risk", str(theta))
+        sync_api.expect(page.locator("#risk-head")).to_be_visible()  # the answer at a risk
+        sync_api.expect(page.locator("#best-move")).to_have_text(best)
+        assert risks_asked(sent, service)[-1] == theta
+        shown = certainty_equivalents(page)
+        assert len(shown) == len(mean)
+        assert shown == sorted(shown, reverse=True)
+        assert {r["words"] for r in rows(page)} == {r["words"] for r in mean}
+        side = "bold" if theta > 0 else "safe"
+        assert page.get_attribute("#risk", "aria-valuetext") == f"{theta} ({side})"
+        if theta > 0:
+            assert_fits(page, PHONE)
+            shot(page, "risk-dial-375x667.png")
+            assert_accessible(page, "the risk dial, bold")
+
+    asked = len(risks_asked(sent, service))
+    page.fill("#risk", "0")
+    sync_api.expect(page.locator("#risk-head")).to_be_hidden()
+    assert rows(page) == mean
+    assert risks_asked(sent, service)[asked:] == [None] * (len(risks_asked(sent, service)) - asked)
+
+    # The others' scores play to reach the best of them + 1 (`need`) with the dial at 0;
+    # moved off 0, the dial plays at its risk instead.
+    page.fill("#others", "150")
+    sync_api.expect(page.locator("#chance-head")).to_be_visible()
+    assert asked_bodies(sent, service)[-1].get("need") is not None
+    page.fill("#risk", "0.1")
+    sync_api.expect(page.locator("#risk-head")).to_be_visible()
+    assert page.is_hidden("#chance-head")
+    assert page.inner_text("#best-move") == RISK_BEST[0.1]  # the answer kept from above
+    assert all("need" not in body for body in asked_bodies(sent, service) if "risk" in body)
+
+
+def sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def test_the_gap_to_the_others_suggests_a_risk_bold_behind_and_safe_ahead(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """Behind the best of the others' scores the page suggests a bold risk, ahead a safe
+    one, 0 level with them, never less bold for a wider gap behind, within the dial's ends;
+    the player's to apply (the dial moves to it) or ignore."""
+    open_page(page, service)
+    enter_risk_position(page)
+    banked = {"three_of_a_kind": 30, "full_house": 25, "small_straight": 30, "large_straight": 40}
+    for name, points in banked.items():  # enough banked to be 150 points ahead of a score
+        page.fill(f"#box-{name}-points", str(points))
+    sync_api.expect(page.locator("#banked")).to_have_text(str(sum(banked.values())))
+    wait_advice(page)
+    assert page.is_hidden("#risk-suggestion")  # no others' scores: nothing to suggest
+    expected = sum(banked.values()) + max(r["value"] for r in rows(page))  # the mean final
+    suggested: list[float] = []
+    gaps = (-150, -60, -20, 0, 20, 60, 300)
+    for gap in gaps:
+        others = round(expected) + gap
+        page.fill("#others", f"{others}, 12")
+        shown = abs(others - expected)
+        sync_api.expect(page.locator("#risk-suggestion-text")).to_contain_text(
+            f"Expected {shown:.3f} points"
+        )
+        suggested.append(float(page.get_attribute("#risk-suggestion", "data-risk") or "nan"))
+    assert suggested == sorted(suggested)  # monotone in the gap
+    for gap, risk in zip(gaps, suggested, strict=True):
+        assert -0.1 <= risk <= 0.1
+        assert sign(risk) == sign(gap), (gap, risk)  # behind: bold, ahead: safe, level: 0
+    assert suggested[0] == -0.1
+    assert suggested[-1] == 0.1
+    assert set(risks_asked(sent, service)) == {None}  # a suggestion, not applied
+
+    assert_accessible(page, "a risk suggested")
+    page.click("#risk-apply")
+    sync_api.expect(page.locator("#risk-head")).to_be_visible()
+    assert page.input_value("#risk") == "0.1"
+    assert risks_asked(sent, service)[-1] == 0.1
+    sync_api.expect(page.locator("#risk-apply")).to_be_hidden()  # the dial is at it

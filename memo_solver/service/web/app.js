@@ -12,7 +12,10 @@
  * rule set with saved rolls (its `saved_rolls`) a turn's unused rolls go to the bank: the
  * page shows the rolls left and the bank a turn started with, counts the rolls down as the
  * turn goes, carries what is left when a box is scored (at most its `max_saved`), and asks
- * with `saved` and `rolls_left` where the other rule sets send `rerolls_left`. */
+ * with `saved` and `rolls_left` where the other rule sets send `rerolls_left`. Its risk
+ * dial, off (0) unless moved, asks with `risk` and shows the moves as the service ranks them
+ * at that risk, best certainty equivalent first (instead of a target's `need`). Given the
+ * other players' scores, it suggests a risk from the gap to the best of them. */
 "use strict";
 
 (() => {
@@ -25,6 +28,12 @@
    * operator token is required (401, 403) or the registration quota is reached (429). */
   const INLINE_INSTEAD = new Set([401, 403, 429]);
   const TYPING_DELAY_MS = 250;
+  /** The suggested risk: the points behind the best of the others (ahead: negative) over
+   * this, clamped to the dial's ends and rounded to its step: a rule of thumb (50 points
+   * behind: 0.05), the player's to take or leave. */
+  const GAP_PER_RISK = 1000;
+  const RISK_END = 0.1;
+  const RISK_STEP = 0.01;
 
   const $ = (selector) => document.querySelector(selector);
   const el = {
@@ -83,6 +92,12 @@
     others: $("#others"),
     targetMessage: $("#target-message"),
     chanceHead: $("#chance-head"),
+    risk: $("#risk"),
+    riskValue: $("#risk-value"),
+    riskHead: $("#risk-head"),
+    riskSuggestion: $("#risk-suggestion"),
+    riskSuggestionText: $("#risk-suggestion-text"),
+    riskApply: $("#risk-apply"),
   };
 
   // Figures the browser tests read: first render and tap-to-advice times, in ms.
@@ -152,6 +167,7 @@
     const base = {
       mode: "advise",
       target: { score: "", others: "" }, // play to reach: a final score, or the others'
+      risk: 0, // the risk dial: 0 the best average, above it bold, below it safe
       advise: freshAdvise("yahtzee"),
       play: freshPlay("yahtzee"),
       undo: [],
@@ -162,6 +178,7 @@
       mode: saved.mode === "play" ? "play" : "advise",
       inline: saved.inline && typeof saved.inline === "object" ? saved.inline : {},
       target: { ...base.target, ...(saved.target || {}) },
+      risk: Number.isFinite(saved.risk) ? saved.risk : 0,
       advise: { ...base.advise, ...(saved.advise || {}) },
       play: { ...base.play, ...(saved.play || {}) },
       undo: Array.isArray(saved.undo) ? saved.undo.slice(-100) : [],
@@ -786,17 +803,23 @@
     }
   }
 
+  /** The best of the other players' final scores; null when none is given, {error} when
+   * one is bad. */
+  function othersBest() {
+    const others = String(state.target.others || "").trim();
+    if (!others) return null;
+    const scores = others.split(/[\s,;]+/).filter(Boolean).map(parsePoints);
+    if (scores.some((x) => !Number.isInteger(x) || x < 0)) {
+      return { error: "The others' final scores: whole numbers, separated by commas." };
+    }
+    return Math.max(...scores);
+  }
+
   /** The final score to reach: the best of the others' + 1 where any are given, else the
    * target typed; null when neither is (the best average), {error} when one is bad. */
   function targetScore() {
-    const others = String(state.target.others || "").trim();
-    if (others) {
-      const scores = others.split(/[\s,;]+/).filter(Boolean).map(parsePoints);
-      if (scores.some((x) => !Number.isInteger(x) || x < 0)) {
-        return { error: "The others' final scores: whole numbers, separated by commas." };
-      }
-      return Math.max(...scores) + 1;
-    }
+    const best = othersBest();
+    if (best !== null) return best.error ? best : best + 1;
     const typed = String(state.target.score || "").trim();
     if (!typed) return null;
     const score = parsePoints(typed);
@@ -835,7 +858,8 @@
       request.state.rerolls_left = info.rerolls - (view.roll - 1);
     }
     if (withDice) request.state.dice = [...view.dice].sort((a, b) => a - b);
-    if (target !== null) request.need = target - summary.banked;
+    if (state.risk !== 0) request.risk = state.risk;
+    else if (target !== null) request.need = target - summary.banked;
     return { request, summary, withDice, target };
   }
 
@@ -851,6 +875,7 @@
 
   function clearAdvice() {
     lastAdvice = null;
+    renderSuggestion(null);
     clearQuick();
     el.best.innerHTML = "";
     el.outlook.textContent = "";
@@ -1213,6 +1238,7 @@
     el.best.innerHTML = `<p class="best-move muted">${hint}</p>`;
     const start = turnStartValues.get(scorecardKey(built.request));
     const banked = built.summary.banked;
+    renderSuggestion(start === undefined ? null : banked + start);
     el.outlook.innerHTML =
       start === undefined
         ? ""
@@ -1232,6 +1258,8 @@
     setPanelState("ready");
     const banked = summary.banked;
     el.chanceHead.hidden = true;
+    el.riskHead.hidden = true;
+    renderSuggestion(null);
     if (data.game_over) {
       el.best.innerHTML = `<p class="best-move">The game is over: every box is filled.</p>`;
       clearQuick();
@@ -1242,7 +1270,9 @@
       const best = data.actions[0];
       const play = state.mode === "play";
       const withNeed = data.need !== undefined;
+      const withRisk = data.certainty_equivalent !== undefined;
       el.chanceHead.hidden = !withNeed;
+      el.riskHead.hidden = !withRisk;
       el.best.innerHTML =
         `<p class="best-label">Best move</p>` +
         `<p class="best-move" id="best-move" data-kind="${best.kind}">${escapeHtml(best.words)}</p>`;
@@ -1253,6 +1283,8 @@
         `Expected final score of the game: <strong class="final">${fmt(banked + data.value)}</strong> ` +
         `<span class="muted">= ${banked} banked + <span class="raw" id="best-value">${fmt(data.value)}</span> to come</span>`;
       if (withNeed) el.outlook.innerHTML += reachText(data, built);
+      if (withRisk) el.outlook.innerHTML += riskText(data, banked);
+      renderSuggestion(banked + data.value);
       el.actionsBody.innerHTML = data.actions
         .map((action, i) => {
           const words = escapeHtml(action.words);
@@ -1263,6 +1295,7 @@
             `<tr class="${i === 0 ? "best-row" : ""}" data-kind="${action.kind}" data-value="${action.value}">` +
             `<th scope="row" class="move">${move}</th>` +
             `<td class="num">${fmt(banked + action.value)}</td>` +
+            (withRisk ? `<td class="num risk">${fmt(banked + action.certainty_equivalent)}</td>` : "") +
             `<td class="num raw">${fmt(action.value)}</td>` +
             lossCell(action.loss) +
             (withNeed ? `<td class="num chance">${percent(action.probability)}</td>` : "") +
@@ -1299,6 +1332,67 @@
       `<span class="muted">(${need > 0 ? `${need} more points needed` : "reached already"})</span>` +
       other
     );
+  }
+
+  /** Playing at a risk: the certainty equivalent of the final score (the points banked add
+   * to it as to the mean), and the mean's own best move where the risk asks for another. */
+  function riskText(data, banked) {
+    const meanBest = data.actions.reduce((a, b) => (b.loss < a.loss ? b : a));
+    const other =
+      meanBest !== data.actions[0]
+        ? `<br><span class="muted">For the best average instead: ${escapeHtml(meanBest.words)}</span>`
+        : "";
+    return (
+      `<br>Certainty equivalent at risk ${data.risk}: ` +
+      `<strong class="certain" id="certain">${fmt(banked + data.certainty_equivalent)}</strong>` +
+      other
+    );
+  }
+
+  /** The dial as it stands: its value in words, and whether a target overrules it. */
+  function renderRisk() {
+    const risk = state.risk;
+    const words = risk === 0 ? "off: the best average" : `${risk} (${risk > 0 ? "bold" : "safe"})`;
+    el.risk.value = String(risk);
+    el.risk.setAttribute("aria-valuetext", words);
+    el.riskValue.textContent = risk === 0 ? "0" : risk > 0 ? `+${risk}` : String(risk);
+  }
+
+  /** The risk the gap suggests: behind (a positive gap) bold, ahead safe, 0 at no gap, and
+   * never less bold for a wider gap behind. */
+  function suggestedRisk(gap) {
+    const risk = Math.min(RISK_END, Math.max(-RISK_END, gap / GAP_PER_RISK));
+    return Number((Math.round(risk / RISK_STEP) * RISK_STEP).toFixed(2)) + 0; // + 0: no -0
+  }
+
+  /** Given the others' scores and the expected final score on show, the risk their gap
+   * suggests, with a button to set the dial to it (hidden where it is set already). */
+  function renderSuggestion(expectedFinal) {
+    const best = othersBest();
+    if (expectedFinal === null || best === null || best.error) {
+      el.riskSuggestion.hidden = true;
+      return;
+    }
+    const gap = best - expectedFinal;
+    const risk = suggestedRisk(gap);
+    const where =
+      Math.abs(gap) < 0.0005
+        ? "level with the best of the others"
+        : `${fmt(Math.abs(gap))} points ${gap > 0 ? "behind" : "ahead of"} the best of the others`;
+    el.riskSuggestion.hidden = false;
+    el.riskSuggestion.dataset.risk = String(risk);
+    el.riskSuggestionText.textContent = `Expected ${where}: a risk of ${risk > 0 ? "+" : ""}${risk} suggested.`;
+    el.riskApply.hidden = risk === state.risk;
+    el.riskApply.textContent = `Use ${risk > 0 ? "+" : ""}${risk}`;
+  }
+
+  function setRisk(risk) {
+    state.risk = risk;
+    saveState();
+    renderRisk();
+    markInput();
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
   }
 
   // --- play along ---------------------------------------------------------------------------
@@ -1558,6 +1652,8 @@
         typingTimer = setTimeout(updateAdvice, TYPING_DELAY_MS);
       });
     }
+    el.risk.addEventListener("input", () => setRisk(Number(el.risk.value)));
+    el.riskApply.addEventListener("click", () => setRisk(Number(el.riskSuggestion.dataset.risk)));
     for (const [input, key] of [[el.saved, "saved"], [el.rollsLeft, "rollsLeft"]]) {
       input.addEventListener("input", () => {
         if (state.mode === "play") return;
@@ -1733,6 +1829,7 @@
     fitToRules(state.advise);
     el.target.value = state.target.score;
     el.others.value = state.target.others;
+    renderRisk();
     renderAll();
     el.app.dataset.ready = "yes";
     timings.ready = performance.now();
