@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memo_solver.cli.common import REDIS_ENV, STORE_ENV
+from memo_solver.cli.common import REDIS_ENV, STORE_ENV, UsageError
 from memo_solver.games import registry
 from memo_solver.games.entry import Parameter
 
@@ -225,6 +225,19 @@ def risk_option(sub: argparse.ArgumentParser, game: str | None, help_text: str) 
     option_for(
         sub, game, "--risk", metavar="THETA", help=f"{help_text} ({RISK_HELP}; default: none)"
     )
+
+
+def theta_of(args: argparse.Namespace, beside: str | None = None) -> float | None:
+    """``--risk`` checked (the family's one line naming ``risk`` where it is off the dial),
+    None without it; given with the option ``beside`` (``need``, ``target``: another
+    objective) too, one line saying so."""
+    if args.risk is None:
+        return None
+    if beside is not None and getattr(args, beside) is not None:
+        raise UsageError(f"give --{beside} or --risk, not both")
+    from memo_solver.games.yahtzee import check_theta
+
+    return check_theta(args.risk)
 
 
 def game_option(sub: argparse.ArgumentParser, note: str, games: Sequence[str]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memo_solver.cli.command import Command, on_store
-from memo_solver.cli.common import Output, UsageError
+from memo_solver.cli.common import Output
 from memo_solver.cli.games import family_options, game_choice, played
 from memo_solver.cli.options import (
     YAHTZEE,
@@ -19,6 +19,7 @@ from memo_solver.cli.options import (
     need_options,
     risk_option,
     rules_option,
+    theta_of,
     threshold_option,
 )
 
@@ -61,12 +62,8 @@ def _stats(args: argparse.Namespace, location: Location, out: Output) -> int:
 
     options = analysis.StatsOptions.from_args(args)
     need: int | None = args.need
-    if args.risk is not None:
-        from memo_solver.games.yahtzee import check_theta
-
-        if need is not None:
-            raise UsageError("give --need or --risk, not both")
-        theta = check_theta(args.risk)
+    theta = theta_of(args, "need")
+    if theta is not None:
         return engines.for_risk(
             args,
             location,
@@ -118,12 +115,8 @@ def _simulate(args: argparse.Namespace, location: Location, out: Output) -> int:
 
     options = analysis.SimulateOptions.from_args(args)
     need: int | None = args.need
-    if args.risk is not None:
-        from memo_solver.games.yahtzee import check_theta
-
-        if need is not None:
-            raise UsageError("give --need or --risk, not both")
-        theta = check_theta(args.risk)
+    theta = theta_of(args, "need")
+    if theta is not None:
         return engines.for_risk(
             args,
             location,
@@ -164,10 +157,10 @@ def _review(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import analysis, engines
 
     source: str = args.game
-    if args.risk is not None:
-        from memo_solver.games.yahtzee import AtRisk, check_theta
+    theta = theta_of(args)
+    if theta is not None:
+        from memo_solver.games.yahtzee import AtRisk
 
-        theta = check_theta(args.risk)
         return engines.for_risk(
             args,
             location,

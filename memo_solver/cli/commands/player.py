@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 from memo_solver.cli.command import Command, on_store
 from memo_solver.cli.common import Output, UsageError
 from memo_solver.cli.games import family_options, game_choice, played
-from memo_solver.cli.options import YAHTZEE, for_game, need_options, risk_option, rules_option
+from memo_solver.cli.options import (
+    YAHTZEE,
+    for_game,
+    need_options,
+    risk_option,
+    rules_option,
+    theta_of,
+)
 
 if TYPE_CHECKING:
     from memo_solver.cli.engines import NeedWork
@@ -69,8 +76,8 @@ def _advise(args: argparse.Namespace, location: Location, out: Output) -> int:
         return engines.on_rules(
             args, location, lambda engine, rules, _: answers.beat(args, engine, rules, out)
         )
-    if args.risk is not None:
-        theta = _theta(args)
+    theta = theta_of(args)
+    if theta is not None:
         return engines.for_risk(
             args,
             location,
@@ -92,13 +99,6 @@ def _advise(args: argparse.Namespace, location: Location, out: Output) -> int:
     )
 
 
-def _theta(args: argparse.Namespace) -> float:
-    """``--risk`` checked: one line naming ``risk`` where it is off the dial."""
-    from memo_solver.games.yahtzee import check_theta
-
-    return check_theta(args.risk)
-
-
 ADVISE = Command(
     "advise",
     "the best move and what every other move costs",
@@ -117,10 +117,8 @@ def _value_options(sub: argparse.ArgumentParser) -> None:
 def _value(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import answers, engines
 
-    if args.need is not None and args.risk is not None:
-        raise UsageError("give --need or --risk, not both")
-    if args.risk is not None:
-        theta = _theta(args)
+    theta = theta_of(args, "need")
+    if theta is not None:
         return engines.for_risk(
             args,
             location,
@@ -165,10 +163,9 @@ def _play(args: argparse.Namespace, location: Location, out: Output) -> int:
     from memo_solver.cli import engines
 
     target: int | None = args.target
-    if args.risk is not None:
-        if target is not None:
-            raise UsageError("give --target or --risk, not both")
-        return engines.for_risk(args, location, _at_risk(_theta(args), out))
+    theta = theta_of(args, "target")
+    if theta is not None:
+        return engines.for_risk(args, location, _at_risk(theta, out))
     if target is None:
         return engines.on_rules(
             args, location, lambda engine, rules, _: _play_game(engine, rules, out)
