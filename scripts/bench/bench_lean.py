@@ -467,9 +467,18 @@ def main() -> int:
     parser.add_argument("--before", type=Path, help="a second checkout, run side by side")
     parser.add_argument("--poll", type=float, default=0.25, help="seconds between polls")
     parser.add_argument("--project", type=int, default=16, help="workers to project (16)")
+    parser.add_argument(
+        "--modes",
+        default="here,workers",
+        help="runs of a round: here, workers or both (here,workers); a machine with many "
+        "cores runs the one-process runs of two slices at once, then each pool alone",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_targets(parser, cpu_ratio=CPU_RATIO_TARGET, model=MODEL_TARGET)
     args = parser.parse_args()
+    modes = [mode for mode in args.modes.split(",") if mode]
+    if not modes or set(modes) - {"here", "workers"}:
+        parser.error(f"--modes takes here, workers or both, not {args.modes!r}")
     part = Slice(args.rules, args.down_to)
     binary = ensure_redis_server()
     trees = [ROOT] + ([args.before.resolve()] if args.before else [])
@@ -495,7 +504,7 @@ def main() -> int:
             f"{store['c_r'] * 1e6:.1f}); read and decode {store['d'] * 1e6:.1f} us (Redis "
             f"{store['d_r'] * 1e6:.1f})"
         )
-        steps = [(tree, mode) for tree in trees for mode in ("here", "workers")]
+        steps = [(tree, mode) for tree in trees for mode in modes]
         for round_no in range(args.rounds):
             order = steps if round_no % 2 == 0 else steps[::-1]
             for number, (tree, mode) in enumerate(order):
@@ -514,44 +523,63 @@ def main() -> int:
     summary["model"] = models
     summary["runs"] = [asdict(run) | {"total_cpu_s": run.total} for run in runs]
     targets = []
+    medians: dict[tuple[str, str], float] = {}
+    for tree in trees:
+        for mode in modes:
+            cpus = [
+                r.total
+                for r in runs
+                if r.tree == str(tree) and (r.mode == "here") == (mode == "here")
+            ]
+            medians[str(tree), mode] = statistics.median(cpus)
     for tree in trees:
         mine = [r for r in runs if r.tree == str(tree)]
-        here = statistics.median(r.total for r in mine if r.mode == "here")
-        pool = statistics.median(r.total for r in mine if r.mode != "here")
         name = Path(tree).name
-        summary[name] = {"here_cpu_s": here, "workers_cpu_s": pool, "ratio": pool / here}
-        say(
-            f"{name}: {args.workers} workers / one process = {pool:.1f} / {here:.1f} = "
-            f"{pool / here:.3f}"
-        )
-        if tree == ROOT:
+        here, pool = medians.get((str(tree), "here")), medians.get((str(tree), "workers"))
+        summary[name] = {"here_cpu_s": here, "workers_cpu_s": pool}
+        if here is not None and pool is not None:
+            summary[name]["ratio"] = pool / here
+            say(
+                f"{name}: {args.workers} workers / one process = {pool:.1f} / {here:.1f} = "
+                f"{pool / here:.3f}"
+            )
+        if tree != ROOT:
+            continue
+        if here is not None and pool is not None:
             targets.append(
                 Target("workers' CPU / one process's", pool / here, args.target_cpu_ratio)
             )
-            for k, measured in ((1, here), (args.workers, pool)):
-                predicted = models[k]["totals"]["processes_s"]
-                miss = abs(predicted - measured) / measured
-                say(
-                    f"  model, {k} worker(s): {predicted:.1f} s predicted, {measured:.1f} "
-                    f"measured ({miss:.1%} off)"
-                )
-                targets.append(Target(f"model off, {k} worker(s)", miss, args.target_model))
+        for k, measured in ((1, here), (args.workers, pool)):
+            if measured is None:
+                continue
+            predicted = models[k]["totals"]["processes_s"]
+            miss = abs(predicted - measured) / measured
+            say(
+                f"  model, {k} worker(s): {predicted:.1f} s predicted, {measured:.1f} "
+                f"measured ({miss:.1%} off)"
+            )
+            targets.append(Target(f"model off, {k} worker(s)", miss, args.target_model))
+        if pool is not None:
             exact = all(sum(r.computed.values()) == r.stored for r in mine if r.mode != "here")
             targets.append(Target.holds("no block computed twice", exact))
             busy = all(min(r.computed.values()) > 0 for r in mine if r.mode != "here")
             targets.append(Target.holds("every worker computed blocks", busy))
     # The host's load moves every CPU figure alike (a shared core runs slower per cycle):
-    # the model scaled so that it says the one-process run's total, beside it.
-    ones = [r.total for r in runs if r.tree == str(ROOT) and r.mode == "here"]
-    scale = statistics.median(ones) / models[1]["totals"]["processes_s"]
+    # the model scaled so that it says the one-process run's total, beside it (when one ran).
+    here = medians.get((str(ROOT), "here"))
+    scale = here / models[1]["totals"]["processes_s"] if here is not None else None
     summary["load_scale"] = scale
     for k, found in models.items():
         totals = found["totals"]
+        scaled = (
+            f" ({scale * totals['processes_s']:.1f} s scaled to the one process's run)"
+            if scale is not None
+            else ""
+        )
         say(
             f"model, {k} worker(s): solve {totals['solve_s']:.1f} s + claims and commits "
             f"{totals['claims_commits_s']:.1f} s + reads {totals['reads']:,.0f} blocks "
-            f"{totals['reads_s']:.1f} s = {totals['processes_s']:.1f} s "
-            f"({scale * totals['processes_s']:.1f} s scaled to the one process's run); "
+            f"{totals['reads_s']:.1f} s = {totals['processes_s']:.1f} s{scaled}; "
             f"Redis {totals['redis_s']:.1f} s"
         )
     if not args.json:
