@@ -145,7 +145,11 @@ class Slice:
 
 
 def children_env(tree: Path) -> dict[str, str]:
-    return {**bare_env(), "PYTHONPATH": str(tree)}
+    """The tree first on the path, before what the caller's path holds (a machine without the
+    project installed carries its dependencies on ``PYTHONPATH``)."""
+    env = bare_env()
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
+    return env
 
 
 def exited(pid: int) -> bool:
@@ -275,8 +279,15 @@ def run_workers(
             )
             started.append(process)
             pids[name] = process.pid
-        for name in names:
-            wait_for(f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 300)
+        for name, process in zip(names, started, strict=True):
+
+            def beating(name: str = name, process: subprocess.Popen[bytes] = process) -> bool:
+                if process.poll() is not None:
+                    log = (folder / f"{name}.log").read_text(errors="replace")[-2000:]
+                    raise SystemExit(f"worker {name} exited ({process.returncode}): {log}")
+                return bool(client.exists(redis_keys.worker(name)))
+
+            wait_for(f"{name}'s heartbeat", beating, 300)
         begin = {name: cpu_seconds(pid) for name, pid in pids.items()}
         redis_begin = cpu_seconds(server.pid)
         queued = subprocess.run(
