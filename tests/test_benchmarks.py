@@ -150,6 +150,11 @@ UNDER_FULL = (
         "--rules yahtzee-lower --target-cpu-ratio 0",
         "workers' CPU / one process's",
     ),
+    Run(
+        "bench_redis_memory.py",
+        "--rules yahtzee-lower --target-gib 0",
+        "redis-server with its fork + workers' peaks, GiB",
+    ),
     Run("bench_scaling.py", "--threads 1 --workers '' --rounds 1"),
     Run(
         "bench_serve.py",
