@@ -407,8 +407,9 @@
     return Number(x).toFixed(3);
   }
 
-  /** A move's expected points lost, as a table cell: "0" for a best move (equal ones differ
-   * in the last bit), marked as no mistake; else "−0.997". */
+  /** A move's expected points lost (or, as `kind` "risk-loss", its certainty-equivalent
+   * points lost at a risk), as a table cell: "0" for a best move (equal ones differ in the
+   * last bit), marked as no mistake; else "−0.997". */
   function lossCell(loss, kind = "loss") {
     const none = loss < 5e-10;
     return `<td class="num ${kind}${none ? " none" : ""}">${none ? "0" : `−${fmt(loss)}`}</td>`;
