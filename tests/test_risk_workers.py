@@ -1,6 +1,7 @@
 """Risk tables through the workers on Redis: ``precompute --risk`` queued as a job by the
 table's fingerprint, run by a real ``python -m worker``, stored block for block as one
-process solves it, and read back by the next question at the same risk."""
+process solves it, and read back by the next question at the same risk; a warm job of a
+risk table, as the service hands one over, leaves the blocks its state's advice reads."""
 
 from __future__ import annotations
 
@@ -14,13 +15,18 @@ from support.worker_support import (
     job_record,
     start_workers,
     stored_keys,
+    wait_for,
+    with_store,
 )
 
 from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.game import Block
+from memo_solver.games.yahtzee import entry_for, risk_entry_of
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
+from memo_solver.games.yahtzee.solve.game import block_key
 from memo_solver.games.yahtzee.solve.risk import RiskGame
+from memo_solver.jobs.queue import Job, JobQueue
 from memo_solver.stores.memory import MemoryStore
 
 THETA = "0.1"
@@ -82,3 +88,14 @@ def test_workers_warm_a_risk_table_that_equals_one_process_and_answers_the_next_
     again = cli_json(redis_url, "value", *rules)
     assert again["blocks_computed"] == 0
     assert again["certainty_equivalent"] == float(here[LOWER.root()].flat[0])
+
+    # A warm job at another risk (as the service hands over a cold question past its
+    # budget) leaves that table's blocks for the state, by the table's fingerprint.
+    careful = risk_entry_of(entry_for(RULE_SETS["yahtzee-lower"]), "-0.1")
+    state = '{"filled": ["chance", "yahtzee"], "dice": [6, 6, 6, 5, 3], "rerolls_left": 1}'
+    job = Job.warm(careful.job_name, careful.canonical_state(state))
+    with_store(redis_url, lambda store: JobQueue(store).enqueue(job))
+    wait_for("the warm job", lambda: job_record(r, job.id).get("status") == "done" or None, 60)
+    filled = sum(1 << LOWER.rules.category_index(name) for name in ("chance", "yahtzee"))
+    after = [filled | 1 << box for box in LOWER.rules.open_boxes(filled)]
+    assert {block_key(mask) for mask in (filled, *after)} <= stored_keys(r, namespace(careful.game))
