@@ -22,9 +22,10 @@ from support.worker_support import (
 from memo_solver.core.codec import decode_block
 from memo_solver.core.engine import namespace, open_engine
 from memo_solver.core.game import Block
+from memo_solver.core.store import Store
 from memo_solver.games.yahtzee import entry_for, risk_entry_of
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
-from memo_solver.games.yahtzee.solve.game import block_key
+from memo_solver.games.yahtzee.solve.game import YahtzeeGame, block_key
 from memo_solver.games.yahtzee.solve.risk import RiskGame
 from memo_solver.jobs.queue import Job, JobQueue
 from memo_solver.stores.memory import MemoryStore
@@ -51,6 +52,13 @@ def _every_key(game: RiskGame) -> list[str]:
     return sorted(seen)
 
 
+async def solve_the_mean_table(store: Store) -> None:
+    """yahtzee-lower's mean table into ``store``, by this process (a blink)."""
+    mean = YahtzeeGame(LOWER.rules)
+    async with open_engine(mean, store) as engine:
+        await engine.block(mean.root())
+
+
 def stored_block(r: redis.Redis, game: RiskGame, key: str) -> Block:
     data = r.hget(block_hash(r, namespace(game), key), key)
     assert isinstance(data, bytes)
@@ -72,9 +80,9 @@ def test_workers_warm_a_risk_table_that_equals_one_process_and_answers_the_next_
     """The worker knows the table by its fingerprint alone (``<rules>-risk100``); what it
     stores is the table one process solves, to the last bit (the same kernel, the same
     blocks), and a value at the same risk afterwards computes nothing: the mean table,
-    which a question at a risk reads too (its mean values), was warmed by a job before."""
+    which a question at a risk reads too (its mean values), was stored before."""
     start_workers(children, r, redis_url, ["w1"])
-    cli_json(redis_url, "precompute", "--rules", "yahtzee-lower", "--wait")
+    with_store(redis_url, solve_the_mean_table)
     rules = ("--rules", "yahtzee-lower", "--risk", THETA)
     done = cli_json(redis_url, "precompute", *rules, "--wait")
     record = job_record(r, done["job"])
