@@ -12,6 +12,8 @@ import pytest
 from support import risk_brute_force as brute
 from support.api_support import OPENAPI_PATH, api_client, error_of
 
+from memo_solver.games.yahtzee import entry_for
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
 from memo_solver.service.app import ApiSettings
 
 QUICK = ApiSettings(deadline_s=30.0)
@@ -163,6 +165,34 @@ async def test_a_review_at_a_risk_grades_each_decision_by_certainty_equivalent(
     assert mean.status_code == 200, mean.text
     assert "risk" not in mean.json()
     assert "risk_loss" not in mean.json()["decisions"][0]
+
+
+async def test_coverage_counts_a_rule_sets_risk_table_by_its_risk(tmp_path: Path) -> None:
+    """An operator sees a risk table's coverage as a rule set's: what a cold question at a
+    risk solved is counted under that risk, nothing under another; at 0 it is the mean
+    table's."""
+    async with api_client(tmp_path / "s.sqlite", QUICK) as client:
+        body = {"rules": TINY, "state": ONE_REROLL, "risk": 0.1}
+        assert (await client.post("/v1/value", json=body)).status_code == 200
+        fingerprint = entry_for(parse_rule_set(TINY)).game.fingerprint
+
+        async def coverage(query: str) -> dict[str, Any]:
+            response = await client.get(f"/v1/rules/{fingerprint}/coverage{query}")
+            assert response.status_code == 200, response.text
+            answer: dict[str, Any] = response.json()
+            return answer
+
+        table = await coverage("?risk=0.1")
+        assert table["rules"] == "tiny (risk 0.1)"
+        assert 0 < table["blocks_done"] <= table["blocks_total"]
+        assert (await coverage("?risk=-0.1"))["blocks_done"] == 0
+        assert await coverage("?risk=0") == await coverage("")
+        for bad in ("0.6", "0.0005", "bold"):
+            error_of(await client.get(f"/v1/rules/{fingerprint}/coverage?risk={bad}"), 422, "risk")
+        both = await client.get(f"/v1/rules/{fingerprint}/coverage?risk=0.1&need_cap=30")
+        assert "not both" in error_of(both, 422, "risk")
+        doom = await client.get("/v1/rules/dice-of-doom-2x2/coverage?risk=0.1")
+        error_of(doom, 422, "rules")
 
 
 def test_the_openapi_document_describes_the_risk_fields() -> None:

@@ -24,6 +24,7 @@ from support.rulebook_brute_force import game_of, legal_points, scored
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.advice.review import AtRisk, Review, review_game
 from memo_solver.games.yahtzee.advice.risk_advice import advise_risk
+from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
 from memo_solver.games.yahtzee.rules.state import State, start_state
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame
@@ -194,6 +195,43 @@ def test_a_game_played_by_the_risk_advice_loses_nothing_at_its_risk(
     assert [d.certain.loss for d in review.decisions if d.certain] == [0.0] * len(review.decisions)
     assert review.worst == ()
     assert review.total_risk_loss == 0.0
+
+
+async def advice_both_ways(theta: float) -> tuple[list[str], list[tuple[str, float]]]:
+    """yahtzee-lower with Three of a Kind, Full House and Large Straight filled, 2 3 3 5 5
+    and one reroll left: the mean advice's moves in its order, and the risk advice's with
+    their certainty equivalents."""
+    rules = get_rule_set("yahtzee-lower")
+    filled = sum(
+        1 << rules.category_index(name)
+        for name in ("three_of_a_kind", "full_house", "large_straight")
+    )
+    state = State(filled, 0, False, 1, (2, 3, 3, 5, 5))
+    async with (
+        open_engine(YahtzeeGame(rules), MemoryStore()) as mean,
+        open_engine(RiskGame(rules, theta), MemoryStore()) as risky,
+    ):
+        advice = await advise_risk(risky, mean, rules, state, theta)
+    return [a.words() for a in advice.mean.actions], [
+        (a.action.words(), a.certainty_equivalent) for a in advice.actions
+    ]
+
+
+def test_moves_tied_at_a_risk_keep_the_mean_advices_order() -> None:
+    """Keeping all five dice is worth the best box one roll later, at any risk: at 0.1 that
+    is the 18 in Chance, a tie a player sees by hand. For points the best box is another
+    (keeping all five is worth more than Chance), so the mean advice lists the keep first,
+    and so does the risk advice: tied moves keep the mean advice's order, not the tie rule's
+    (which scores first)."""
+    import anyio
+
+    mean, risky = anyio.run(advice_both_ways, 0.1)
+    tied = ("keep all five dice", "score 18 in Chance")
+    certain = dict(risky)
+    assert certain[tied[0]] == pytest.approx(certain[tied[1]], abs=1e-9)
+    assert mean.index(tied[0]) < mean.index(tied[1])
+    shown = [words for words, _ in risky]
+    assert shown.index(tied[1]) == shown.index(tied[0]) + 1
 
 
 # --- the command -------------------------------------------------------------------

@@ -14,6 +14,9 @@ import pytest
 from support import risk_brute_force as brute
 from support.cli_support import TINY_RULES, answer, memo_solver, one_error_line
 
+from memo_solver.core.engine import namespace_of
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
+
 REL = 1e-9
 
 pytestmark = pytest.mark.slow  # each test starts processes
@@ -74,6 +77,31 @@ def test_precompute_at_a_risk_solves_the_risk_table_that_value_reads(
         brute.value(TINY_RULES, -0.1, (), 0, False), rel=REL
     )
     assert value["value"] == pytest.approx(4.25)
+
+
+@pytest.mark.full  # six processes: the operator's commands, each as it is run
+def test_status_export_import_and_prune_take_a_risk_table_like_any_value_type(
+    store: Path, tiny_rules_file: Path, tmp_path: Path
+) -> None:
+    """``status`` lists the table by its rule set and risk; ``export --risk`` and
+    ``import --risk`` copy it whole into another store, which answers a value at the risk
+    from it; ``prune`` knows its namespace and keeps it."""
+    rules = ("--rules-file", str(tiny_rules_file), "--risk", "0.1", "--json")
+    solved = answer(memo_solver(store, "precompute", *rules))
+    listed = answer(memo_solver(store, "status", "--json"))["tables"]
+    fingerprint = parse_rule_set(TINY_RULES).fingerprint
+    table = listed[namespace_of(f"{fingerprint}-risk100")]
+    assert (table["rules"], table["value_type"]) == (fingerprint, "risk table at 0.1")
+    assert table["blocks_done"] == solved["blocks_total"]
+
+    dump, other = tmp_path / "risk.msgpack", tmp_path / "other.sqlite3"
+    exported = answer(memo_solver(store, "export", *rules, "--to", str(dump)))
+    imported = answer(memo_solver(other, "import", *rules, "--from", str(dump)))
+    assert exported["blocks"] == imported["blocks"] == solved["blocks_total"]
+    value = answer(memo_solver(other, "value", *rules))
+    assert value["certainty_equivalent"] == solved["certainty_equivalent"]
+    pruned = answer(memo_solver(other, "prune", "--json"))
+    assert (pruned["namespaces"], pruned["known"]) == ([], 2)  # the risk table and the mean's
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,8 @@
 - a scripted game of ``yahtzee-upper`` in play-along mode, reloaded half way through
   (the game lives in localStorage), reviewed at the end by ``POST /v1/review`` (its first
   answer a 503 with Retry-After): the page shows that endpoint's review of the game it sent;
+  a game played with the risk dial off 0 is reviewed at its risk (its certainty-equivalent
+  losses), and again for points once the dial is back at 0;
 - a cold state: the first answer is a 503 with Retry-After, the page says it is computing
   and asks again by itself; a refused position shows the service's message;
 - points no game can put in a box (checked against ``GET /v1/rules``) get a message beside
@@ -33,6 +35,7 @@ Screenshots of the main screens go to ``artifacts/screenshots/`` and the timing 
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import statistics
@@ -1494,3 +1497,56 @@ def test_the_gap_to_the_others_suggests_a_risk_bold_behind_and_safe_ahead(
     assert page.input_value("#risk") == "0.1"
     assert risks_asked(sent, service)[-1] == 0.1
     sync_api.expect(page.locator("#risk-apply")).to_be_hidden()  # the dial is at it
+
+
+# One die, a chance box, one reroll: a 3 scored is 3 points, the reroll 3.5 on average and
+# (1/theta) ln of the mean of exp(theta face) at a risk, 3.645 at 0.1: scoring the 3 loses
+# 0.5 expected points, 0.645 certainty-equivalent points at 0.1.
+ONE_DIE = {
+    "name": "one-die-review",
+    "dice": 1,
+    "rerolls": 1,
+    "boxes": [{"name": "chance", "kind": "chance"}],
+}
+
+
+def test_the_review_grades_against_the_strategy_the_dial_plays(
+    page: Any, service: Service, sent: list[Any]
+) -> None:
+    """A game played with the dial at +0.1 is reviewed at that risk (what POST /v1/review
+    answers at it: each decision's certainty-equivalent loss beside its expected points');
+    the dial moved back to 0, the same game is reviewed for points."""
+    post_json(service, "/v1/rules", ONE_DIE)
+    open_page(page, service)
+    page.locator("label:has(input[value='play'])").tap()
+    page.select_option("#rules", ONE_DIE["name"])
+    page.fill("#risk", "0.1")
+    tap_die(page, 3)
+    sync_api.expect(page.locator("#risk-head")).to_be_visible()  # the answer at the risk
+    choose_words(page, "score 3 in Chance")
+    page.wait_for_selector('#review[data-state="ready"] #risk-lost')
+
+    def reviews() -> list[dict[str, Any]]:
+        return [json.loads(r.post_data) for r in sent if r.url == f"{service.url}/v1/review"]
+
+    asked = reviews()[-1]
+    assert asked["risk"] == 0.1
+    review = post_json(service, "/v1/review", asked)
+    (decision,) = review["decisions"]
+    bold = math.log(sum(math.exp(0.1 * face) for face in range(1, 7)) / 6) / 0.1
+    assert decision["risk_loss"] == pytest.approx(bold - 3, abs=1e-9)
+    assert decision["loss"] == pytest.approx(0.5, abs=1e-9)
+    assert page.inner_text("#risk-lost") == f"{review['total_risk_loss']:.3f}" == "0.645"
+    assert page.inner_text("#certain-score") == f"{review['certainty_equivalent']:.3f}"
+    assert "Graded at risk +0.1 (bold)" in page.inner_text("#graded-at")
+    cells = page.locator("#review .decisions tbody td.risk-loss").all_inner_texts()
+    assert cells == [f"{MINUS}0.645"]
+    assert page.locator("#review .decisions tbody td.loss").all_inner_texts() == [f"{MINUS}0.500"]
+    assert_accessible(page, "a review at a risk")
+
+    page.fill("#risk", "0")
+    page.wait_for_selector("#review #risk-lost", state="detached")
+    assert "risk" not in reviews()[-1]
+    assert page.is_hidden("#graded-at")
+    assert page.inner_text("#points-lost") == "0.500"
+    assert page.locator("#review .decisions tbody td.risk-loss").count() == 0

@@ -7,6 +7,10 @@
   the root, after the compiled code is loaded by solving the last block): the process's
   start and imports are the same for both and would hide the ratio. Target: the risk
   table within 1.3 times the mean table's, medians.
+- ``inproc``: ``advise_risk`` in this process for the same states, the compiled code loaded
+  first: cold (each state on empty memory stores of its own: the risk table's cone and the
+  mean table's) and warm (the same call again, every block in the memos; the median of
+  ``WARM_CALLS``). Targets: cold within 50 ms, warm within 1 ms, medians.
 - ``cold``: ``memo-solver advise --risk THETA`` as a whole process on an empty SQLite store,
   for ``--states`` random states of ``yahtzee`` with five open boxes (fixed seed), start-up
   included: the risk table's cone and the mean table's (its values and ties). The start-up
@@ -32,17 +36,24 @@ import random
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 from _bench import Target, add_targets, child_env, memo_solver_command, run_child, verdict
 from bench_advice import late_states
 
+from memo_solver.core.engine import open_engine
+from memo_solver.games.yahtzee import entry_for, risk_entry_of
+from memo_solver.games.yahtzee.advice.risk_advice import advise_risk
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set
-from memo_solver.games.yahtzee.rules.state import state_to_json
+from memo_solver.games.yahtzee.rules.state import State, state_to_json
+from memo_solver.stores.memory import MemoryStore
 
-PARTS = ("table", "cold")
-TARGETS = {"table_cpu_ratio": 1.3, "cold_5_s": 1.0}
+PARTS = ("table", "inproc", "cold")
+TARGETS = {"table_cpu_ratio": 1.3, "cold_5_s": 1.0, "inproc_cold_ms": 50.0, "warm_ms": 1.0}
+WARM_CALLS = 200
 THETA = "0.1"
 
 SOLVE = """
@@ -95,6 +106,42 @@ def table(rules: str, theta: str, rounds: int) -> dict[str, Any]:
         "cpu_ratio": risk / mean,
         "mean_start": starts["mean"],
         "risk_start_certainty_equivalent": starts["risk"],
+    }
+
+
+async def in_process(theta: str, count: int, seed: int) -> dict[str, Any]:
+    rules = get_rule_set("yahtzee")
+    mean_entry = entry_for(rules)
+    risk_entry = risk_entry_of(mean_entry, theta)
+    at = float(theta)
+
+    async def advise_on_fresh_stores(state: State, warm_calls: int) -> tuple[float, float, float]:
+        """Cold wall and CPU of the state's advice, and the median wall of ``warm_calls``
+        more."""
+        async with (
+            open_engine(mean_entry.game, MemoryStore()) as mean,
+            open_engine(risk_entry.game, MemoryStore()) as risky,
+        ):
+            wall, cpu = time.perf_counter(), time.process_time()
+            await advise_risk(risky, mean, rules, state, at)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            warm = []
+            for _ in range(warm_calls):
+                started = time.perf_counter()
+                await advise_risk(risky, mean, rules, state, at)
+                warm.append(time.perf_counter() - started)
+        return wall, cpu, statistics.median(warm) if warm else 0.0
+
+    states = late_states(rules, random.Random(seed), count, 5)
+    await advise_on_fresh_stores(states[0], 0)  # the compiled code loaded
+    runs = [await advise_on_fresh_stores(state, WARM_CALLS) for state in states]
+    walls, cpus, warms = ([run[i] * 1e3 for run in runs] for i in range(3))
+    return {
+        "states": count,
+        "theta": at,
+        "cold_wall_ms": summary(walls),
+        "cold_cpu_ms": summary(cpus),
+        "warm_wall_ms": summary(warms),
     }
 
 
@@ -151,6 +198,13 @@ def main() -> int:
         report["table"] = table(args.rules, args.theta, args.rounds)
         ratio = report["table"]["cpu_ratio"]
         targets.append(Target("risk/mean table solve CPU", ratio, args.target_table_cpu_ratio))
+    if "inproc" in parts:
+        report["inproc"] = anyio.run(in_process, args.theta, args.states, args.seed)
+        inproc = report["inproc"]
+        median = inproc["cold_wall_ms"]["median"]
+        targets.append(Target("in process cold, median ms", median, args.target_inproc_cold_ms))
+        median = inproc["warm_wall_ms"]["median"]
+        targets.append(Target("in process warm, median ms", median, args.target_warm_ms))
     if "cold" in parts:
         with tempfile.TemporaryDirectory(prefix="bench-risk-") as tmp:
             report["cold"] = cold(

@@ -14,6 +14,7 @@ import anyio
 from fastapi import Query, Request, Response
 
 from memo_solver.core.engine import namespace
+from memo_solver.core.errors import UserError
 from memo_solver.games.entry import GameEntry
 from memo_solver.games.registry import registry
 from memo_solver.games.yahtzee import (
@@ -24,6 +25,7 @@ from memo_solver.games.yahtzee import (
     entry_for,
     need_entry_of,
     parse_rule_text,
+    risk_entry_of,
 )
 from memo_solver.service.errors import ApiError
 from memo_solver.service.inputs import authorize, rules_of
@@ -203,14 +205,26 @@ async def coverage(
         int | None,
         Query(description="count the rule set's need table up to this cap (1 to 2000) instead"),
     ] = None,
+    risk: Annotated[
+        str | None,
+        Query(
+            description="count the rule set's risk table at this risk theta instead: a "
+            "number from -0.5 to 0.5 with at most 3 decimals (0: the rule set's own table)"
+        ),
+    ] = None,
 ) -> CoverageOut:
     """Blocks solved of total, claims held, and workers alive: for a rule set (built in,
     registered or by fingerprint) or any other game the service knows
-    (``dice-of-doom-3x3``); with ``need_cap``, for the rule set's need table."""
+    (``dice-of-doom-3x3``); with ``need_cap``, for the rule set's need table; with ``risk``,
+    for its risk table."""
     service = service_of(request)
     entry = await game_or_rules(service, name)
+    if need_cap is not None and risk is not None:
+        raise UserError("give need_cap or risk, not both", "risk")
     if need_cap is not None:
         entry = need_entry_of(entry, need_cap)
+    if risk is not None:
+        entry = risk_entry_of(entry, risk)
     game = entry.game
     covered = await service.store.coverage(namespace(game))
     queue = service.queue

@@ -407,11 +407,12 @@
     return Number(x).toFixed(3);
   }
 
-  /** A move's expected points lost, as a table cell: "0" for a best move (equal ones differ
-   * in the last bit), marked as no mistake; else "−0.997". */
-  function lossCell(loss) {
+  /** A move's expected points lost (or, as `kind` "risk-loss", its certainty-equivalent
+   * points lost at a risk), as a table cell: "0" for a best move (equal ones differ in the
+   * last bit), marked as no mistake; else "−0.997". */
+  function lossCell(loss, kind = "loss") {
     const none = loss < 5e-10;
-    return `<td class="num loss${none ? " none" : ""}">${none ? "0" : `−${fmt(loss)}`}</td>`;
+    return `<td class="num ${kind}${none ? " none" : ""}">${none ? "0" : `−${fmt(loss)}`}</td>`;
   }
 
   /** What a rule set is, in a line: its description, and for a registered one (which may
@@ -991,11 +992,14 @@
     });
   }
 
-  /** The game is over: its review, asked of POST /v1/review once and kept with the game. */
+  /** The game is over: its review, asked of POST /v1/review and kept with the game. It
+   * grades against the strategy the dial plays (off 0, its risk's; at 0 the best average),
+   * so a review kept at another risk than the dial's is asked anew. */
   function updateReview() {
     const play = state.play;
+    const risk = state.risk === 0 ? null : state.risk;
     showError("");
-    if (play.review) {
+    if (play.review && (play.review.risk ?? null) === risk) {
       computingSince = null;
       showStatus("");
       renderReview();
@@ -1003,6 +1007,7 @@
       return;
     }
     const body = { rules: rulesSent(play.rules), game: { rules: play.rules, turns: play.turns } };
+    if (risk !== null) body.risk = risk;
     ask("/v1/review", JSON.stringify(body), (data) => {
       play.review = data;
       saveState();
@@ -1482,6 +1487,21 @@
     const worstHtml = worst.length
       ? `<ol class="worst">${worst.map((m) => `<li>${escapeHtml(m.words)}</li>`).join("")}</ol>`
       : `<p class="perfect">Every decision was a best move: no points lost.</p>`;
+    // At a risk the best moves are its strategy's, and what a move costs is certainty
+    // equivalent (points for sure), beside the expected points it costs.
+    const atRisk = review.risk !== null && review.risk !== undefined;
+    const dial = atRisk ? `${review.risk > 0 ? "+" : ""}${review.risk}` : "";
+    const riskHtml = atRisk
+      ? `<p class="graded" id="graded-at">Graded at risk ${dial} (${review.risk > 0 ? "bold" : "safe"}), ` +
+        `as the dial was set: the best moves are that risk's.</p>`
+      : "";
+    const riskTotals = atRisk
+      ? `<div><dt>Certainty equivalent at risk ${dial}, perfect play</dt><dd id="certain-score">` +
+        `${fmt(review.certainty_equivalent)}</dd></div>` +
+        `<div><dt>Certainty-equivalent points lost</dt><dd><strong id="risk-lost">` +
+        `${fmt(review.total_risk_loss)}</strong></dd></div>`
+      : "";
+    const riskHead = atRisk ? `<th scope="col" class="num">At risk ${dial}</th>` : "";
     // Each decision of a turn follows one of its rolls (a keep after each but the last, then
     // the box): its roll is its place in the turn, however many rolls a bank gave the turn.
     let roll = 0;
@@ -1491,25 +1511,29 @@
         return (
           `<tr><td class="num">${i + 1}</td><td>T${d.turn} R${roll}</td>` +
           `<td>${d.dice.join(" ")}</td><td>${escapeHtml(d.chosen.words)}</td>` +
-          `${lossCell(d.loss)}</tr>`
+          `${lossCell(d.loss)}${atRisk ? lossCell(d.risk_loss, "risk-loss") : ""}</tr>`
         );
       })
       .join("");
     el.reviewBody.innerHTML =
       `<p class="final-score">Final score: <strong id="final-score">${review.final_score}</strong></p>` +
+      riskHtml +
       `<dl class="totals review-totals">` +
       `<div><dt>Expected with perfect play</dt><dd id="expected-score">${fmt(review.expected_score)}</dd></div>` +
       `<div><dt>Points lost to the best moves</dt><dd><strong id="points-lost">${fmt(review.total_loss)}</strong> ` +
       `in ${decisions.length} decisions</dd></div>` +
       `<div><dt>Skill</dt><dd id="skill">${signed(review.skill)}</dd></div>` +
       `<div><dt>Dice luck</dt><dd id="luck">${signed(review.luck)}</dd></div>` +
+      riskTotals +
       `</dl>` +
       `<p class="hint">Final score = expected with perfect play + skill + dice luck.</p>` +
       `<h3>The worst three decisions</h3>${worstHtml}` +
       `<details open><summary>Points lost per decision (all ${decisions.length})</summary>` +
-      `<div class="table-wrap"><table class="decisions"><caption class="visually-hidden">Every decision of the game</caption>` +
+      // A region the keyboard can scroll: at a risk its extra column may overflow a phone.
+      `<div class="table-wrap" tabindex="0" role="region" aria-label="Every decision of the game">` +
+      `<table class="decisions"><caption class="visually-hidden">Every decision of the game</caption>` +
       `<thead><tr><th scope="col" class="num">#</th><th scope="col">When</th><th scope="col">Dice</th>` +
-      `<th scope="col">Your move</th><th scope="col" class="num">Loss</th></tr></thead>` +
+      `<th scope="col">Your move</th><th scope="col" class="num">Loss</th>${riskHead}</tr></thead>` +
       `<tbody>${rows}</tbody></table></div></details>`;
   }
 

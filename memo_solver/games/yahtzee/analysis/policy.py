@@ -97,10 +97,13 @@ def turn_policy(
 
     With ``theta`` != 0 ``successor`` gives the risk table's blocks and the choices are the
     theta strategy's: each action ranked by its certainty equivalent, ties (to 1e-9) broken
-    by the rule above. The risk advice breaks them by the mean advice's order, which is the
-    same among tied actions of equal mean value, as actions with the same outcomes are
-    (tied certainty equivalents of different means would need sums of exp(theta x) to
-    agree to 1e-9 by chance).
+    by the rule above. The risk advice breaks them by the mean advice's order, which can
+    name another of the tied actions where their mean values differ: keeping every die
+    ties the box the theta strategy scores a roll later, whose mean value is below the
+    mean's best box; a keep whose every reroll ends in the box that another action scores
+    now ties that score. Such ties lead to the same outcomes (the same box, the same
+    points), so the distribution is the same whichever is played (a tie of different
+    outcomes would need sums of exp(theta x) to agree to 1e-9 by chance).
 
     With saved rolls the turn runs over the rolls left R, from the most a turn of this block
     can leave (its largest bank plus the turn's rerolls) down to 0, and each R with rolls
