@@ -10,6 +10,7 @@ The HTTP side is in ``test_api_risk.py``.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -217,12 +218,13 @@ async def advice_both_ways(theta: float) -> tuple[list[str], list[tuple[str, flo
     ]
 
 
-def test_moves_tied_at_a_risk_keep_the_mean_advices_order() -> None:
+def test_moves_tied_at_a_risk_keep_the_mean_advices_order_and_no_risk_rerolls_nothing() -> None:
     """Keeping all five dice is worth the best box one roll later, at any risk: at 0.1 that
     is the 18 in Chance, a tie a player sees by hand. For points the best box is another
-    (keeping all five is worth more than Chance), so the mean advice lists the keep first,
-    and so does the risk advice: tied moves keep the mean advice's order, not the tie rule's
-    (which scores first)."""
+    (keeping all five is worth more than Chance), so the mean advice lists the keep first;
+    the risk advice lists Chance first and the keep right after it, as the mean advice does
+    where keeping everything ties a score: a player is never told to reroll nothing. Every
+    other tie keeps the mean advice's order."""
     import anyio
 
     mean, risky = anyio.run(advice_both_ways, 0.1)
@@ -231,7 +233,35 @@ def test_moves_tied_at_a_risk_keep_the_mean_advices_order() -> None:
     assert certain[tied[0]] == pytest.approx(certain[tied[1]], abs=1e-9)
     assert mean.index(tied[0]) < mean.index(tied[1])
     shown = [words for words, _ in risky]
-    assert shown.index(tied[1]) == shown.index(tied[0]) + 1
+    assert shown.index(tied[0]) == shown.index(tied[1]) + 1
+    rest = [(words, round(value, 9)) for words, value in risky if words != tied[0]]
+    for (first, a), (second, b) in itertools.pairwise(rest):
+        if a == b:
+            assert mean.index(first) < mean.index(second)
+
+
+def test_keeping_every_die_never_tops_the_move_it_ties_by_a_rounding_hair() -> None:
+    """yahtzee, Full House and Small Straight open, 19 in the upper section, 3 3 3 3 3 with
+    two rerolls, at -0.1: keeping all five is worth the Small Straight's 30 (the Joker) one
+    roll later, and its exponential steps once rounded it a hair above: the advice said to
+    reroll nothing."""
+    import anyio
+
+    rules = get_rule_set("yahtzee")
+    filled = rules.all_filled & ~sum(
+        1 << rules.category_index(name) for name in ("full_house", "small_straight")
+    )
+
+    async def best() -> str:
+        async with (
+            open_engine(YahtzeeGame(rules), MemoryStore()) as mean,
+            open_engine(RiskGame(rules, -0.1), MemoryStore()) as risky,
+        ):
+            state = State(filled, 19, False, 2, (3, 3, 3, 3, 3))
+            advice = await advise_risk(risky, mean, rules, state, -0.1)
+        return advice.actions[0].action.words()
+
+    assert anyio.run(best) == "score 30 in Small Straight"
 
 
 # --- the command -------------------------------------------------------------------

@@ -7,7 +7,8 @@ from the kernel's steps for the one lane of the state's guidepost
 (:func:`memo_solver.games.yahtzee.solve.one_roll.roll_values` at theta, the same steps as the
 mean advice's). Each action also carries its mean value and loss, from the mean advice, whose
 order breaks ties, as the need advice's does: actions whose certainty equivalents round to the
-same 1e-9 tick keep the mean advice's order. At theta = 0 the risk table is the mean table and
+same 1e-9 tick keep the mean advice's order, except that keeping every die comes after the
+moves it ties, as in the mean advice. At theta = 0 the risk table is the mean table and
 the ranking the mean advice's.
 """
 
@@ -92,7 +93,17 @@ async def advise_risk(
         else float(scores[boxes.index(rules.category_index(action.category))])
         for action in mean.actions
     ]
+    # Keeping every die is worth the best move one roll later, never more than the best of
+    # the others: capped there (its exponential steps round a hair past the move it ties),
+    # and ranked after the moves it ties, so that no risk tells a player to reroll nothing.
+    idle = [a.kind == "keep" and a.rerolled == 0 for a in mean.actions]
+    others = [c for c, keeps_all in zip(certain, idle, strict=True) if not keeps_all]
+    if others:
+        cap = max(others)
+        certain = [
+            min(c, cap) if keeps_all else c for c, keeps_all in zip(certain, idle, strict=True)
+        ]
     ticks = tie(np.array(certain)).tolist()
-    order = sorted(range(len(certain)), key=lambda i: (-ticks[i], i))
+    order = sorted(range(len(certain)), key=lambda i: (-ticks[i], idle[i], i))
     actions = tuple(RiskAction(mean.actions[i], certain[i]) for i in order)
     return RiskAdvice(theta, actions[0].certainty_equivalent, start, mean, actions)
