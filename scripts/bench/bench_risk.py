@@ -13,6 +13,12 @@
   share is what the same command costs on the store it just filled (the interpreter, the
   imports, the store: no block solved); beside them, the same state's cold mean advice
   (no ``--risk``) on a store of its own. Target: within 1 s, median wall.
+- ``in_process``: the same question in this process, ``--states`` random states of
+  ``yahtzee`` with five open boxes (seed ``--seed`` + 1): cold, on fresh engines (the risk
+  table's and the mean table's) over an empty memory store per state, the compiled code
+  already loaded (one untimed question first); then warm, the same question again on those
+  engines, ``--repeats`` times. Wall and CPU medians. Targets: cold within 50 ms, warm
+  within 1 ms, medians.
 
 Figures are medians and maxima, with the load average before and after.
 
@@ -20,6 +26,7 @@ Run (about a minute)::
 
     .venv/bin/python scripts/bench/bench_risk.py
     .venv/bin/python scripts/bench/bench_risk.py table --rounds 5 --json
+    .venv/bin/python scripts/bench/bench_risk.py in_process --states 20 --json
 """
 
 from __future__ import annotations
@@ -32,17 +39,22 @@ import random
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 from _bench import Target, add_targets, child_env, memo_solver_command, run_child, verdict
 from bench_advice import late_states
 
+from memo_solver.core.engine import open_engine
+from memo_solver.games.yahtzee import advise_risk, entry_for, risk_entry_of
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set
-from memo_solver.games.yahtzee.rules.state import state_to_json
+from memo_solver.games.yahtzee.rules.state import State, state_to_json
+from memo_solver.stores.memory import MemoryStore
 
-PARTS = ("table", "cold")
-TARGETS = {"table_cpu_ratio": 1.3, "cold_5_s": 1.0}
+PARTS = ("table", "cold", "in_process")
+TARGETS = {"table_cpu_ratio": 1.3, "cold_5_s": 1.0, "in_process_cold_ms": 50.0, "warm_ms": 1.0}
 THETA = "0.1"
 
 SOLVE = """
@@ -127,6 +139,43 @@ def cold(cli: str, theta: str, count: int, seed: int, tmp: Path) -> dict[str, An
     }
 
 
+async def _in_process(theta: str, states: list[State], repeats: int) -> dict[str, list[float]]:
+    rules = get_rule_set("yahtzee")
+    mean_entry = entry_for(rules)
+    table = risk_entry_of(mean_entry, theta).game
+    times: dict[str, list[float]] = {"cold": [], "cold_cpu": [], "warm": [], "warm_cpu": []}
+    for at, state in enumerate(states):
+        store = MemoryStore()
+        async with (
+            open_engine(mean_entry.game, store, definition=mean_entry.definition) as mean,
+            open_engine(table, store, definition=mean_entry.definition) as engine,
+        ):
+            for again in range(1 + repeats):
+                wall, cpu = time.perf_counter(), time.process_time()
+                await advise_risk(engine, mean, rules, state, float(theta))
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                if at > 0:  # the first state only loads the compiled code
+                    kind = "warm" if again else "cold"
+                    times[kind].append(wall * 1e3)
+                    times[f"{kind}_cpu"].append(cpu * 1e3)
+    return times
+
+
+def in_process(theta: str, count: int, seed: int, repeats: int) -> dict[str, Any]:
+    rules = get_rule_set("yahtzee")
+    states = late_states(rules, random.Random(seed + 1), count + 1, 5)
+    times = anyio.run(_in_process, theta, states, repeats)
+    return {
+        "states": count,
+        "repeats": repeats,
+        "theta": float(theta),
+        "cold_ms": summary(times["cold"]),
+        "cold_cpu_ms": summary(times["cold_cpu"]),
+        "warm_ms": summary(times["warm"]),
+        "warm_cpu_ms": summary(times["warm_cpu"]),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -135,7 +184,8 @@ def main() -> int:
     parser.add_argument("--rules", default="yahtzee", help="the table part's rule set")
     parser.add_argument("--theta", default=THETA, help=f"the risk (default: {THETA})")
     parser.add_argument("--rounds", type=int, default=3, help="alternating table rounds")
-    parser.add_argument("--states", type=int, default=5, help="cold states")
+    parser.add_argument("--states", type=int, default=5, help="cold and in-process states")
+    parser.add_argument("--repeats", type=int, default=20, help="warm questions per state")
     parser.add_argument("--seed", type=int, default=32)
     parser.add_argument("--memo-solver", help="the CLI to run (default: beside this Python)")
     parser.add_argument("--json", action="store_true")
@@ -158,6 +208,14 @@ def main() -> int:
             )
         median = report["cold"]["wall_s"]["median"]
         targets.append(Target("cold, 5 open, median wall s", median, args.target_cold_5_s))
+    if "in_process" in parts:
+        report["in_process"] = in_process(args.theta, args.states, args.seed, args.repeats)
+        cold_ms = report["in_process"]["cold_ms"]["median"]
+        warm_ms = report["in_process"]["warm_ms"]["median"]
+        targets.append(
+            Target("in process, cold, median ms", cold_ms, args.target_in_process_cold_ms)
+        )
+        targets.append(Target("in process, warm, median ms", warm_ms, args.target_warm_ms))
     report["load_after"] = os.getloadavg()
     if args.json:
         return verdict(targets, report)
