@@ -243,7 +243,9 @@ with open(sys.argv[1], "w") as listing:
 sys.exit(status)
 """
 """Runs the command line in this process, then lists every module the process loaded."""
-NOT_FOR_ADVICE = ("fastapi", "pydantic", "starlette", "uvicorn", "redis")
+NOT_FOR_ADVICE = ("fastapi", "pydantic", "starlette", "uvicorn", "redis", "tqdm")
+"""What a command's start leaves out when it advises, its standard error no terminal (the bar
+is drawn only on one)."""
 COMPILER_REGISTRIES = ("numba.np.npyimpl", "numba.typed.typeddict", "numba.np.random.legacy")
 """Modules numba imports for its typing and lowering registries, which it reads to compile,
 not to load machine code from the folder."""
@@ -262,7 +264,8 @@ def test_a_cold_advice_loads_only_what_it_answers_with(
 ) -> None:
     """Cold advice as a whole process is mostly its start (issues #31 and #32: within a
     second): it loads no HTTP service, job queue or Redis client, no other command's
-    settings, and reads its compiled code from the warm folder without numba's compiler."""
+    settings, no progress bar where none is drawn, and reads its compiled code from the warm
+    folder without numba's compiler."""
     listing = tmp_path / "modules.json"
     store = str(tmp_path / "s.db")
     argv = [str(listing), "--store", store, "advise", *question, "--json"]
