@@ -55,6 +55,9 @@ class _BuiltIns(Mapping[str, RuleSet]):
         text = resources.files(__package__).joinpath("rule_sets", f"{name}.json").read_text()
         return self._read.setdefault(name, parse_rule_text(text, start_value=start_value))
 
+    def __contains__(self, name: object) -> bool:
+        return name in START_VALUES  # a built-in's name, its file not read for it
+
     def __iter__(self) -> Iterator[str]:
         return iter(START_VALUES)
 
