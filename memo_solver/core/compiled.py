@@ -21,8 +21,8 @@ the code is cached on disk and loaded by later processes in milliseconds:
   counting what it compiled and what it loaded with :func:`compile_counts`;
 - loading a function from the folder readies only the runtime its machine code calls
   (:class:`_LoadedCache`), not the compiler: numba's own load first installs every typing
-  and lowering registry it has (a fifth of a second, the largest share of a cold command's
-  start), which only compiling reads, and compiling still installs them itself.
+  and lowering registry it has (about 0.15 s of CPU at a cold command's start), which only
+  compiling reads, and compiling still installs them itself.
 
 This module must be imported before any module that defines compiled functions, since the
 cache folder is read when a function is defined; :func:`jit` sees to that for its users.
