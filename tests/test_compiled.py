@@ -230,3 +230,59 @@ def test_compile_runs_every_compiled_function_of_the_package(in_memory: InMemory
         "memo_solver/games/yahtzee/warm_loops.py"
     )
     assert in_memory.payload["functions"] == len(signatures)
+
+
+# --- what a cold command's start pays for ---------------------------------------------------
+
+LOADED_MODULES = """
+import json, sys
+from memo_solver.cli.main import main
+status = main(sys.argv[2:])
+with open(sys.argv[1], "w") as listing:
+    json.dump(sorted(sys.modules), listing)
+sys.exit(status)
+"""
+"""Runs the command line in this process, then lists every module the process loaded."""
+NOT_FOR_ADVICE = ("fastapi", "pydantic", "starlette", "uvicorn", "redis", "tqdm")
+"""What a command's start leaves out when it advises, its standard error no terminal (the bar
+is drawn only on one)."""
+COMPILER_REGISTRIES = ("numba.np.npyimpl", "numba.typed.typeddict", "numba.np.random.legacy")
+"""Modules numba imports for its typing and lowering registries, which it reads to compile,
+not to load machine code from the folder."""
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        ["--rules", "maxi-yatzy-saved", "open=chance,maxi_yatzy,one_pair upper=84 dice=113456"],
+        ["--rules", "yahtzee", "--risk", "0.05", "open=chance,yahtzee,sixes dice=66653"],
+    ],
+    ids=["saved-rolls", "risk"],
+)
+def test_a_cold_advice_loads_only_what_it_answers_with(
+    shared_cache: SharedCache, tmp_path: Path, question: list[str]
+) -> None:
+    """Cold advice as a whole process is mostly its start (issues #31 and #32: within a
+    second): it loads no HTTP service, job queue or Redis client, no other command's
+    settings, no progress bar where none is drawn, and reads its compiled code from the warm
+    folder without numba's compiler."""
+    listing = tmp_path / "modules.json"
+    store = str(tmp_path / "s.db")
+    argv = [str(listing), "--store", store, "advise", *question, "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_MODULES, *argv],
+        env=env(shared_cache.folder),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert answer(done)["actions"]
+    loaded = set(json.loads(listing.read_text()))
+    tops = {name.split(".")[0] for name in loaded}
+    assert not tops & set(NOT_FOR_ADVICE), sorted(tops & set(NOT_FOR_ADVICE))
+    ours = {name for name in loaded if name.startswith("memo_solver.")}
+    assert not {n for n in ours if n.startswith("memo_solver.service")}, sorted(ours)
+    assert "memo_solver.jobs.queue" not in ours
+    assert "memo_solver.games.dice_of_doom.tree" not in ours
+    assert not loaded & set(COMPILER_REGISTRIES), sorted(loaded & set(COMPILER_REGISTRIES))

@@ -12,8 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memo_solver.games.yahtzee.rules.catalog import RULE_SETS, UnknownRuleSetError, get_rule_set
+from memo_solver.games.yahtzee.rules.catalog import (
+    RULE_SETS,
+    START_VALUES,
+    UnknownRuleSetError,
+    get_rule_set,
+)
 from memo_solver.games.yahtzee.rules.dice import dice_universe
+from memo_solver.games.yahtzee.rules.rule_file import parse_rule_text
 from memo_solver.games.yahtzee.rules.rule_set import RuleSet, normalize_name
 from memo_solver.games.yahtzee.solve.turn import Guideposts
 
@@ -614,3 +620,24 @@ def test_maxi_yatzy_with_saved_rolls_has_1_269_658_211_reachable_turn_starts() -
     assert reachable == 1_269_658_211
     # Every block at its whole shape: 85 levels times sum(C(20, L) (2L + 1)) = 21 * 2**20.
     assert rules.cone_turn_starts(0) == 85 * 21 * (1 << 20) > reachable
+
+
+def test_a_built_in_is_read_when_first_named_and_then_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command on one rule set reads its one file at its start, not all eleven; each name
+    stays one rule set for the process (callers compare them by identity)."""
+    read: list[str] = []
+
+    def counted(text: str, **options: Any) -> RuleSet:
+        rules = parse_rule_text(text, **options)
+        read.append(rules.name)
+        return rules
+
+    monkeypatch.setattr("memo_solver.games.yahtzee.rules.catalog.parse_rule_text", counted)
+    built_ins = type(RULE_SETS)()
+    assert list(built_ins) == list(START_VALUES)
+    assert "yatzy" in built_ins
+    assert "house" not in built_ins
+    assert read == []
+    first = built_ins["yatzy"]
+    assert built_ins["yatzy"] is first
+    assert read == ["yatzy"]

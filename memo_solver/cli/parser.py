@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, NoReturn
 
+from memo_solver.cli.command import Command, Options
 from memo_solver.cli.commands import commands
 from memo_solver.cli.common import EXIT_USAGE, PROG
 from memo_solver.cli.options import json_option, resolve_game_options, store_options
@@ -69,6 +71,20 @@ there (precompute --wait: no live worker; serve: the port is in use); 1 internal
 
 
 class _Parser(argparse.ArgumentParser):
+    """The program's parser, and each command's: a command's parser is given its options
+    when it is first used (its arguments parsed, its help or usage written), so a command's
+    start builds its own options and imports what they read, not every command's (``serve``
+    reads the service's settings, ``worker`` the workers')."""
+
+    def __init__(self, *args: Any, options: Options | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._options = options
+
+    def _given_options(self) -> None:
+        if self._options is not None:
+            options, self._options = self._options, None
+            options(self)
+
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
 
@@ -76,9 +92,18 @@ class _Parser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """A command's own parse, then its game-specific options checked against --game."""
+        self._given_options()
         parsed, rest = super().parse_known_args(args, namespace)
         resolve_game_options(parsed, self)
         return parsed, rest
+
+    def format_usage(self) -> str:
+        self._given_options()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._given_options()
+        return super().format_help()
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -105,18 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
     json_option(parser, on_command=False)
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for command in commands().values():
-        sub = subparsers.add_parser(
+        subparsers.add_parser(
             command.name,
             help=command.help,
             description=command.help if command.description is None else command.description,
             epilog=command.epilog,
             formatter_class=_HelpFormatter,
+            options=partial(_command_options, command),
         )
-        if command.shared_options:
-            store_options(sub, on_command=True)
-            json_option(sub, on_command=True)
-        command.options(sub)
     return parser
+
+
+def _command_options(command: Command, sub: argparse.ArgumentParser) -> None:
+    if command.shared_options:
+        store_options(sub, on_command=True)
+        json_option(sub, on_command=True)
+    command.options(sub)
 
 
 class _Version(argparse.Action):

@@ -33,6 +33,12 @@ def block_bar(name: str, total: int, initial: int = 0, file: TextIO | None = Non
     )
 
 
+def _drawn(file: TextIO) -> bool:
+    """Whether :func:`block_bar` draws on ``file``: tqdm's own test for ``disable=None``,
+    asked here so that off a terminal (a script, a benchmark) tqdm is not even imported."""
+    return not (hasattr(file, "isatty") and not file.isatty())
+
+
 class SolveProgress:
     """An engine's ``on_progress``: told each time a query finds blocks to compute and each
     time a batch of them is computed, on the event loop, before the query that waits for
@@ -78,9 +84,8 @@ class SolveProgress:
             self._bar.total += blocks
             self._bar.refresh()
             return
-        bar = block_bar(self.name, blocks, file=self.file)
-        if not bar.disable or said:  # the cost said it all
-            self._bar = bar
+        if said or _drawn(self.file):  # drawn, or the cost said it all
+            self._bar = block_bar(self.name, blocks, file=self.file)
             return
         print(
             f"solving {self.name}: {blocks} block{'s' * (blocks != 1)} to compute "

@@ -154,5 +154,10 @@ def parsed(*argv: str) -> argparse.Namespace:
 
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser with its options: a parser is given them when first used (its
+    usage written, here), so that a command's start builds its own options only."""
     (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    return dict(commands.choices)
+    parsers: dict[str, argparse.ArgumentParser] = dict(commands.choices)
+    for parser in parsers.values():
+        parser.format_usage()
+    return parsers

@@ -20,16 +20,6 @@ from memo_solver.cli.common import (
 )
 from memo_solver.cli.options import positive_float, positive_int, tcp_port
 from memo_solver.core.runtime import freeze_startup_objects
-from memo_solver.service.settings import (
-    REGISTRATION,
-    REGISTRATION_ENV,
-    REGISTRATION_QUOTA_ENV,
-    WHOLE_GAME_MAX_ENV,
-    WHOLE_GAME_QUEUE_ENV,
-    WHOLE_GAME_SOLVES,
-    WHOLE_GAME_SOLVES_ENV,
-    ApiSettings,
-)
 
 if TYPE_CHECKING:
     from memo_solver.jobs.storage import Location
@@ -111,6 +101,17 @@ def _serve_limits(serve: argparse.ArgumentParser) -> None:
     """What an anonymous client may cost: registrations and solves past the cold budget.
     Each option's default is its environment variable's (argparse reads it as the option's
     text, so a bad one is refused as a bad option would be), else the service's."""
+    from memo_solver.service.settings import (
+        REGISTRATION,
+        REGISTRATION_ENV,
+        REGISTRATION_QUOTA_ENV,
+        WHOLE_GAME_MAX_ENV,
+        WHOLE_GAME_QUEUE_ENV,
+        WHOLE_GAME_SOLVES,
+        WHOLE_GAME_SOLVES_ENV,
+        ApiSettings,
+    )
+
     defaults = ApiSettings()
 
     def from_env(variable: str, default: object) -> str:
@@ -168,6 +169,7 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
         connection_limits,
         http_protocol,
     )
+    from memo_solver.service.settings import REGISTRATION, WHOLE_GAME_SOLVES, ApiSettings
 
     # The options' values are checked as they are parsed (their types); these two may come
     # from the environment instead, so they are checked here.

@@ -7,6 +7,7 @@ published (or cross-checked by two independent computations) and pinned in the t
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from typing import Final
 
@@ -37,12 +38,34 @@ class UnknownRuleSetError(UserError):
     field = "rules"
 
 
-def _load(name: str) -> RuleSet:
-    text = resources.files(__package__).joinpath("rule_sets", f"{name}.json").read_text()
-    return parse_rule_text(text, start_value=START_VALUES[name])
+class _BuiltIns(Mapping[str, RuleSet]):
+    """The built-ins by name, in :data:`START_VALUES`' order, each file read when first
+    named: a command on one rule set does not parse the other ten at its start. Each name
+    has one ``RuleSet`` for the process (callers compare them by identity), the first
+    stored even when two threads read the file at once."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, RuleSet] = {}
+
+    def __getitem__(self, name: str) -> RuleSet:
+        read = self._read.get(name)
+        if read is not None:
+            return read
+        start_value = START_VALUES[name]  # KeyError: not a built-in
+        text = resources.files(__package__).joinpath("rule_sets", f"{name}.json").read_text()
+        return self._read.setdefault(name, parse_rule_text(text, start_value=start_value))
+
+    def __contains__(self, name: object) -> bool:
+        return name in START_VALUES  # a built-in's name, its file not read for it
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(START_VALUES)
+
+    def __len__(self) -> int:
+        return len(START_VALUES)
 
 
-RULE_SETS: Final[dict[str, RuleSet]] = {name: _load(name) for name in START_VALUES}
+RULE_SETS: Final[Mapping[str, RuleSet]] = _BuiltIns()
 
 
 def get_rule_set(name: str) -> RuleSet:

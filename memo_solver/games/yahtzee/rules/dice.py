@@ -140,13 +140,27 @@ class Dice:
     @cached_property
     def transition(self) -> FloatArray:
         """(n_keeps, n_rolls): the chance of each roll after keeping each keep and rolling
-        the rest; row 0 (keep nothing) is the first roll's."""
-        rest = self.roll_counts[None, :, :] - self.keep_counts[:, None, :]  # dice to roll
-        possible = np.all(rest >= 0, axis=2)
-        rolled = self.count - self.keep_sizes
+        the rest; row 0 (keep nothing) is the first roll's.
+
+        Built size by size from the only rolls a keep can reach, itself plus each multiset of
+        the dice rolled (the keeps of that size, whose chances are their multinomials), so
+        six dice cost a millisecond, not the tenth of a second of trying every keep against
+        every roll that a cold command's start would pay."""
         fact = np.array([factorial(n) for n in range(self.count + 1)], dtype=np.float64)
-        ways = fact[rolled][:, None] / np.prod(fact[np.clip(rest, 0, self.count)], axis=2)
-        chance: FloatArray = np.where(possible, ways / float(FACES) ** rolled[:, None], 0.0)
+        code = (self.count + 1) ** np.arange(FACES, dtype=np.int64)  # counts as one number
+        roll_codes = self.roll_counts @ code
+        by_code = np.argsort(roll_codes)
+        chance: FloatArray = np.zeros((self.n_keeps, self.n_rolls))
+        for size in range(self.count + 1):
+            rolled = self.count - size
+            keeps = self.keep_counts[self.size_offsets[size] : self.size_offsets[size + 1]]
+            rests = self.keep_counts[self.size_offsets[rolled] : self.size_offsets[rolled + 1]]
+            ways = fact[rolled] / np.prod(fact[rests], axis=1)
+            landed = (keeps @ code)[:, None] + (rests @ code)[None, :]
+            rolls = by_code[np.searchsorted(roll_codes, landed, sorter=by_code)]
+            chance[self.size_offsets[size] + np.arange(len(keeps))[:, None], rolls] = (
+                ways / float(FACES) ** rolled
+            )
         return chance
 
     def sub_keeps(self, roll: tuple[int, ...]) -> list[int]:
