@@ -1,6 +1,6 @@
 """Play many games with the optimal (or a greedy) strategy: Monte Carlo next to the exact answer.
 
-One module of about 830 lines, on purpose: the compact block policies, their cache and the
+One module of about 860 lines, on purpose: the compact block policies, their cache and the
 lockstep play share one encoding of a choice (a keep as a bit mask of the roll's sorted
 dice, a box as its place among the open ones, and under saved rolls "score now" beside
 them), and the game logs read the play's own record, so they are read and changed together.

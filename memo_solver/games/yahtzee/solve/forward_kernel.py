@@ -419,10 +419,11 @@ def windows(
     gains: IntArray,
     lo: IntArray,
     hi: IntArray,
-) -> None:
+) -> bool:
     """Widen each target row's window of totals lo[row] .. hi[row] (empty where hi <= lo)
     to hold what :func:`shift_add` adds with the same arguments: only the pairs of weight
-    w > 0 whose lane holds mass."""
+    w > 0 whose lane holds mass. Returns whether any window grew."""
+    grew = False
     for k in range(weights.shape[0]):
         for t in range(weights.shape[1]):
             if weights[k, t] > 0.0 and length[t] > 0:
@@ -430,9 +431,32 @@ def windows(
                 start = gains[k, t] + first[t]
                 end = start + length[t]
                 if hi[row] <= lo[row]:
-                    lo[row], hi[row] = start, end
-                else:
-                    lo[row], hi[row] = min(lo[row], start), max(hi[row], end)
+                    lo[row], hi[row], grew = start, end, True
+                elif start < lo[row] or end > hi[row]:
+                    lo[row], hi[row], grew = min(lo[row], start), max(hi[row], end), True
+    return grew
+
+
+@jit
+def lay_out(
+    data: FloatArray,
+    base: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    new_lo: IntArray,
+    new_hi: IntArray,
+    new_base: IntArray,
+) -> FloatArray:
+    """The rows' windows laid out anew, one after another: new_base[r] set so that the
+    total s of row r sits at new_base[r] + s of the array returned, which holds the mass of
+    ``data`` (laid out by ``base``, ``lo`` and ``hi``) where it was, and zeros around it."""
+    size = 0
+    for r in range(new_lo.size):
+        new_base[r] = size - new_lo[r]
+        size += new_hi[r] - new_lo[r]
+    out = np.zeros(size)
+    move_windows(data, base, lo, hi, out, new_base)
+    return out
 
 
 @jit
