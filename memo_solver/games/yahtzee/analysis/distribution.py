@@ -338,7 +338,7 @@ def _turn(
         rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
         width = int(gains[lo:hi][live].max()) + here.shape[1]
         height = nxt.upper.size * nxt_banks
-        target = mass.setdefault(nxt_filled, _Mass(height))
+        target = _pending(mass, nxt_filled, height)
         into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), height)))
         # each bank carried lands on its own rows
         moves = [
@@ -525,6 +525,15 @@ class _Mass:
         return np.arange(self.lo.size, dtype=np.int64) * self.width
 
 
+def _pending(mass: dict[int, _Mass], filled: int, rows: int) -> _Mass:
+    """The block's mass so far, an empty one of ``rows`` turn starts for a block no move
+    has reached yet."""
+    pending = mass.get(filled)
+    if pending is None:
+        pending = mass[filled] = _Mass(rows)
+    return pending
+
+
 # --- the target policy's distribution ---------------------------------------------------------
 
 TARGET_TILE: Final = 128
@@ -655,7 +664,7 @@ def _target_turn(
         nxt = Guideposts.reachable(rules, nxt_filled)
         rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
         most = int(gains[lo:hi].max()) + here.shape[1]
-        target = mass.setdefault(nxt_filled, _Mass(nxt.upper.size))
+        target = _pending(mass, nxt_filled, nxt.upper.size)
         unused = np.zeros((len(_EVENTS), nxt.upper.size))  # the events: the mean pass's alone
         lane_start = np.zeros(guide.size, dtype=np.int64)
         lane_weights = np.ascontiguousarray(lanes[lo:hi])
