@@ -14,8 +14,8 @@ The values the policy needs are solved on the engine first (everything below the
 shared with everyone on the memo); the pass itself (:func:`forward_pass`) only reads them
 from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
 held level by level, each block's as its turn starts' windows of totals until the pass
-reaches it (:class:`_Mass`: the whole ``yatzy-saved`` distribution in under 4 GB, where
-rows of every total took 18), and dropped as soon as the block is done.
+reaches it (:class:`_Mass`: the whole ``yatzy-saved`` distribution peaks at 2.2 GB, where
+rows of every total would take about 18), and dropped as soon as the block is done.
 
 With saved rolls a block's turn starts are its guideposts each with its banks (the rolls a
 turn starts with saved), and the pass carries the bank: a turn starting with bank s rolls
@@ -467,7 +467,8 @@ class _Mass:
     A rectangle of every turn start by every total, as the pass held before, is mostly
     zeros: a turn start's totals lie in a narrow window (its upper total decides most of
     them), and under saved rolls most banks hold no mass at all. From the start of
-    ``yatzy-saved`` two layers of rectangles took 18 GB, their windows a thirteenth of that.
+    ``yatzy-saved`` two layers of rectangles take about 18 GB, their windows a thirteenth
+    of that (counted on nine of its boxes).
     The pass reads one block at a time as the rectangle (:meth:`dense`)."""
 
     __slots__ = ("base", "data", "hi", "lo", "width")
