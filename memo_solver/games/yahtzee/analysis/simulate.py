@@ -519,10 +519,10 @@ class GameRecord:
     rolls and keeps one after another, turn by turn, where each turn starts (:attr:`start`).
 
     A game holds what a game without saved rolls holds, a turn's own rolls each turn, plus
-    its banks: under saved rolls a turn may roll up to 40 times (``maxi-yatzy-saved``'s
+    its banks: under saved rolls a turn may reroll up to 40 times (``maxi-yatzy-saved``'s
     last), but a roll it makes is one an earlier turn saved, so a whole game never makes
     more rolls than its turns' own. Room per turn for the most rolls a turn can make held
-    16 times as much for ``maxi-yatzy-saved`` (430 MB a chunk of logged games)."""
+    8 times as much for ``maxi-yatzy-saved`` (451 MB a chunk of logged games)."""
 
     rolls: npt.NDArray[np.int16]
     """(games, turns * (rerolls + 1)) roll index after each roll, -1 where every die was
