@@ -572,12 +572,14 @@ class GameRecord:
         """``turn`` of each game made ``rolled`` rolls: the next starts after them."""
         self.start[:, turn + 1] = self.start[:, turn] + rolled
 
-    def turn(self, g: int, t: int) -> tuple[list[int], list[int]]:
-        """The rolls of game ``g``'s turn ``t`` and the keeps between them."""
-        first, end = int(self.start[g, t]), int(self.start[g, t + 1])
-        rolls = [int(r) for r in self.rolls[g, first:end]]
-        keeps = [int(k) for k in self.keeps[g, first - t : end - t - 1]]
-        return rolls, keeps
+    def turns(self, g: int) -> list[tuple[list[int], list[int]]]:
+        """The rolls of each turn of game ``g`` and the keeps between them (the game's rows
+        made lists once: a log of a million games reads them all)."""
+        rolls, keeps, start = (table[g].tolist() for table in (self.rolls, self.keeps, self.start))
+        return [
+            (rolls[start[t] : start[t + 1]], keeps[start[t] - t : start[t + 1] - t - 1])
+            for t in range(len(start) - 1)
+        ]
 
 
 async def simulate(
@@ -814,8 +816,7 @@ def game_log(rules: RuleSet, record: GameRecord, g: int, number: int) -> dict[st
     (``rolls_left``) and the bank its score carries (``carried``)."""
     dice = rules.universe
     turns = []
-    for t in range(record.box.shape[1]):
-        rolls, keeps = record.turn(g, t)
+    for t, (rolls, keeps) in enumerate(record.turns(g)):
         shown = [0] + [step for step in range(1, len(rolls)) if rolls[step] >= 0]
         saved = int(record.saved[g, t])
         left = [saved + rules.rerolls - s for s in shown]
