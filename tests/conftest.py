@@ -87,6 +87,7 @@ QUICK_FILES: frozenset[str] = frozenset(
         "test_cli_commands.py",
         "test_job_kinds.py",
         "test_review_risk.py",
+        "test_saved_memory.py",
     }
 )
 """The pure solver and parsing tests: ``-m quick`` runs those of them that are not slow, in

@@ -23,6 +23,7 @@ from support.cli_support import one_error_line
 from support.dice_variants import FORCED, SIX_DICE
 
 from memo_solver.cli import analysis
+from memo_solver.cli.common import DEFAULT_EXPORT_TABLE_MB
 from memo_solver.core.engine import open_engine
 from memo_solver.games.yahtzee.advice.mean_advice import advise
 from memo_solver.games.yahtzee.analysis import table as table_module
@@ -30,8 +31,10 @@ from memo_solver.games.yahtzee.analysis.table import (
     Table,
     build_table,
     decisions_path,
+    export_bytes,
     has_decision_table,
     output_format,
+    value_rows,
 )
 from memo_solver.games.yahtzee.rules.catalog import RULE_SETS
 from memo_solver.games.yahtzee.rules.dice import dice_universe
@@ -417,6 +420,57 @@ def test_cli_export_table(tmp_path: Path, fmt: str) -> None:
     assert all(Path(f).stat().st_size > 0 for f in answer["files"])
     words = export_table(tmp_path, "--rules", rules, "--format", fmt, "--out", str(out))
     assert words.stdout.startswith(f"wrote 64 turn-start values and 47,628 decisions of {rules}")
+
+
+@pytest.mark.parametrize(
+    ("how", "env"),
+    [(["--max-memory-mb", "0"], {}), ([], {"MEMO_SOLVER_EXPORT_TABLE_MB": "0"})],
+    ids=["option", "environment"],
+)
+def test_a_table_past_the_memory_limit_is_refused_before_any_solve(
+    tmp_path: Path, how: list[str], env: dict[str, str]
+) -> None:
+    """The limit forced to 0 MiB on ``yahtzee-lower``: one line naming the table's size
+    and what to do, before the line a solve starts with; no file written."""
+    out = tmp_path / "t.npz"
+    result = subprocess.run(
+        [str(CLI), "--store", str(tmp_path / "s.sqlite3"), "export-table", "--rules",
+         "yahtzee-lower", "--out", str(out), *how],
+        capture_output=True, text=True, timeout=120, env={**ENV, **env}, check=False,
+    )  # fmt: skip
+    line = one_error_line(result)
+    assert line.startswith("memo-solver: error: --max-memory-mb: the strategy table of ")
+    assert "yahtzee-lower has 128 values and takes about 1 MiB" in line
+    assert "past the limit of 0: raise --max-memory-mb" in line
+    assert "'memo-solver export'" in line
+    assert not out.exists()  # and its one line: no 'solving' line before it
+
+
+def test_the_default_limit_refuses_maxi_yatzy_saved_and_takes_the_plain_games() -> None:
+    """Its 1.27 billion value rows would take about 109 GiB to lay out: refused at once,
+    not after the solve, nor by running out of memory; ``yahtzee``'s 49 MiB go through."""
+    limit = DEFAULT_EXPORT_TABLE_MB << 20
+    assert export_bytes(RULE_SETS["maxi-yatzy-saved"]) > limit >= export_bytes(RULE_SETS["yahtzee"])
+
+
+def test_the_rows_counted_before_a_table_is_built_are_the_rows_it_has(
+    lower: tuple[Table, dict[str, Any]], saved: tuple[Table, dict[str, Any], Any]
+) -> None:
+    """What the memory limit weighs (:func:`value_rows`) against the tables themselves."""
+    for table in (lower[0], saved[0]):
+        assert value_rows(table.rules) == table.value.size
+
+
+def test_an_unreadable_memory_limit_is_a_usage_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(CLI), "--store", str(tmp_path / "s.sqlite3"), "export-table", "--rules",
+         "yahtzee-lower", "--out", str(tmp_path / "t.npz")],
+        capture_output=True, text=True, timeout=120,
+        env={**ENV, "MEMO_SOLVER_EXPORT_TABLE_MB": "lots"}, check=False,
+    )  # fmt: skip
+    line = one_error_line(result)
+    assert line.endswith("--max-memory-mb must be a number of MiB "
+                         "($MEMO_SOLVER_EXPORT_TABLE_MB is 'lots')")  # fmt: skip
 
 
 def test_cli_export_table_to_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:

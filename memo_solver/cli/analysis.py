@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, cast
 
 import anyio
 
-from memo_solver.cli.common import Output, UsageError
+from memo_solver.cli.common import DEFAULT_EXPORT_TABLE_MB, EXPORT_TABLE_MB_ENV, Output, UsageError
 from memo_solver.cli.reports import (
     describe_distribution,
     describe_need_distribution,
@@ -32,6 +33,7 @@ from memo_solver.cli.reports import (
     plot_title,
 )
 from memo_solver.core.engine import Engine
+from memo_solver.core.errors import UserError
 from memo_solver.games.yahtzee import (
     MAX_GAMES,
     PARQUET_EXTRA,
@@ -47,6 +49,7 @@ from memo_solver.games.yahtzee import (
     Strategy,
     Target,
     build_table,
+    export_bytes,
     need_stats_json,
     output_format,
     parse_state,
@@ -56,6 +59,7 @@ from memo_solver.games.yahtzee import (
     start_state,
     state_to_json,
     stats_json,
+    value_rows,
 )
 
 if TYPE_CHECKING:
@@ -364,10 +368,20 @@ class TableOptions:
     out: Path
     format: str | None = None
     """npz, jsonl or parquet; None: from the file's extension."""
+    max_memory_mb: int = DEFAULT_EXPORT_TABLE_MB
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> TableOptions:
-        return cls(args.out, args.format)
+        """The options over the environment (``$MEMO_SOLVER_EXPORT_TABLE_MB``)."""
+        limit: int | None = args.max_memory_mb
+        text = ""
+        if limit is None:
+            text = os.environ.get(EXPORT_TABLE_MB_ENV, str(DEFAULT_EXPORT_TABLE_MB))
+            limit = int(text) if text.strip().isdigit() else -1
+        if limit < 0:
+            given = f"${EXPORT_TABLE_MB_ENV} is {text!r}" if text else f"got {limit}"
+            raise UserError(f"--max-memory-mb must be a number of MiB ({given})", "max_memory_mb")
+        return cls(args.out, args.format, limit)
 
 
 async def export_table_command(
@@ -385,6 +399,16 @@ async def export_table_command(
         raise UsageError(f"--out: the folder {path.parent} does not exist")
     if fmt == "parquet":
         check_pyarrow()  # fail before the work, not after
+    needed = -(-export_bytes(rules) >> 20)  # MiB, rounded up: a table never needs 0
+    if needed > options.max_memory_mb:
+        raise UserError(
+            f"--max-memory-mb: the strategy table of {rules.name} has {value_rows(rules):,} "
+            f"values and takes about {needed:,} MiB of memory to write, past the limit of "
+            f"{options.max_memory_mb:,}: raise --max-memory-mb (or ${EXPORT_TABLE_MB_ENV}) "
+            "on a machine with that much memory, or copy the solved blocks with "
+            "'memo-solver export'",
+            "max_memory_mb",
+        )
     with tqdm(total=rules.block_count, desc="table", unit="block", disable=None) as bar:
         table = await build_table(engine, rules, lambda done: bar.update(done - bar.n))
     files = WRITERS[fmt](table, path)

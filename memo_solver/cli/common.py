@@ -34,6 +34,11 @@ EXIT_PIPE: Final = 141
 what a shell reports for a tool the signal ends; quiet, like such a tool."""
 STORE_ENV: Final = "MEMO_SOLVER_STORE"
 REDIS_ENV: Final = "MEMO_SOLVER_REDIS_URL"
+EXPORT_TABLE_MB_ENV: Final = "MEMO_SOLVER_EXPORT_TABLE_MB"
+DEFAULT_EXPORT_TABLE_MB: Final = 16384
+"""``export-table``'s memory limit, MiB: sized for a 24 GiB machine, so ``maxi-yatzy``'s
+table (5 GiB while written) goes through and ``maxi-yatzy-saved``'s (109 GiB) is refused
+before anything is solved."""
 
 
 EXIT_INTERRUPTED: Final = 130

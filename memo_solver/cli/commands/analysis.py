@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memo_solver.cli.command import Command, on_store
-from memo_solver.cli.common import Output
+from memo_solver.cli.common import DEFAULT_EXPORT_TABLE_MB, EXPORT_TABLE_MB_ENV, Output
 from memo_solver.cli.games import family_options, game_choice, played
 from memo_solver.cli.options import (
     YAHTZEE,
@@ -192,6 +192,12 @@ def _table_options(sub: argparse.ArgumentParser) -> None:
         ".parquet; npz for a name without one)",
     )
     sub.add_argument("--out", type=Path, required=True, help="the file to write")
+    sub.add_argument(
+        "--max-memory-mb",
+        type=int,
+        help="refuse, before any solve, a table that takes more memory than this many MiB "
+        f"to write (default: ${EXPORT_TABLE_MB_ENV}, else {DEFAULT_EXPORT_TABLE_MB})",
+    )
 
 
 def _table(args: argparse.Namespace, location: Location, out: Output) -> int:

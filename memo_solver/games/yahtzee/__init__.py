@@ -76,7 +76,9 @@ if TYPE_CHECKING:
         PARQUET_EXTRA as PARQUET_EXTRA,
         WRITERS as WRITERS,
         build_table as build_table,
+        export_bytes as export_bytes,
         output_format as output_format,
+        value_rows as value_rows,
     )
     from memo_solver.games.yahtzee.family import (
         definition_of as definition_of,

@@ -13,7 +13,9 @@ pass yields the chances of the bonuses and the expected points of every box.
 The values the policy needs are solved on the engine first (everything below the state,
 shared with everyone on the memo); the pass itself (:func:`forward_pass`) only reads them
 from a plain mapping, so it is synchronous and can run in a thread of its own. The mass is
-held level by level and dropped as soon as a block is done.
+held level by level, each block's as its turn starts' windows of totals until the pass
+reaches it (:class:`_Mass`: the whole ``yatzy-saved`` distribution peaks at 2.2 GB, where
+rows of every total would take about 18), and dropped as soon as the block is done.
 
 With saved rolls a block's turn starts are its guideposts each with its banks (the rolls a
 turn starts with saved), and the pass carries the bank: a turn starting with bank s rolls
@@ -27,7 +29,7 @@ The same pass follows the target policy, which plays for the best chance of N mo
 them), so each total of a guidepost is a lane of its own. Its P(>= N) is the chance
 objective's value computed by another road, which the tests and the pins hold together.
 
-One module of about 610 lines, on purpose: the mean pass and the target pass walk the same
+One module of about 690 lines, on purpose: the mean pass and the target pass walk the same
 blocks with the same mass bookkeeping and differ only in what decides a choice; apart, each
 would keep a copy of the walk.
 """
@@ -206,12 +208,13 @@ def forward_pass(
     start = state.filled
     order = rules.reachable_masks(start)  # fewest boxes first
     mass = _starting_mass(rules, state)
-    spared: dict[int, FloatArray] = {start: np.repeat(mass[start].T, len(_EVENTS), axis=0)}
+    spared = {start: np.repeat(mass[start].dense().T, len(_EVENTS), axis=0)}
     tally = _Tally()
     for done, filled in enumerate(order):
-        here = mass.pop(filled, None)
-        if here is None:
+        pending = mass.pop(filled, None)
+        if pending is None:
             continue
+        here = pending.dense()
         if filled == rules.all_filled:
             final = here.sum(axis=0)
             never = spared[filled].sum(axis=1)
@@ -233,7 +236,7 @@ def forward_pass(
     raise AssertionError("the pass never reached the end of the game")
 
 
-def _starting_mass(rules: RuleSet, state: State) -> dict[int, FloatArray]:
+def _starting_mass(rules: RuleSet, state: State) -> dict[int, _Mass]:
     """All the mass on the state's turn start of its block, with 0 points banked: its
     guidepost, and with saved rolls its bank (0 for a state with dice, whose rolls left
     say where its turn stands)."""
@@ -243,7 +246,7 @@ def _starting_mass(rules: RuleSet, state: State) -> dict[int, FloatArray]:
     banks = rules.saved_levels(state.filled.bit_count())
     here = np.zeros((first.upper.size * banks, 1))
     here[level * banks + state.saved, 0] = 1.0
-    return {state.filled: here}
+    return {state.filled: _Mass.of(here)}
 
 
 def _first_rolls(rules: RuleSet, state: State | None, width: int) -> tuple[FloatArray, int]:
@@ -264,7 +267,7 @@ def _turn(
     here: FloatArray,
     here_spared: FloatArray,
     opening: State | None,
-    mass: dict[int, FloatArray],
+    mass: dict[int, _Mass],
     spared: dict[int, FloatArray],
     tally: _Tally,
     theta: float,
@@ -335,13 +338,18 @@ def _turn(
         rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
         width = int(gains[lo:hi][live].max()) + here.shape[1]
         height = nxt.upper.size * nxt_banks
-        target = _grown(mass, nxt_filled, height, width)
+        target = _pending(mass, nxt_filled, height)
         into = spared.setdefault(nxt_filled, np.zeros((len(_EVENTS), height)))
-        for carry, carried in by_carry:  # each bank carried lands on its own rows
-            landed = rows * nxt_banks + carry if nxt_banks > 1 else rows
+        # each bank carried lands on its own rows
+        moves = [
+            (carried[lo:hi], rows * nxt_banks + carry if nxt_banks > 1 else rows)
+            for carry, carried in by_carry
+        ]
+        target.make_room(width, [(first, length, w, landed, gains[lo:hi]) for w, landed in moves])
+        for carried, landed in moves:
             forward_kernel.shift_add(
-                here, first, length, carried[lo:hi], landed, gains[lo:hi], extra[lo:hi],
-                hit_alike[lo:hi], here_spared, target, into,
+                here, first, length, carried, landed, gains[lo:hi], extra[lo:hi],
+                hit_alike[lo:hi], here_spared, target.data, target.base, into,
             )  # fmt: skip
 
 
@@ -445,15 +453,86 @@ def _row_lookup(guideposts: Guideposts) -> IntArray:
     return lookup
 
 
-def _grown(mass: dict[int, FloatArray], filled: int, height: int, need: int) -> FloatArray:
-    """The block's mass array, at least ``need`` totals wide."""
-    target = mass.get(filled)
-    if target is None or target.shape[1] < need:
-        grown = np.zeros((height, need))
-        if target is not None:
-            grown[:, : target.shape[1]] = target
-        target = mass[filled] = grown
-    return target
+Move = tuple[IntArray, IntArray, FloatArray, IntArray, IntArray]
+"""What one :func:`memo_solver.games.yahtzee.solve.forward_kernel.shift_add` into a block
+reads of where it lands: the lanes' windows (first, length), the weights, the target rows
+and the gains."""
+
+
+class _Mass:
+    """The mass a block has received so far, held until the pass reaches it: each turn
+    start's window of totals (its first to last total any move brought, :func:`memo_solver.
+    games.yahtzee.solve.forward_kernel.windows`), packed one after another.
+
+    A rectangle of every turn start by every total, as the pass held before, is mostly
+    zeros: a turn start's totals lie in a narrow window (its upper total decides most of
+    them), and under saved rolls most banks hold no mass at all. From the start of
+    ``yatzy-saved`` two layers of rectangles take about 18 GB, their windows a thirteenth
+    of that (counted on nine of its boxes).
+    The pass reads one block at a time as the rectangle (:meth:`dense`)."""
+
+    __slots__ = ("base", "data", "hi", "lo", "width")
+
+    def __init__(self, rows: int) -> None:
+        self.width = 0
+        """The totals of :meth:`dense`: the most any move into the block could reach, as
+        wide as the rectangles were, so the arrays read from it and the final distribution
+        keep their length."""
+        self.lo = np.zeros(rows, dtype=np.int64)
+        self.hi = np.zeros(rows, dtype=np.int64)
+        """Row r holds the totals lo[r] .. hi[r] (none where they are equal) ..."""
+        self.base = np.zeros(rows, dtype=np.int64)
+        """... its total s at data[base[r] + s]."""
+        self.data: FloatArray = np.zeros(0)
+
+    @classmethod
+    def of(cls, dense: FloatArray) -> _Mass:
+        """The mass of ``dense`` (turn starts, totals), packed."""
+        mass = cls(dense.shape[0])
+        mass.width = dense.shape[1]
+        first, length = _windows(dense)
+        mass._lay_out(first, first + length)
+        forward_kernel.move_windows(
+            dense.reshape(-1), mass._dense_base(), mass.lo, mass.hi, mass.data, mass.base
+        )
+        return mass
+
+    def make_room(self, width: int, moves: list[Move]) -> None:
+        """Widen the windows to hold what ``moves`` bring, the rectangle to ``width``
+        totals. A row that grows lays every row out anew: a copy of what the block holds,
+        a few times per block, where the moves into it cost a pass over every pair."""
+        self.width = max(self.width, width)
+        lo, hi = self.lo.copy(), self.hi.copy()
+        grew = False
+        for first, length, weights, rows, gains in moves:
+            grew |= forward_kernel.windows(first, length, weights, rows, gains, lo, hi)
+        if grew:
+            self._lay_out(lo, hi)
+
+    def _lay_out(self, lo: IntArray, hi: IntArray) -> None:
+        """Rows with the windows lo .. hi, the mass held so far copied over."""
+        base = np.empty_like(self.base)
+        self.data = forward_kernel.lay_out(self.data, self.base, self.lo, self.hi, lo, hi, base)
+        self.lo, self.hi, self.base = lo, hi, base
+
+    def dense(self) -> FloatArray:
+        """The rectangle: (turn starts, :attr:`width` totals)."""
+        out = np.zeros((self.lo.size, self.width))
+        base = self._dense_base()
+        forward_kernel.move_windows(self.data, self.base, self.lo, self.hi, out.reshape(-1), base)
+        return out
+
+    def _dense_base(self) -> IntArray:
+        return np.arange(self.lo.size, dtype=np.int64) * self.width
+
+
+def _pending(mass: dict[int, _Mass], filled: int, rows: int) -> _Mass:
+    """The block's mass so far, an empty one of ``rows`` turn starts for a block no move
+    has reached yet."""
+    pending = mass.get(filled)
+    if pending is None:
+        pending = mass[filled] = _Mass(rows)
+    return pending
 
 
 # --- the target policy's distribution ---------------------------------------------------------
@@ -510,9 +589,10 @@ def target_pass(
     mass = _starting_mass(rules, state)
     order = rules.reachable_masks(start)
     for done, filled in enumerate(order):
-        here = mass.pop(filled, None)
-        if here is None:
+        pending = mass.pop(filled, None)
+        if pending is None:
             continue
+        here = pending.dense()
         if filled == rules.all_filled:
             return Scores(here.sum(axis=0))
         opening = state if filled == start else None
@@ -531,7 +611,7 @@ def _target_turn(
     state: State | None,
     need: int,
     cap: int,
-    mass: dict[int, FloatArray],
+    mass: dict[int, _Mass],
 ) -> None:
     """Move the block's mass ``here`` (B, totals) to the blocks its boxes fill, each total
     of each guidepost by the choices for its own need."""
@@ -585,18 +665,28 @@ def _target_turn(
         nxt = Guideposts.reachable(rules, nxt_filled)
         rows = _row_lookup(nxt)[upper[lo:hi], flag[lo:hi]]
         most = int(gains[lo:hi].max()) + here.shape[1]
-        target = _grown(mass, nxt_filled, nxt.upper.size, most)
+        target = _pending(mass, nxt_filled, nxt.upper.size)
         unused = np.zeros((len(_EVENTS), nxt.upper.size))  # the events: the mean pass's alone
+        lane_start = np.zeros(guide.size, dtype=np.int64)
+        lane_weights = np.ascontiguousarray(lanes[lo:hi])
+        lane_rows, lane_gains = rows[:, guide], gains[lo:hi][:, guide] + total
+        target.make_room(
+            most,
+            [
+                (first, length, weights[lo:hi], rows, gains[lo:hi]),
+                (lane_start, ones, lane_weights, lane_rows, lane_gains),
+            ],
+        )
         forward_kernel.shift_add(
             plain, first, length, weights[lo:hi], rows, gains[lo:hi], extra[lo:hi],
-            hit_alike[lo:hi], np.zeros((len(_EVENTS), shape[1])), target, unused,
+            hit_alike[lo:hi], np.zeros((len(_EVENTS), shape[1])), target.data, target.base,
+            unused,
         )  # fmt: skip
         if guide.size:
             forward_kernel.shift_add(
-                one, np.zeros(guide.size, dtype=np.int64), ones,
-                np.ascontiguousarray(lanes[lo:hi]), rows[:, guide],
-                gains[lo:hi][:, guide] + total, extra[lo:hi][:, guide], hit_alike[lo:hi],
-                np.zeros((len(_EVENTS), guide.size)), target, unused,
+                one, lane_start, ones, lane_weights, lane_rows, lane_gains,
+                extra[lo:hi][:, guide], hit_alike[lo:hi], np.zeros((len(_EVENTS), guide.size)),
+                target.data, target.base, unused,
             )  # fmt: skip
 
 

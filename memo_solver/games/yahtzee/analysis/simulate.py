@@ -1,6 +1,6 @@
 """Play many games with the optimal (or a greedy) strategy: Monte Carlo next to the exact answer.
 
-One module of about 830 lines, on purpose: the compact block policies, their cache and the
+One module of about 860 lines, on purpose: the compact block policies, their cache and the
 lockstep play share one encoding of a choice (a keep as a bit mask of the roll's sorted
 dice, a box as its place among the open ones, and under saved rolls "score now" beside
 them), and the game logs read the play's own record, so they are read and changed together.
@@ -514,15 +514,26 @@ def _target_choices(
 
 
 @dataclass
-class _Record:
-    """Every decision of the first games of a chunk, for logs and narration."""
+class GameRecord:
+    """Every decision of the first games of a chunk, for logs and narration: each game's
+    rolls and keeps one after another, turn by turn, where each turn starts (:attr:`start`).
+
+    A game holds what a game without saved rolls holds, a turn's own rolls each turn, plus
+    its banks: under saved rolls a turn may reroll up to 40 times (``maxi-yatzy-saved``'s
+    last), but a roll it makes is one an earlier turn saved, so a whole game never makes
+    more rolls than its turns' own. Room per turn for the most rolls a turn can make held
+    8 times as much for ``maxi-yatzy-saved`` (451 MB a chunk of logged games)."""
 
     rolls: npt.NDArray[np.int16]
-    """(games, turns, rolls) roll index after each roll, -1 where every die was kept (with
-    saved rolls: after the turn stopped)."""
+    """(games, turns * (rerolls + 1)) roll index after each roll, -1 where every die was
+    kept (a turn without saved rolls has a slot for each of its rolls, made or not)."""
     keeps: npt.NDArray[np.int16]
-    """(games, turns, rolls - 1) keep index before each reroll, -1 where every die was kept
-    (with saved rolls: after the turn stopped)."""
+    """(games, turns * rerolls) keep index before each reroll, -1 where every die was kept:
+    a turn's keeps start at its :attr:`start` less the turns before it (one keep fewer
+    than rolls a turn)."""
+    start: npt.NDArray[np.int16]
+    """(games, turns + 1) the slot of each turn's first roll in :attr:`rolls`, then the
+    end of the last turn's."""
     box: npt.NDArray[np.int16]
     points: npt.NDArray[np.int16]
     upper_bonus: npt.NDArray[np.int16]
@@ -531,22 +542,44 @@ class _Record:
     """(games, turns) the bank each turn started with (0 without saved rolls)."""
 
     @classmethod
-    def empty(cls, games: int, turns: int, rolls_left: int) -> _Record:
-        """Room for ``games`` games of ``turns`` turns with at most ``rolls_left`` rolls left
-        after a turn's first roll."""
+    def empty(cls, games: int, rules: RuleSet) -> GameRecord:
+        """Room for ``games`` whole games of ``rules``."""
+        turns, rolls = len(rules.categories), rules.rerolls + 1
 
         def table(*shape: int) -> npt.NDArray[np.int16]:
             return np.full((games, *shape), -1, dtype=np.int16)
 
         return cls(
-            table(turns, rolls_left + 1),
-            table(turns, rolls_left),
+            table(turns * rolls),
+            table(turns * (rolls - 1)),
+            np.zeros((games, turns + 1), dtype=np.int16),
             table(turns),
             table(turns),
             table(turns),
             table(turns),
             np.zeros((games, turns), dtype=np.int16),
         )
+
+    def roll(self, games: IntArray, turn: int, step: int, roll: IntArray) -> None:
+        """The roll ``step`` of ``turn`` (0: the first) of each of ``games``."""
+        self.rolls[games, self.start[games, turn] + step] = roll
+
+    def keep(self, games: IntArray, turn: int, step: int, keep: IntArray) -> None:
+        """The keep before the roll ``step`` (1 on) of ``turn`` of each of ``games``."""
+        self.keeps[games, self.start[games, turn] + step - 1 - turn] = keep
+
+    def end_turn(self, turn: int, rolled: IntArray) -> None:
+        """``turn`` of each game made ``rolled`` rolls: the next starts after them."""
+        self.start[:, turn + 1] = self.start[:, turn] + rolled
+
+    def turns(self, g: int) -> list[tuple[list[int], list[int]]]:
+        """The rolls of each turn of game ``g`` and the keeps between them (the game's rows
+        made lists once: a log of a million games reads them all)."""
+        rolls, keeps, start = (table[g].tolist() for table in (self.rolls, self.keeps, self.start))
+        return [
+            (rolls[start[t] : start[t + 1]], keeps[start[t] - t : start[t + 1] - t - 1])
+            for t in range(len(start) - 1)
+        ]
 
 
 async def simulate(
@@ -589,8 +622,7 @@ async def simulate(
     while first < games:
         size = min(chunk_games, games - first)
         kept = max(0, min(size, record - first)) if on_games is not None else 0
-        most = most_rolls_left(rules, len(rules.categories) - 1)
-        chunk_record = _Record.empty(kept, len(rules.categories), most)
+        chunk_record = GameRecord.empty(kept, rules)
         await _play_chunk(engine, cache, rng, size, summary, chunk_record, target)
         if on_games is not None and kept:
             await on_games([game_log(rules, chunk_record, g, first + g) for g in range(kept)])
@@ -620,7 +652,7 @@ async def _play_chunk(
     rng: np.random.Generator,
     games: int,
     summary: Summary,
-    record: _Record,
+    record: GameRecord,
     target: Target | None = None,
 ) -> None:
     """Play ``games`` games from the empty scorecard, all in lockstep, into ``summary``."""
@@ -664,11 +696,13 @@ async def _play_chunk(
         if (column < 0).any():
             raise AssertionError("a game reached a guidepost its block does not list")
         roll = throw(rng, dice, nothing)
-        record.rolls[:, turn, 0] = roll[:kept]
+        logged = np.arange(kept)
+        record.roll(logged, turn, 0, roll[:kept])
         if rules.saved_rolls:
             record.saved[:, turn] = bank[:kept]
             left = bank + rules.rerolls
             position = _saved_turn(rng, dice, policies, groups, column, roll, left, record, turn)
+            record.end_turn(turn, 1 + bank[:kept] + rules.rerolls - left[:kept])
             bank = carry[left]
         else:
             for step, n in enumerate(range(rules.rerolls, 0, -1), start=1):
@@ -678,8 +712,9 @@ async def _play_chunk(
                 keep = tables.keep_of_mask[roll, mask].astype(np.int64)
                 roll = throw(rng, dice, keep)  # keeping every die throws nothing: the same roll
                 rerolled = mask[:kept] != tables.all_kept
-                record.keeps[:kept, turn, step - 1] = np.where(rerolled, keep[:kept], -1)
-                record.rolls[:kept, turn, step] = np.where(rerolled, roll[:kept], -1)
+                record.keep(logged, turn, step, np.where(rerolled, keep[:kept], -1))
+                record.roll(logged, turn, step, np.where(rerolled, roll[:kept], -1))
+            record.end_turn(turn, np.full(kept, rules.rerolls + 1))
             position = None
         box = np.empty(games, dtype=np.int64)
         gained = np.empty(games, dtype=np.int64)
@@ -727,7 +762,7 @@ def _saved_turn(
     column: IntArray,
     roll: IntArray,
     left: IntArray,
-    record: _Record,
+    record: GameRecord,
     turn: int,
 ) -> IntArray:
     """One turn of saved rolls after its first roll: each game rerolls while its policy
@@ -760,8 +795,8 @@ def _saved_turn(
         roll[moving] = throw(rng, dice, keep)
         left[moving] -= 1
         shown = moving[moving < kept]
-        record.keeps[shown, turn, step - 1] = keep[: shown.size]
-        record.rolls[shown, turn, step] = roll[shown]
+        record.keep(shown, turn, step, keep[: shown.size])
+        record.roll(shown, turn, step, roll[shown])
 
 
 def _split(inverse: IntArray, groups: int) -> list[IntArray]:
@@ -774,16 +809,14 @@ def _split(inverse: IntArray, groups: int) -> list[IntArray]:
 # --- logs and narration ---------------------------------------------------------------------
 
 
-def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, object]:
+def game_log(rules: RuleSet, record: GameRecord, g: int, number: int) -> dict[str, object]:
     """One game as JSON: per turn the dice after each roll (and the rerolls then left),
     the dice kept before each reroll, the box, its points and the bonuses banked. With saved
     rolls a turn says the bank it started with (``saved``), the rolls left after each roll
     (``rolls_left``) and the bank its score carries (``carried``)."""
     dice = rules.universe
     turns = []
-    for t in range(record.box.shape[1]):
-        rolls = [int(r) for r in record.rolls[g, t]]
-        keeps = [int(k) for k in record.keeps[g, t]]
+    for t, (rolls, keeps) in enumerate(record.turns(g)):
         shown = [0] + [step for step in range(1, len(rolls)) if rolls[step] >= 0]
         saved = int(record.saved[g, t])
         left = [saved + rules.rerolls - s for s in shown]
@@ -818,6 +851,7 @@ def game_log(rules: RuleSet, record: _Record, g: int, number: int) -> dict[str, 
 __all__ = [
     "BlockPolicy",
     "DiceTables",
+    "GameRecord",
     "PolicyCache",
     "Target",
     "dice_tables",

@@ -388,21 +388,89 @@ def shift_add(
     alike: IntArray,
     here_spared: FloatArray,
     target: FloatArray,
+    base: IntArray,
     spared: FloatArray,
 ) -> None:
     """For every pair (class k, lane t) of weight w > 0, with the lane's window s = first[t]
-    .. + length[t]: target[rows[k, t], gains[k, t] + s] += w * here[t, s]; and the mass
-    that never had a +100 (``extra``) or all dice alike (``alike``) moves to spared[0, row]
-    and spared[1, row] (the order of ``_EVENTS``) unless the pair has it."""
+    .. + length[t]: the target row rows[k, t]'s total gains[k, t] + s, which sits at
+    target[base[row] + total] (each row's window packed, :func:`windows`), gets w * here[t,
+    s]; and the mass that never had a +100 (``extra``) or all dice alike (``alike``) moves
+    to spared[0, row] and spared[1, row] (the order of ``_EVENTS``) unless the pair has it."""
     for k in range(weights.shape[0]):
         for t in range(weights.shape[1]):
             w = weights[k, t]
             if w > 0.0:
                 row, lo = rows[k, t], first[t]
-                shift = gains[k, t] + lo
+                shift = base[row] + gains[k, t] + lo
                 for s in range(length[t]):
-                    target[row, shift + s] += w * here[t, lo + s]
+                    target[shift + s] += w * here[t, lo + s]
                 if extra[k, t] == 0:
                     spared[0, row] += w * here_spared[0, t]
                 if alike[k] == 0:
                     spared[1, row] += w * here_spared[1, t]
+
+
+@jit
+def windows(
+    first: IntArray,
+    length: IntArray,
+    weights: FloatArray,
+    rows: IntArray,
+    gains: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+) -> bool:
+    """Widen each target row's window of totals lo[row] .. hi[row] (empty where hi <= lo)
+    to hold what :func:`shift_add` adds with the same arguments: only the pairs of weight
+    w > 0 whose lane holds mass. Returns whether any window grew."""
+    grew = False
+    for k in range(weights.shape[0]):
+        for t in range(weights.shape[1]):
+            if weights[k, t] > 0.0 and length[t] > 0:
+                row = rows[k, t]
+                start = gains[k, t] + first[t]
+                end = start + length[t]
+                if hi[row] <= lo[row]:
+                    lo[row], hi[row], grew = start, end, True
+                elif start < lo[row] or end > hi[row]:
+                    lo[row], hi[row], grew = min(lo[row], start), max(hi[row], end), True
+    return grew
+
+
+@jit
+def lay_out(
+    data: FloatArray,
+    base: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    new_lo: IntArray,
+    new_hi: IntArray,
+    new_base: IntArray,
+) -> FloatArray:
+    """The rows' windows laid out anew, one after another: new_base[r] set so that the
+    total s of row r sits at new_base[r] + s of the array returned, which holds the mass of
+    ``data`` (laid out by ``base``, ``lo`` and ``hi``) where it was, and zeros around it."""
+    size = 0
+    for r in range(new_lo.size):
+        new_base[r] = size - new_lo[r]
+        size += new_hi[r] - new_lo[r]
+    out = np.zeros(size)
+    move_windows(data, base, lo, hi, out, new_base)
+    return out
+
+
+@jit
+def move_windows(
+    source: FloatArray,
+    source_base: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    target: FloatArray,
+    target_base: IntArray,
+) -> None:
+    """Copy each row's window of totals lo[row] .. hi[row] from one packed layout to
+    another (a wider one, or a dense block read as one row after another): the total s of
+    row r sits at source[source_base[r] + s] and goes to target[target_base[r] + s]."""
+    for r in range(lo.size):
+        for s in range(lo[r], hi[r]):
+            target[target_base[r] + s] = source[source_base[r] + s]

@@ -25,12 +25,7 @@ def table_bytes(rules: RuleSet, cap: int) -> int:
     which packs the reachable turn starts only)."""
     masks = np.asarray(rules.reachable_masks(0), dtype=np.int64)
     widths = np.maximum(1, np.minimum(cap, reaches(rules, masks)))
-    upper_bits = sum(1 << box for box, c in enumerate(rules.categories) if c.upper_face)
-    # The turn starts a block reaches depend only on its filled upper boxes and Yahtzee box.
-    shaping = upper_bits | (0 if rules.yahtzee_box is None else 1 << rules.yahtzee_box)
-    kinds, which = np.unique(masks & shaping, return_inverse=True)
-    starts = np.array([Guideposts.reachable(rules, int(k)).upper.size for k in kinds])
-    return int((starts[which.ravel()] * widths).sum()) * VALUE_BYTES
+    return int((Guideposts.counts(rules, masks) * widths).sum()) * VALUE_BYTES
 
 
 def cone_values(rules: RuleSet, cap: int, filled: int) -> int:

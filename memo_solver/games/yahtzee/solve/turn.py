@@ -62,6 +62,18 @@ class Guideposts:
         yahtzee_filled = yahtzee is not None and bool(filled >> yahtzee & 1)
         return _reachable(rules, upper_mask, yahtzee_filled)
 
+    @staticmethod
+    def counts(rules: RuleSet, masks: IntArray) -> IntArray:
+        """(M,) the guideposts each block of ``masks`` reaches, for whole tables (a million
+        blocks for Maxi Yatzy): they depend only on its filled upper boxes and Yahtzee box,
+        a few hundred kinds, each looked up once."""
+        upper_bits = sum(1 << box for box, c in enumerate(rules.categories) if c.upper_face)
+        shaping = upper_bits | (0 if rules.yahtzee_box is None else 1 << rules.yahtzee_box)
+        kinds, which = np.unique(masks & shaping, return_inverse=True)
+        starts = np.array([Guideposts.reachable(rules, int(k)).upper.size for k in kinds])
+        counts: IntArray = starts[which.ravel()]
+        return counts
+
     @classmethod
     def one(cls, rules: RuleSet, upper: int, bonus: int) -> Guideposts:
         """A single guidepost (advice for one state), kept: a rule set has at most a few
