@@ -90,7 +90,8 @@ from memo_solver.stores.redis import RedisStore
 
 CPU_RATIO_TARGET = 1.15
 MODEL_TARGET = 0.15
-COMPUTED = re.compile(rb"batch of \d+: (\d+) computed")
+BATCH = re.compile(rb"batch of (\d+): (\d+) computed, (\d+) found stored")
+"""A worker's debug line per chunk or batch claimed: keys claimed, computed, read stored."""
 
 
 @dataclass
@@ -113,6 +114,10 @@ class Run:
     wall_s: float
     stored: int
     computed: dict[str, int] = field(default_factory=dict)
+    claimed: dict[str, int] = field(default_factory=dict)
+    """Keys each worker's claims asked for (its debug log; none kept for the one process)."""
+    found: dict[str, int] = field(default_factory=dict)
+    """Blocks each worker's claims found stored and read (its debug log)."""
     layers: list[dict[str, float]] = field(default_factory=list)
     at_job_done: dict[str, float] = field(default_factory=dict)
     value: float | None = None
@@ -313,10 +318,8 @@ def run_workers(
         redis_end = cpu_seconds(server.pid)
         stored = stored_count(client, part.namespace)
         record = client.hgetall(redis_keys.job(job_id))
-    computed = {
-        name: sum(int(m) for m in COMPUTED.findall((folder / f"{name}.log").read_bytes()))
-        for name in names
-    }
+    batches = {name: BATCH.findall((folder / f"{name}.log").read_bytes()) for name in names}
+    computed = {name: sum(int(c) for _, c, _ in found) for name, found in batches.items()}
     samples.insert(0, Sample(0.0, 0, begin, redis_begin))
     return Run(
         tree=str(tree),
@@ -326,6 +329,8 @@ def run_workers(
         wall_s=samples[-1].t,
         stored=stored,
         computed=computed,
+        claimed={name: sum(int(n) for n, _, _ in found) for name, found in batches.items()},
+        found={name: sum(int(f) for _, _, f in found) for name, found in batches.items()},
         layers=per_layer(samples, part),
         at_job_done=at_job_done,
         value=float(record[b"value"]) if part.whole and b"value" in record else None,
@@ -450,9 +455,15 @@ def describe(run: Run) -> str:
         f"{name} {cpu:.1f} s ({run.computed.get(name, 0):,} blocks)"
         for name, cpu in run.cpu.items()
     )
+    claims = (
+        f"; claimed {sum(run.claimed.values()):,}, read {sum(run.found.values()):,}"
+        if run.claimed
+        else ""
+    )
     return (
         f"{Path(run.tree).name:>14} {run.mode:<10} CPU {run.total:7.1f} s [{shares}] + "
         f"redis-server {run.redis_cpu:.1f} s; wall {run.wall_s:.1f} s; stored {run.stored:,}"
+        + claims
     )
 
 
