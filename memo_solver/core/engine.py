@@ -9,10 +9,11 @@ is committed as soon as its batch is, so an interrupted solve resumes where it s
 claim is held only while its batch is computed; the engine renews all its claims every
 third of a lease and releases them in a shielded scope when the work is cancelled or fails.
 
-One module of about 780 lines, on purpose: the engine is one piece of state (the process
+One module of about 830 lines, on purpose: the engine is one piece of state (the process
 memo, the blocks in flight, the claims held, the queues and the counters) that all its
-paths share: a top-down query, a layered solve, the plan and cost a query tells first, the
-batch pipeline, the coalesced lookups and the claim renewal. The rules that tie them (a
+paths share: a top-down query, a layered solve (of a whole cone, or of the part of it
+missing), the plan and cost a query tells first, the batch pipeline, the coalesced lookups
+and the claim renewal. The rules that tie them (a
 block is solved at most once in a process, whichever path asks for it; a claim is held only
 while its batch is computed, and given back in a shielded scope) each hold across several
 paths, so they are read in one place; cut by path, each module would reach into the
