@@ -13,11 +13,10 @@ One module of about 830 lines, on purpose: the engine is one piece of state (the
 memo, the blocks in flight, the claims held, the queues and the counters) that all its
 paths share: a top-down query, a layered solve (of a whole cone, or of the part of it
 missing), the plan and cost a query tells first, the batch pipeline, the coalesced lookups
-and the claim renewal. The rules that tie them (a
-block is solved at most once in a process, whichever path asks for it; a claim is held only
-while its batch is computed, and given back in a shielded scope) each hold across several
-paths, so they are read in one place; cut by path, each module would reach into the
-others' state. What is not the engine lives beside it: the process memo
+and the claim renewal. The rules that tie them (a block is solved at most once in a
+process, whichever path asks for it; a claim is held only while its batch is computed, and
+given back in a shielded scope) each hold across several paths, so they are read in one
+place; cut by path, each module would reach into the others' state. What is not the engine lives beside it: the process memo
 (:mod:`~memo_solver.core.cache`), the block bytes (:mod:`~memo_solver.core.codec`), what it
 knows of a game and of a store (:mod:`~memo_solver.core.game`,
 :mod:`~memo_solver.core.store`), and engines opened on demand
