@@ -16,11 +16,11 @@ missing), the plan and cost a query tells first, the batch pipeline, the coalesc
 and the claim renewal. The rules that tie them (a block is solved at most once in a
 process, whichever path asks for it; a claim is held only while its batch is computed, and
 given back in a shielded scope) each hold across several paths, so they are read in one
-place; cut by path, each module would reach into the others' state. What is not the engine lives beside it: the process memo
-(:mod:`~memo_solver.core.cache`), the block bytes (:mod:`~memo_solver.core.codec`), what it
-knows of a game and of a store (:mod:`~memo_solver.core.game`,
-:mod:`~memo_solver.core.store`), and engines opened on demand
-(:mod:`~memo_solver.core.engine_pool`).
+place; cut by path, each module would reach into the others' state. What is not the
+engine lives beside it: the process memo (:mod:`~memo_solver.core.cache`), the block bytes
+(:mod:`~memo_solver.core.codec`), what it knows of a game and of a store
+(:mod:`~memo_solver.core.game`, :mod:`~memo_solver.core.store`), and engines opened on
+demand (:mod:`~memo_solver.core.engine_pool`).
 
 A cold question whose cone is large (past :data:`LAYERED_CONE_VALUES` values that no store
 may hold) is not solved top-down, which holds a task, an in-flight record and the successors
