@@ -36,17 +36,19 @@ kernel's solve and encoding of one block of a layer of f boxes filled (a sample 
 layer's blocks on made-up successors); on a scratch redis-server, c, a block's share of a
 chunk's arrange, claim and commit; c', a claim of a key found stored; d, a read and decode;
 l, a lookup of a key not stored with its successors listed (client CPU; Redis's own beside
-each). With them it plays the precompute out block by block as the engine runs it: one
-worker walks the whole game a layer at a time, the others take the pieces it queues (the
-blocks of one box filled), each walked by its cone's layers or, where half of it is stored,
-by the blocks missing from it, found first; every chunk claims what its worker's memo
-lacks, solving and committing what is not stored (s_f + c), reading what is (c' + d); the
-workers step in the order of the CPU each has spent. One process is n x (s_f + c) a layer.
-Its totals for k = 1 and k = ``--workers`` are set beside the measured runs (per run, and
-the medians); k = ``--project`` is its projection. The worker logs' claims and reads are
-printed beside its counts.
+each); and e, the engine's own CPU per block solved beside those parts (its memo, its calls
+off the event loop: a walk of a small cone by :meth:`Engine.solve_layers`, less its parts).
+With them it plays the precompute out block by block as the engine runs it: one worker
+walks the whole game a layer at a time, the others take the pieces it queues (the blocks of
+one box filled), each walked by its cone's layers or, where half of it is stored, by the
+blocks missing from it, found first; every chunk claims what its worker's memo lacks,
+solving and committing what is not stored (s_f + e + c), reading what is (c' + d); the
+workers step in the order of the CPU each has spent. One process is n x (s_f + e + c) a
+layer. Its totals for k = 1 and k = ``--workers`` are set beside the measured runs (per
+run, and the medians); k = ``--project`` is its projection. The worker logs' claims and
+reads are printed beside its counts.
 
-One script of about 730 lines, on purpose: the two kinds of run, the polling that cuts them
+One script of about 790 lines, on purpose: the two kinds of run, the polling that cuts them
 into layers, the model's in-process measurements and its play, and the report all read one
 record of the layers measured (:class:`Slice`) and of a run (:class:`Run`); split, each part
 would import the others' records and the model would sit apart from the figures it is set
@@ -87,7 +89,7 @@ from support.redis_server import RedisServer, ensure_redis_server
 from support.worker_support import layout_of, wait_for
 
 from memo_solver.core.codec import decode_game_block, encode_game_block
-from memo_solver.core.engine import LAYER_CHUNK, namespace
+from memo_solver.core.engine import LAYER_CHUNK, namespace, open_engine
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, filled_of
 from memo_solver.jobs.queue import Job
@@ -437,7 +439,65 @@ def store_costs(binary: str, part: Slice, folder: Path) -> dict[str, float]:
         return anyio.run(measure)
 
 
-COSTS = ("solve_s", "claims_commits_s", "stored_claims_s", "reads_s", "lookups_s")
+ENGINE_SAMPLE_S = 2.0
+"""About how much CPU the engine's own walk of a cone may take to measure ``e``."""
+
+
+def engine_costs(
+    binary: str, part: Slice, solve: dict[int, float], store: dict[str, float], folder: Path
+) -> dict[str, float]:
+    """Per block solved, the engine's own CPU beside its parts (``e``, Redis ``e_r``): the
+    memo, the calls off the event loop, the chunks' bookkeeping, which a whole solve pays
+    on top of the kernel and the store (one ``maxi-yatzy`` process was 16 to 19 % above
+    their sum). Measured as :meth:`Engine.solve_layers` of a cone on a scratch
+    redis-server, less what its parts cost by ``s_f`` and ``c``: the smallest cone, from
+    the end of the game, whose parts cost :data:`ENGINE_SAMPLE_S` (or the slice's last
+    layer's block's)."""
+    game = part.game
+    for i in part.measured:
+        key = part.layers[i][0]
+        layers = game.layers(key)
+        parts = sum(
+            len(layer) * (solve[filled_of(layer[0]).bit_count()] + store["c"]) for layer in layers
+        )
+        if parts >= ENGINE_SAMPLE_S:
+            break
+    n = sum(len(layer) for layer in layers)
+    with RedisServer(folder, binary=binary) as server:
+        assert server.pid is not None
+        redis_before = cpu_seconds(server.pid)
+
+        async def walk() -> float:
+            async with RedisStore(server.url) as store_, open_engine(game, store_) as engine:
+                started = time.process_time()  # the kernel loaded by solve_costs
+                await engine.solve_layers(key)
+                return time.process_time() - started
+
+        cpu = anyio.run(walk)
+        redis_s = cpu_seconds(server.pid) - redis_before
+    return {"e": (cpu - parts) / n, "e_r": redis_s / n - store["c_r"]}
+
+
+UNIT_ROUNDS = 3
+"""Times the unit costs are measured before a run, each the median: a chunk's solve is a
+tenth of a second, which a neighbour's burst on the shared host moves by a fifth."""
+
+
+def unit_costs(binary: str, part: Slice, folder: Path) -> tuple[dict[int, float], dict[str, float]]:
+    """The model's unit costs, each the median of :data:`UNIT_ROUNDS` measurements."""
+    solves, stores = [], []
+    for number in range(UNIT_ROUNDS):
+        solve = solve_costs(part)
+        store = store_costs(binary, part, folder / f"scratch-{number}")
+        solves.append(solve)
+        stores.append(store | engine_costs(binary, part, solve, store, folder / f"e-{number}"))
+    return (
+        {f: statistics.median(solve[f] for solve in solves) for f in solves[0]},
+        {name: statistics.median(store[name] for store in stores) for name in stores[0]},
+    )
+
+
+COSTS = ("solve_s", "engine_s", "claims_commits_s", "stored_claims_s", "reads_s", "lookups_s")
 """The model's terms of client CPU, each a count times a unit cost (see :func:`model`)."""
 
 
@@ -511,10 +571,11 @@ def model(part: Slice, solve: dict[int, float], store: dict[str, float], k: int)
                     filled[j],
                     {
                         "solve_s": len(fresh) * solve[filled[j]],
+                        "engine_s": len(fresh) * store["e"],
                         "claims_commits_s": len(fresh) * store["c"],
                         "stored_claims_s": again * store["c2"],
                         "reads_s": again * store["d"],
-                        "redis_s": len(fresh) * store["c_r"]
+                        "redis_s": len(fresh) * (store["c_r"] + store["e_r"])
                         + again * (store["c2_r"] + store["d_r"]),
                     },
                 )
@@ -581,7 +642,8 @@ def units_line(solve: dict[int, float], store: dict[str, float]) -> str:
         f"{store['c_r'] * 1e6:.1f}); read and decode {store['d'] * 1e6:.1f} us (Redis "
         f"{store['d_r'] * 1e6:.1f}); a stored key claimed {store['c2'] * 1e6:.1f} us (Redis "
         f"{store['c2_r'] * 1e6:.1f}); a missing key looked up {store['l'] * 1e6:.1f} us "
-        f"(Redis {store['l_r'] * 1e6:.1f})"
+        f"(Redis {store['l_r'] * 1e6:.1f}); the engine's own {store['e'] * 1e6:.1f} us a block "
+        f"solved (Redis {store['e_r'] * 1e6:.1f})"
     )
 
 
@@ -592,7 +654,8 @@ def model_line(found: dict[str, Any], run: Run | None) -> str:
         miss = (totals["processes_s"] - run.total) / run.total
         off = f" against {run.total:.1f} measured ({miss:+.1%})"
     return (
-        f"model, {found['workers']} worker(s): solve {totals['solve_s']:.1f} s + claims and "
+        f"model, {found['workers']} worker(s): solve {totals['solve_s']:.1f} s + engine "
+        f"{totals['engine_s']:.1f} s + claims and "
         f"commits {totals['claims_commits_s']:.1f} s + stored keys claimed "
         f"{sum(counts['claimed']) - sum(counts['computed']):,} ({totals['stored_claims_s']:.1f} "
         f"s) + reads {sum(counts['reads']):,} ({totals['reads_s']:.1f} s) + lookups "
@@ -660,8 +723,7 @@ def main() -> int:
                 folder = workdir / f"r{round_no}-{number}"
                 folder.mkdir()
                 if tree == ROOT:
-                    solve = solve_costs(part)
-                    store = store_costs(binary, part, folder / "scratch")
+                    solve, store = unit_costs(binary, part, folder)
                     say(f"  round {round_no + 1}: unit costs {units_line(solve, store)}")
                 if mode == "here":
                     run = run_here(binary, tree, part, folder, args.poll)
