@@ -31,22 +31,22 @@ first (``PYTHONPATH=DIR .venv/bin/python -m memo_solver compile``), or its first
 compiles the kernel on the clock.
 
 The model (:func:`model`, from unit costs this script measures in process just before each
-run of this tree, so that both see about the same load, not from the runs): s_f, the
-kernel's solve and encoding of one block of a layer of f boxes filled (a sample of the
-layer's blocks on made-up successors); on a scratch redis-server, c, a block's share of a
-chunk's arrange, claim and commit; c', a claim of a key found stored; d, a read and decode;
-l, a lookup of a key not stored with its successors listed (client CPU; Redis's own beside
-each); and e, the engine's own CPU per block solved beside those parts (its memo, its calls
-off the event loop: a walk of a small cone by :meth:`Engine.solve_layers`, less its parts).
-With them it plays the precompute out block by block as the engine runs it: one worker
-walks the whole game a layer at a time, the others take the pieces it queues (the blocks of
-one box filled), each walked by its cone's layers or, where half of it is stored, by the
-blocks missing from it, found first; every chunk claims what its worker's memo lacks,
-solving and committing what is not stored (s_f + e + c), reading what is (c' + d); the
-workers step in the order of the CPU each has spent. One process is n x (s_f + e + c) a
-layer. Its totals for k = 1 and k = ``--workers`` are set beside the measured runs (per
-run, and the medians); k = ``--project`` is its projection. The worker logs' claims and
-reads are printed beside its counts.
+run of this tree, each the median of three, so that both see about the same load; not from
+the runs): s_f, the kernel's solve of one block of a layer of f boxes filled (a sample of
+the layer's blocks on made-up successors); e, the rest of a block solved by the engine (its
+encoding, claim and commit, the memo, the calls off the event loop: a walk of a cone by
+:meth:`Engine.solve_layers` on a scratch redis-server, less its kernel calls timed in it);
+on a scratch redis-server, c', a claim of a key found stored; d, a read and decode; l, a
+lookup of a key not stored with its successors listed (client CPU; Redis's own beside
+each). With them it plays the precompute out block by block as the engine runs it: one
+worker walks the whole game a layer at a time, the others take the pieces it queues (the
+blocks of one box filled), each walked by its cone's layers or, where half of it is stored,
+by the blocks missing from it, found first; every chunk claims what its worker's memo
+lacks, solving what is not stored (s_f + e), reading what is (c' + d); the workers step in
+the order of the CPU each has spent. One process is n x (s_f + e) a layer. Its totals for
+k = 1 and k = ``--workers`` are set beside the measured runs (per run, and the medians);
+k = ``--project`` is its projection. The worker logs' claims and reads are printed beside
+its counts.
 
 One script of about 790 lines, on purpose: the two kinds of run, the polling that cuts them
 into layers, the model's in-process measurements and its play, and the report all read one
@@ -79,7 +79,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import numpy as np
@@ -90,6 +90,7 @@ from support.worker_support import layout_of, wait_for
 
 from memo_solver.core.codec import decode_game_block, encode_game_block
 from memo_solver.core.engine import LAYER_CHUNK, namespace, open_engine
+from memo_solver.core.game import Game
 from memo_solver.games.yahtzee.rules.catalog import get_rule_set
 from memo_solver.games.yahtzee.solve.game import YahtzeeGame, filled_of
 from memo_solver.jobs.queue import Job
@@ -351,9 +352,10 @@ def run_workers(
 
 
 def solve_costs(part: Slice) -> dict[int, float]:
-    """CPU per block of each measured layer: the kernel's solve and the block's encoding,
-    as :meth:`Engine._solve` runs them, on made-up successors, in a call of one chunk of the
-    layer as a whole solve cuts it (a call's set-up is a small chunk's large share)."""
+    """CPU per block of each measured layer: the kernel's solve, on made-up successors, in a
+    call of one chunk of the layer as a whole solve cuts it (a call's set-up is a small
+    chunk's large share); the rest of a block's cost in a solve is ``e``
+    (:func:`engine_costs`)."""
     rng = np.random.default_rng(31)
     costs: dict[int, float] = {}
     for i in part.measured:
@@ -367,8 +369,7 @@ def solve_costs(part: Slice) -> dict[int, float]:
         }
         part.game.solve_many(keys[:1], successors)  # loaded and warmed, untimed
         started = time.process_time()
-        for key, block in zip(keys, part.game.solve_many(keys, successors), strict=True):
-            encode_game_block(part.game, key, block)
+        part.game.solve_many(keys, successors)
         costs[part.filled[i]] = (time.process_time() - started) / len(keys)
     return costs
 
@@ -443,39 +444,63 @@ ENGINE_SAMPLE_S = 2.0
 """About how much CPU the engine's own walk of a cone may take to measure ``e``."""
 
 
+class Timed:
+    """A game whose batch solver counts the CPU its calls take (each in its own thread)."""
+
+    def __init__(self, game: YahtzeeGame) -> None:
+        self.game = game
+        self.kernel_s = 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.game, name)
+
+    def solve_many(self, keys: Sequence[str], successors: Any) -> Sequence[Any]:
+        started = time.thread_time()
+        try:
+            return self.game.solve_many(keys, successors)
+        finally:
+            self.kernel_s += time.thread_time() - started
+
+
 def engine_costs(
-    binary: str, part: Slice, solve: dict[int, float], store: dict[str, float], folder: Path
+    binary: str, part: Slice, solve: dict[int, float], folder: Path
 ) -> dict[str, float]:
-    """Per block solved, the engine's own CPU beside its parts (``e``, Redis ``e_r``): the
-    memo, the calls off the event loop, the chunks' bookkeeping, which a whole solve pays
-    on top of the kernel and the store (one ``maxi-yatzy`` process was 16 to 19 % above
-    their sum). Measured as :meth:`Engine.solve_layers` of a cone on a scratch
-    redis-server, less what its parts cost by ``s_f`` and ``c``: the smallest cone, from
-    the end of the game, whose parts cost :data:`ENGINE_SAMPLE_S` (or the slice's last
-    layer's block's)."""
+    """Per block solved, the engine's own CPU beside the kernel (``e``, Redis ``e_r``): the
+    encoding, the memo, the calls off the event loop, the claims and commits, the chunks'
+    bookkeeping, which a whole solve pays on top of the kernel (one ``maxi-yatzy`` process
+    was 16 to 19 % above the kernel's and the store's costs). Measured in one walk of
+    :meth:`Engine.solve_layers` on a scratch redis-server, less its kernel calls timed in
+    it, after a walk of the game's last two blocks (what an engine pays once: its store's
+    layout, its threads): the smallest cone, from the end of the game, that ``s_f`` says
+    costs :data:`ENGINE_SAMPLE_S` of kernel."""
     game = part.game
-    for i in part.measured:
-        key = part.layers[i][0]
-        layers = game.layers(key)
-        parts = sum(
-            len(layer) * (solve[filled_of(layer[0]).bit_count()] + store["c"]) for layer in layers
-        )
-        if parts >= ENGINE_SAMPLE_S:
+    per_cost = statistics.median(
+        solve[part.filled[i]] / game.block_cost(part.layers[i][0]) for i in part.measured
+    )
+    for layer in part.layers[1:]:
+        key = layer[0]
+        cone = game.layers(key)
+        if per_cost * sum(len(keys) * game.block_cost(keys[0]) for keys in cone) >= ENGINE_SAMPLE_S:
             break
-    n = sum(len(layer) for layer in layers)
+    timed = Timed(game)
     with RedisServer(folder, binary=binary) as server:
-        assert server.pid is not None
-        redis_before = cpu_seconds(server.pid)
+        redis_pid = server.pid
+        assert redis_pid is not None
 
-        async def walk() -> float:
-            async with RedisStore(server.url) as store_, open_engine(game, store_) as engine:
-                started = time.process_time()  # the kernel loaded by solve_costs
+        async def walk() -> dict[str, float]:
+            async with (
+                RedisStore(server.url) as store,
+                open_engine(cast(Game, timed), store) as engine,
+            ):
+                await engine.solve_layers(part.layers[1][0])
+                cpu, kernel = time.process_time(), timed.kernel_s
+                blocks, redis_s = engine.counters.computed, cpu_seconds(redis_pid)
                 await engine.solve_layers(key)
-                return time.process_time() - started
+                n = engine.counters.computed - blocks
+                own = time.process_time() - cpu - (timed.kernel_s - kernel)
+                return {"e": own / n, "e_r": (cpu_seconds(redis_pid) - redis_s) / n}
 
-        cpu = anyio.run(walk)
-        redis_s = cpu_seconds(server.pid) - redis_before
-    return {"e": (cpu - parts) / n, "e_r": redis_s / n - store["c_r"]}
+        return anyio.run(walk)
 
 
 UNIT_ROUNDS = 3
@@ -490,14 +515,14 @@ def unit_costs(binary: str, part: Slice, folder: Path) -> tuple[dict[int, float]
         solve = solve_costs(part)
         store = store_costs(binary, part, folder / f"scratch-{number}")
         solves.append(solve)
-        stores.append(store | engine_costs(binary, part, solve, store, folder / f"e-{number}"))
+        stores.append(store | engine_costs(binary, part, solve, folder / f"e-{number}"))
     return (
         {f: statistics.median(solve[f] for solve in solves) for f in solves[0]},
         {name: statistics.median(store[name] for store in stores) for name in stores[0]},
     )
 
 
-COSTS = ("solve_s", "engine_s", "claims_commits_s", "stored_claims_s", "reads_s", "lookups_s")
+COSTS = ("solve_s", "engine_s", "stored_claims_s", "reads_s", "lookups_s")
 """The model's terms of client CPU, each a count times a unit cost (see :func:`model`)."""
 
 
@@ -572,10 +597,9 @@ def model(part: Slice, solve: dict[int, float], store: dict[str, float], k: int)
                     {
                         "solve_s": len(fresh) * solve[filled[j]],
                         "engine_s": len(fresh) * store["e"],
-                        "claims_commits_s": len(fresh) * store["c"],
                         "stored_claims_s": again * store["c2"],
                         "reads_s": again * store["d"],
-                        "redis_s": len(fresh) * (store["c_r"] + store["e_r"])
+                        "redis_s": len(fresh) * store["e_r"]
                         + again * (store["c2_r"] + store["d_r"]),
                     },
                 )
@@ -654,9 +678,8 @@ def model_line(found: dict[str, Any], run: Run | None) -> str:
         miss = (totals["processes_s"] - run.total) / run.total
         off = f" against {run.total:.1f} measured ({miss:+.1%})"
     return (
-        f"model, {found['workers']} worker(s): solve {totals['solve_s']:.1f} s + engine "
-        f"{totals['engine_s']:.1f} s + claims and "
-        f"commits {totals['claims_commits_s']:.1f} s + stored keys claimed "
+        f"model, {found['workers']} worker(s): kernel {totals['solve_s']:.1f} s + the rest of "
+        f"the blocks solved {totals['engine_s']:.1f} s + stored keys claimed "
         f"{sum(counts['claimed']) - sum(counts['computed']):,} ({totals['stored_claims_s']:.1f} "
         f"s) + reads {sum(counts['reads']):,} ({totals['reads_s']:.1f} s) + lookups "
         f"{sum(counts['lookups']):,} ({totals['lookups_s']:.1f} s) = "
