@@ -48,7 +48,7 @@ k = 1 and k = ``--workers`` are set beside the measured runs (per run, and the m
 k = ``--project`` is its projection. The worker logs' claims and reads are printed beside
 its counts.
 
-One script of about 790 lines, on purpose: the two kinds of run, the polling that cuts them
+One script of about 830 lines, on purpose: the two kinds of run, the polling that cuts them
 into layers, the model's in-process measurements and its play, and the report all read one
 record of the layers measured (:class:`Slice`) and of a run (:class:`Run`); split, each part
 would import the others' records and the model would sit apart from the figures it is set
