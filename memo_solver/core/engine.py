@@ -39,6 +39,7 @@ Nothing here knows which game it solves: see :class:`memo_solver.core.game.Game`
 from __future__ import annotations
 
 import logging
+import math
 import os
 import random
 import socket
@@ -427,14 +428,23 @@ class Engine:
         are), so the walk goes down only from missing blocks: a warm query costs the one
         lookup it would make anyway, and what a cold one finds stored stays in the process
         memo for the solve that follows. Successors are listed in a worker thread: a whole
-        3 x 3 Dice of Doom cone is 3.5 million keys, seconds of CPU.
+        3 x 3 Dice of Doom cone is 3.5 million keys, seconds of CPU. A step's keys are
+        looked up about :data:`LAYERED_CONE_VALUES` values at a time (at least a chunk's
+        worth of keys), so that the stored blocks found next to a large cone's missing ones
+        (a ``maxi-yatzy-saved`` piece's: a hundred thousand blocks of tens of kB) are never
+        held all at once; a question's plan, under that bound, makes one lookup a step.
         """
         frontier = [key for key in dict.fromkeys(keys) if key not in seen]
         missing = []
         while frontier:
             seen.update(frontier)  # now, so that a concurrent walk of ``seen`` skips them
-            stored = await self.stored(frontier)
-            absent = [key for key in frontier if key not in stored]
+            width = math.prod(self.game.block_shape(frontier[0]))
+            step = max(LAYER_CHUNK, LAYERED_CONE_VALUES // width)
+            absent = []
+            for start in range(0, len(frontier), step):
+                part = frontier[start : start + step]
+                stored = await self.stored(part)
+                absent += [key for key in part if key not in stored]
             if not absent:
                 break
             missing += absent
