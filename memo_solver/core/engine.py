@@ -310,8 +310,8 @@ class Engine:
         A store holding less than half as many blocks as the cone has is not sampled (a
         cold solve asks the store for no block before its claims)."""
         blocks = sum(len(layer) for layer in layers)
-        if 2 * (await self.store.coverage(self.namespace)).blocks < blocks:
-            return layers
+        if not blocks or 2 * (await self.store.coverage(self.namespace)).blocks < blocks:
+            return layers  # a game of no layers (solved top-down), or a cone mostly cold
         draw = shuffle or random.Random()
         sizes = [len(layer) for layer in layers]
         picked = draw.choices(range(len(layers)), weights=sizes, k=_STORED_SAMPLE)
