@@ -304,11 +304,12 @@ class Engine:
         found the way a plan finds them (:meth:`_missing_below`: down from ``key`` through
         missing blocks only), reading the stored blocks next to them, which their solve
         needs. Finding them costs a lookup and a successor list per missing block (about
-        10 us on ``maxi-yatzy``) where the walk cost a claim per stored block (7 us) and a
-        read of those its memo dropped (15 us): it pays once about half the cone is stored,
-        which :data:`_STORED_SAMPLE` of its keys, drawn over its layers by their sizes, tell.
-        A store holding less than half as many blocks as the cone has is not sampled (a
-        cold solve asks the store for no block before its claims)."""
+        20 us on ``maxi-yatzy``, measured by ``scripts/bench/bench_lean.py``) where the walk
+        cost a claim per stored block (8 us) and a read of those its memo dropped (20 us):
+        it pays once about half the cone is stored, which :data:`_STORED_SAMPLE` of its
+        keys, drawn over its layers by their sizes, tell. A store holding less than half as
+        many blocks as the cone has is not sampled (a cold solve asks the store for no block
+        before its claims)."""
         blocks = sum(len(layer) for layer in layers)
         if not blocks or 2 * (await self.store.coverage(self.namespace)).blocks < blocks:
             return layers  # a game of no layers (solved top-down), or a cone mostly cold
