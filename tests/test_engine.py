@@ -87,6 +87,18 @@ class Spy:
         return cast(Store, self)
 
 
+class LookedUp(Spy):
+    """A store proxy that also keeps how many keys each lookup asked for."""
+
+    def __init__(self, inner: Store) -> None:
+        super().__init__(inner)
+        self.asked: list[int] = []
+
+    async def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        self.asked.append(len(keys))
+        return await self.inner.get_many(namespace, keys)
+
+
 def below(game: YahtzeeGame, key: str) -> set[str]:
     """Every block ``key`` depends on, itself included."""
     seen, todo = set(), [key]
@@ -390,6 +402,34 @@ async def test_a_layered_solve_with_a_memo_too_small_for_a_layer_gathers_success
     top_down, _ = await solve(HASBRO, MemoryStore(), key)
     assert np.array_equal(layered, top_down, equal_nan=True)
     assert listed.listed > 0
+
+
+@pytest.mark.slow
+async def test_a_cone_mostly_stored_is_walked_by_its_missing_blocks_looked_up_in_bounded_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``yahtzee`` with every block of at least five boxes filled stored (7,099 of 8,192):
+    a whole solve finds the 1,093 missing blocks down from the start and solves only those;
+    the 1,287 stored blocks next to them are looked up a chunk's worth at a time (the
+    bound of a step lowered to nothing: 512 keys), not in one round trip, so that the
+    stored blocks of a large cone are never held all at once."""
+    monkeypatch.setattr(engine_module, "LAYERED_CONE_VALUES", 1)
+    solved = MemoryStore()
+    async with open_engine(HASBRO, solved) as engine:
+        await engine.solve_layers(HASBRO.root())
+    ns = namespace_of(HASBRO)
+    layers = HASBRO.layers(HASBRO.root())
+    kept = [key for layer in layers[:-5] for key in layer]
+    assert len(kept) == 7099
+    store = MemoryStore()
+    await store.commit(ns, await solved.get_many(ns, kept), None)
+    spy = LookedUp(store)
+    async with open_engine(HASBRO, spy.store()) as engine:
+        root = await engine.solve_layers(HASBRO.root(), shuffle=random.Random(5))
+    assert float(root[0, 0]) == pytest.approx(RULE_SETS["yahtzee"].start_value, abs=1e-9)
+    assert engine.counters.computed == 8192 - 7099
+    assert max(spy.asked) <= 512
+    assert sum(spy.asked) >= 1287
 
 
 # --- large cold cones, a layer at a time --------------------------------------------------------

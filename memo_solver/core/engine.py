@@ -9,18 +9,18 @@ is committed as soon as its batch is, so an interrupted solve resumes where it s
 claim is held only while its batch is computed; the engine renews all its claims every
 third of a lease and releases them in a shielded scope when the work is cancelled or fails.
 
-One module of about 780 lines, on purpose: the engine is one piece of state (the process
+One module of about 830 lines, on purpose: the engine is one piece of state (the process
 memo, the blocks in flight, the claims held, the queues and the counters) that all its
-paths share: a top-down query, a layered solve, the plan and cost a query tells first, the
-batch pipeline, the coalesced lookups and the claim renewal. The rules that tie them (a
-block is solved at most once in a process, whichever path asks for it; a claim is held only
-while its batch is computed, and given back in a shielded scope) each hold across several
-paths, so they are read in one place; cut by path, each module would reach into the
-others' state. What is not the engine lives beside it: the process memo
-(:mod:`~memo_solver.core.cache`), the block bytes (:mod:`~memo_solver.core.codec`), what it
-knows of a game and of a store (:mod:`~memo_solver.core.game`,
-:mod:`~memo_solver.core.store`), and engines opened on demand
-(:mod:`~memo_solver.core.engine_pool`).
+paths share: a top-down query, a layered solve (of a whole cone, or of the part of it
+missing), the plan and cost a query tells first, the batch pipeline, the coalesced lookups
+and the claim renewal. The rules that tie them (a block is solved at most once in a
+process, whichever path asks for it; a claim is held only while its batch is computed, and
+given back in a shielded scope) each hold across several paths, so they are read in one
+place; cut by path, each module would reach into the others' state. What is not the
+engine lives beside it: the process memo (:mod:`~memo_solver.core.cache`), the block bytes
+(:mod:`~memo_solver.core.codec`), what it knows of a game and of a store
+(:mod:`~memo_solver.core.game`, :mod:`~memo_solver.core.store`), and engines opened on
+demand (:mod:`~memo_solver.core.engine_pool`).
 
 A cold question whose cone is large (past :data:`LAYERED_CONE_VALUES` values that no store
 may hold) is not solved top-down, which holds a task, an in-flight record and the successors
@@ -39,6 +39,7 @@ Nothing here knows which game it solves: see :class:`memo_solver.core.game.Game`
 from __future__ import annotations
 
 import logging
+import math
 import os
 import random
 import socket
@@ -79,6 +80,10 @@ _COST_PROBE_S = 0.05
 """A large solve's cost is timed on up to :data:`_COST_SAMPLE` blocks of its widest layer,
 one, then as many as this much CPU allows in one call (a call of one block costs more per
 block than a solve's): a rate, not a guess, for a twentieth of a second."""
+_STORED_SAMPLE = 32
+"""Keys of a cone looked up to tell whether most of it is stored (see
+:meth:`Engine._missing_part`): a share known to about a tenth, enough to tell a cone a
+worker finds solved around it from a cold one."""
 _MAX_BATCH = 256
 _BATCH_S = 0.25
 """About how long one batch should compute: cheap blocks (a Yahtzee block, 0.6 ms) go 256
@@ -252,6 +257,7 @@ class Engine:
         top-down query makes by walking its cone (which would hold the cone's keys);
         each chunk then takes back those it finds stored."""
         in_flight = anyio.CapacityLimiter(self.threads)
+        layers = await self._missing_part(key, layers, shuffle)
         if self._on_progress is not None:
             cone = (k for layer in layers for k in layer)
             needed = sum(1 for k in cone if self.memo.get(k) is None)
@@ -264,6 +270,8 @@ class Engine:
                 await self._solve_chunk(keys)
 
         for layer in layers:
+            if not layer:
+                continue  # all stored (only a walk of a cone's missing part leaves one empty)
             order = await self.store.arrange(self.namespace, layer, shuffle)
             # With threads, as many chunks as threads at once, each one thread's (one call
             # of the solver): one's claims, lookups and commit run on the event loop while
@@ -282,6 +290,37 @@ class Engine:
                 for keys in chunks:
                     tg.start_soon(solve, keys)
         return await self._shared(key, fetch_first=True)
+
+    async def _missing_part(
+        self, key: str, layers: Sequence[Sequence[str]], shuffle: random.Random | None
+    ) -> Sequence[Sequence[str]]:
+        """The cone's layers cut to the blocks no store holds, where most of the cone is
+        stored; else the layers as they are. A worker that takes a piece of a precompute
+        after another (``maxi-yatzy``'s pieces are the blocks of one box filled, each half
+        the game) finds most of its cone solved by the others around it: walked whole, each
+        stored block was claimed again and, where its memo had dropped it, read and decoded
+        again (2.16 million claims for 1.05 million blocks through two workers), and the
+        chunks of the layers solved were thinned by the stored ones. The missing blocks are
+        found the way a plan finds them (:meth:`_missing_below`: down from ``key`` through
+        missing blocks only), reading the stored blocks next to them, which their solve
+        needs. Finding them costs a lookup and a successor list per missing block (about
+        20 us on ``maxi-yatzy``, measured by ``scripts/bench/bench_lean.py``) where the walk
+        cost a claim per stored block (8 us) and a read of those its memo dropped (20 us):
+        it pays once about half the cone is stored, which :data:`_STORED_SAMPLE` of its
+        keys, drawn over its layers by their sizes, tell. A store holding less than half as
+        many blocks as the cone has is not sampled (a cold solve asks the store for no block
+        before its claims)."""
+        blocks = sum(len(layer) for layer in layers)
+        if not blocks or 2 * (await self.store.coverage(self.namespace)).blocks < blocks:
+            return layers  # a game of no layers (solved top-down), or a cone mostly cold
+        draw = shuffle or random.Random()
+        sizes = [len(layer) for layer in layers]
+        picked = draw.choices(range(len(layers)), weights=sizes, k=_STORED_SAMPLE)
+        sample = list({layers[i][draw.randrange(sizes[i])] for i in picked})
+        if 2 * len(await self.stored(sample)) < len(sample):
+            return layers
+        missing = set(await self._missing_below([key], set()))
+        return [[k for k in layer if k in missing] for layer in layers]
 
     async def _solve_chunk(self, keys: Sequence[str]) -> None:
         """Solve the blocks of ``keys`` (one layer's) that no one has: their successors are
@@ -378,26 +417,41 @@ class Engine:
 
     async def _plan(self, keys: Sequence[str]) -> None:
         """Count the blocks below ``keys`` that are neither stored nor counted before, and
-        tell ``on_progress`` when there are any.
+        tell ``on_progress`` when there are any (:meth:`_missing_below`, skipping the keys
+        any plan has looked at: a concurrent plan counts none twice)."""
+        self._count_needed(await self._missing_below(keys, self._planned))
+
+    async def _missing_below(self, keys: Sequence[str], seen: set[str]) -> list[str]:
+        """The blocks at or below ``keys`` that no store holds, each once, skipping those in
+        ``seen`` (which gains every key looked at, as it is looked at).
 
         A stored block's successors are stored too (a block is committed only once they
         are), so the walk goes down only from missing blocks: a warm query costs the one
         lookup it would make anyway, and what a cold one finds stored stays in the process
         memo for the solve that follows. Successors are listed in a worker thread: a whole
-        3 x 3 Dice of Doom cone is 3.5 million keys, seconds of CPU.
+        3 x 3 Dice of Doom cone is 3.5 million keys, seconds of CPU. A step's keys are
+        looked up about :data:`LAYERED_CONE_VALUES` values at a time (at least a chunk's
+        worth of keys), so that the stored blocks found next to a large cone's missing ones
+        (a ``maxi-yatzy-saved`` piece's: a hundred thousand blocks of tens of kB) are never
+        held all at once; a question's plan, under that bound, makes one lookup a step.
         """
-        frontier = [key for key in dict.fromkeys(keys) if key not in self._planned]
+        frontier = [key for key in dict.fromkeys(keys) if key not in seen]
         missing = []
         while frontier:
-            self._planned.update(frontier)  # now, so that a concurrent plan skips them
-            stored = await self.stored(frontier)
-            absent = [key for key in frontier if key not in stored]
+            seen.update(frontier)  # now, so that a concurrent walk of ``seen`` skips them
+            width = math.prod(self.game.block_shape(frontier[0]))
+            step = max(LAYER_CHUNK, LAYERED_CONE_VALUES // width)
+            absent = []
+            for start in range(0, len(frontier), step):
+                part = frontier[start : start + step]
+                stored = await self.stored(part)
+                absent += [key for key in part if key not in stored]
             if not absent:
                 break
             missing += absent
             below = await anyio.to_thread.run_sync(self._successors_of, absent)
-            frontier = [key for key in below if key not in self._planned]
-        self._count_needed(missing)
+            frontier = [key for key in below if key not in seen]
+        return missing
 
     def _count_needed(self, keys: Sequence[str]) -> None:
         """Count ``keys`` in ``counters.needed``, each once, and say so."""
