@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from _bench import ROOT, Target, add_targets, peak_rss_mb, verdict
-from bench_lean import COMPUTED, Slice, children_env, processes, stored_count
+from bench_lean import BATCH, Slice, children_env, processes, stored_count
 from support.redis_server import RedisServer, ensure_redis_server
 from support.worker_support import wait_for
 
@@ -189,7 +189,7 @@ def run(
             value = record.get(b"value")
             info = client.info()
         computed = sum(
-            sum(int(m) for m in COMPUTED.findall((folder / f"{name}.log").read_bytes()))
+            sum(int(c) for _, c, _ in BATCH.findall((folder / f"{name}.log").read_bytes()))
             for name in names
         )
     total = peaks.redis_with_fork_rss + sum(worker_peaks)
