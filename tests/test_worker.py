@@ -78,6 +78,7 @@ from memo_solver.stores.memory import MemoryStore
 TOL = 1e-9
 YAHTZEE = YahtzeeGame(RULE_SETS["yahtzee"])
 YAHTZEE_NS = namespace(YAHTZEE)
+MAXI_NS = namespace(YahtzeeGame(RULE_SETS["maxi-yatzy"]))
 YAHTZEE_PIN = 254.5877287345
 BLOCKS = YAHTZEE.block_count
 LOWER = YahtzeeGame(RULE_SETS["yahtzee-lower"])
@@ -250,35 +251,39 @@ def test_a_store_error_in_a_jobs_own_task_leaves_it_unacknowledged(
 
     The error is made with an ACL: for a moment the worker's user may not run HLEN, which
     only the precompute job's progress report sends (claims, commits, lookups and
-    heartbeats go on), so the error surfaces in the job's own task group.
+    heartbeats go on), so the error surfaces in the job's own task group. The job is
+    `maxi-yatzy`'s (minutes of solving), so that it is still running when its next report
+    comes: a report waits up to 49 times its own time, which a loaded host stretches to
+    seconds, and `yahtzee`'s whole solve could end first, with no report left to fail.
     """
+    maxi = Job.precompute("maxi-yatzy").id
     (worker,) = start_workers(children, r, redis_url, ["w1"])
     r.acl_setuser(
         "tester", enabled=True, nopass=True, commands=["+@all"], keys=["*"], channels=["*"]
     )
     with redis.Redis.from_url(redis_url, username="tester") as admin:
         try:
-            cli_json(redis_url, "precompute", "--rules", "yahtzee")
+            cli_json(redis_url, "precompute", "--rules", "maxi-yatzy")
             wait_for(
                 "the worker running the job with claims held",
-                lambda: held_by(admin, worker, YAHTZEE_NS) > 0,
+                lambda: held_by(admin, worker, MAXI_NS) > 0,
                 30,
                 0.02,
             )
             admin.execute_command("ACL", "SETUSER", "default", "-hlen")
             refused = "can't run this command"  # HLEN, in the coverage script
-            wait_for("the worker to see the error", lambda: refused in worker.text(), 10)
+            wait_for("the worker to see the error", lambda: refused in worker.text(), 60)
             wait_for(
                 "the worker to give up its session, or (wrongly) to fail the job",
                 lambda: (
                     "retrying in" in worker.text()
-                    or job_record(admin, PRECOMPUTE_ID).get("status") == "failed"
+                    or job_record(admin, maxi).get("status") == "failed"
                 ),
                 10,
             )
         finally:
             admin.execute_command("ACL", "SETUSER", "default", "+hlen")
-    record = job_record(r, PRECOMPUTE_ID)
+    record = job_record(r, maxi)
     r.acl_deluser("tester")
     assert record["status"] != "failed", record
     assert pending(r) >= 1, "the job was acknowledged"
