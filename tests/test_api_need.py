@@ -5,11 +5,12 @@ the 503s of any other request."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.api_support import OPENAPI_PATH, api_client, error_of
+from support.api_support import OPENAPI_PATH, api_client, coverage_of, error_of
 from test_api import poll_until_ok
 
 from memo_solver.core.engine import namespace_of, open_engine
@@ -212,11 +213,7 @@ async def test_coverage_counts_a_rule_sets_need_table_by_its_cap(tmp_path: Path)
         assert (await client.post("/v1/value", json=body)).status_code == 200
         fingerprint = entry_for(parse_rule_set(TINY)).game.fingerprint
 
-        async def coverage(query: str) -> dict[str, Any]:
-            response = await client.get(f"/v1/rules/{fingerprint}/coverage{query}")
-            assert response.status_code == 200, response.text
-            answer: dict[str, Any] = response.json()
-            return answer
+        coverage = partial(coverage_of, client, fingerprint)
 
         table = await coverage("?need_cap=30")
         assert table["rules"] == "tiny (need up to 30)"

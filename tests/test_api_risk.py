@@ -5,12 +5,13 @@ any other request."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import risk_brute_force as brute
-from support.api_support import OPENAPI_PATH, api_client, error_of
+from support.api_support import OPENAPI_PATH, api_client, coverage_of, error_of
 
 from memo_solver.games.yahtzee import entry_for
 from memo_solver.games.yahtzee.rules.rule_file import parse_rule_set
@@ -176,11 +177,7 @@ async def test_coverage_counts_a_rule_sets_risk_table_by_its_risk(tmp_path: Path
         assert (await client.post("/v1/value", json=body)).status_code == 200
         fingerprint = entry_for(parse_rule_set(TINY)).game.fingerprint
 
-        async def coverage(query: str) -> dict[str, Any]:
-            response = await client.get(f"/v1/rules/{fingerprint}/coverage{query}")
-            assert response.status_code == 200, response.text
-            answer: dict[str, Any] = response.json()
-            return answer
+        coverage = partial(coverage_of, client, fingerprint)
 
         table = await coverage("?risk=0.1")
         assert table["rules"] == "tiny (risk 0.1)"

@@ -278,6 +278,38 @@ def run_here(binary: str, tree: Path, part: Slice, folder: Path, poll_s: float) 
     )
 
 
+def start_pool(
+    client: redis.Redis,
+    url: str,
+    tree: Path,
+    folder: Path,
+    names: Sequence[str],
+    stack: ExitStack,
+    started: list[subprocess.Popen[bytes]],
+) -> dict[str, int]:
+    """``python -m worker -v`` per name, logging to ``folder/<name>.log``, each waited for until
+    it beats: their pids by name. A worker that exits first fails the run with its log."""
+    pids = {}
+    for name in names:
+        log = stack.enter_context((folder / f"{name}.log").open("wb"))
+        argv = [sys.executable, "-m", "worker", "--redis", url, "--id", name, "-v"]
+        process = subprocess.Popen(
+            argv, env=children_env(tree), cwd=tree, stdout=log, stderr=subprocess.STDOUT
+        )
+        started.append(process)
+        pids[name] = process.pid
+    for name, process in zip(names, started[-len(names) :], strict=True):
+
+        def beating(name: str = name, process: subprocess.Popen[bytes] = process) -> bool:
+            if process.poll() is not None:
+                log = (folder / f"{name}.log").read_text(errors="replace")[-2000:]
+                raise SystemExit(f"worker {name} exited ({process.returncode}): {log}")
+            return bool(client.exists(redis_keys.worker(name)))
+
+        wait_for(f"{name}'s heartbeat", beating, 300)
+    return pids
+
+
 def run_workers(
     binary: str, tree: Path, part: Slice, folder: Path, workers: int, poll_s: float
 ) -> Run:
@@ -286,24 +318,7 @@ def run_workers(
     with RedisServer(folder, binary=binary) as server, processes() as started, ExitStack() as stack:
         client = server.client()
         assert server.pid is not None
-        pids = {}
-        for name in names:
-            log = stack.enter_context((folder / f"{name}.log").open("wb"))
-            argv = [sys.executable, "-m", "worker", "--redis", server.url, "--id", name, "-v"]
-            process = subprocess.Popen(
-                argv, env=children_env(tree), cwd=tree, stdout=log, stderr=subprocess.STDOUT
-            )
-            started.append(process)
-            pids[name] = process.pid
-        for name, process in zip(names, started, strict=True):
-
-            def beating(name: str = name, process: subprocess.Popen[bytes] = process) -> bool:
-                if process.poll() is not None:
-                    log = (folder / f"{name}.log").read_text(errors="replace")[-2000:]
-                    raise SystemExit(f"worker {name} exited ({process.returncode}): {log}")
-                return bool(client.exists(redis_keys.worker(name)))
-
-            wait_for(f"{name}'s heartbeat", beating, 300)
+        pids = start_pool(client, server.url, tree, folder, names, stack, started)
         begin = {name: cpu_seconds(pid) for name, pid in pids.items()}
         redis_begin = cpu_seconds(server.pid)
         queued = subprocess.run(

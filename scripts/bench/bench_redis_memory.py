@@ -38,14 +38,12 @@ import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from _bench import ROOT, Target, add_targets, peak_rss_mb, verdict
-from bench_lean import BATCH, Slice, children_env, processes, stored_count
+from bench_lean import BATCH, Slice, children_env, processes, start_pool, stored_count
 from support.redis_server import RedisServer, ensure_redis_server
-from support.worker_support import wait_for
 
 from memo_solver.jobs.queue import Job
 from memo_solver.stores import redis_keys
@@ -127,19 +125,9 @@ def run(
         ):
             client = server.client()
             assert server.pid is not None
-            for name in names:
-                log = stack.enter_context((folder / f"{name}.log").open("wb"))
-                argv = [sys.executable, "-m", "worker", "--redis", server.url, "--id", name, "-v"]
-                started.append(
-                    subprocess.Popen(
-                        argv, env=children_env(ROOT), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
-                    )
-                )
-            for name in names:
-                wait_for(
-                    f"{name}'s heartbeat", partial(client.exists, redis_keys.worker(name)), 300
-                )
-            pids = [process.pid for process in started]
+            pids = list(
+                start_pool(client, server.url, ROOT, folder, names, stack, started).values()
+            )
             began = time.perf_counter()
             subprocess.run(
                 [

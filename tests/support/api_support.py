@@ -147,3 +147,11 @@ def assert_same_advice(got: dict[str, Any], want: dict[str, Any], tol: float = S
         }, (mine, theirs)
         for key in numbers:
             assert abs(mine[key] - theirs[key]) <= tol, (key, mine, theirs)
+
+
+async def coverage_of(client: httpx.AsyncClient, fingerprint: str, query: str) -> dict[str, Any]:
+    """``GET /v1/rules/{fingerprint}/coverage{query}``, which must answer 200: its body."""
+    response = await client.get(f"/v1/rules/{fingerprint}/coverage{query}")
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer

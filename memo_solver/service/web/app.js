@@ -1322,15 +1322,19 @@
     return `${(100 * p).toFixed(1)}%`;
   }
 
+  /** The mean's own best move, where the objective asks for another: a line, or nothing. */
+  function meanInstead(data) {
+    const meanBest = data.actions.reduce((a, b) => (b.loss < a.loss ? b : a));
+    return meanBest !== data.actions[0]
+      ? `<br><span class="muted">For the best average instead: ${escapeHtml(meanBest.words)}</span>`
+      : "";
+  }
+
   /** Play to reach: the chance of the target, and the mean's own best move where the
    * target asks for another one. */
   function reachText(data, built) {
     const need = built.request.need;
-    const meanBest = data.actions.reduce((a, b) => (b.loss < a.loss ? b : a));
-    const other =
-      meanBest !== data.actions[0]
-        ? `<br><span class="muted">For the best average instead: ${escapeHtml(meanBest.words)}</span>`
-        : "";
+    const other = meanInstead(data);
     return (
       `<br>Chance of reaching <strong>${built.target}</strong>: ` +
       `<strong class="reach" id="reach">${percent(data.probability)}</strong> ` +
@@ -1342,11 +1346,7 @@
   /** Playing at a risk: the certainty equivalent of the final score (the points banked add
    * to it as to the mean), and the mean's own best move where the risk asks for another. */
   function riskText(data, banked) {
-    const meanBest = data.actions.reduce((a, b) => (b.loss < a.loss ? b : a));
-    const other =
-      meanBest !== data.actions[0]
-        ? `<br><span class="muted">For the best average instead: ${escapeHtml(meanBest.words)}</span>`
-        : "";
+    const other = meanInstead(data);
     return (
       `<br>Certainty equivalent at risk ${data.risk}: ` +
       `<strong class="certain" id="certain">${fmt(banked + data.certainty_equivalent)}</strong>` +
