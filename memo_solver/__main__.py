@@ -1,5 +1,3 @@
-import sys
+from memo_solver.cli.main import run
 
-from memo_solver.cli.main import main
-
-sys.exit(main())
+run()

@@ -246,9 +246,12 @@ sys.exit(status)
 NOT_FOR_ADVICE = ("fastapi", "pydantic", "starlette", "uvicorn", "redis", "tqdm")
 """What a command's start leaves out when it advises, its standard error no terminal (the bar
 is drawn only on one)."""
-COMPILER_REGISTRIES = ("numba.np.npyimpl", "numba.typed.typeddict", "numba.np.random.legacy")
+COMPILER_REGISTRIES = (
+    "numba.np.npyimpl", "numba.typed.typeddict", "numba.np.random.legacy", "numba.np.arraymath",
+)  # fmt: skip
 """Modules numba imports for its typing and lowering registries, which it reads to compile,
-not to load machine code from the folder."""
+not to load machine code from the folder (``numba.np.arraymath`` also when loaded code calls
+one of its functions, such as an array's ``max()``: its module rebuilds their environment)."""
 
 
 @pytest.mark.parametrize(

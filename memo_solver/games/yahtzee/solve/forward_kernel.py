@@ -222,7 +222,7 @@ def choose_blocks(
     first_roll = n_keeps - n_rolls
     width = block_levels.shape[1]
     n_boxes = open_boxes.shape[1]
-    values = line_aligned((n_boxes, max(1, landing.n_classes.max()), width), np.float64)
+    values = line_aligned((n_boxes, max(1, landing.index.shape[1]), width), np.float64)
     scores = line_aligned((n_boxes, n_rolls, width), np.float64)
     work = line_aligned((n_keeps, width), np.float64)
     key = line_aligned((n_keeps, width), np.int64)

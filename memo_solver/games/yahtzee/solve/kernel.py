@@ -142,7 +142,8 @@ class Landing(structref.StructRefProxy):
     n_classes: IntArray
     """(boxes,): how many classes each box has."""
     index: IntArray
-    """(boxes, classes, levels) or (boxes, classes, 1): the successor's level landed on."""
+    """(boxes, classes, levels) or (boxes, classes, 1), classes the most any box has: the
+    successor's level landed on."""
     banked: FloatArray
     """(boxes, classes, levels) or (boxes, classes, 1): the points and upper bonus banked."""
     alike: IntArray
@@ -660,7 +661,7 @@ def solve_blocks(
     children, parents, n_parents = lattice.children, lattice.parents, lattice.n_parents
     n_keeps = parents.shape[0]
     first_roll = n_keeps - landing.roll_class.shape[1]
-    values = line_aligned((open_boxes.shape[1], max(1, landing.n_classes.max()), tile), np.float64)
+    values = line_aligned((open_boxes.shape[1], max(1, landing.index.shape[1]), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
     banks = banks_of(out, landing, width)
     succ_banks = banks_of(successors, landing, width)
@@ -731,7 +732,7 @@ def turn_steps(
     first_roll = n_keeps - landing.roll_class.shape[1]
     tile = levels.size
     succ_rows = np.arange(open_boxes.size)
-    values = line_aligned((open_boxes.size, max(1, landing.n_classes.max()), tile), np.float64)
+    values = line_aligned((open_boxes.size, max(1, landing.index.shape[1]), tile), np.float64)
     work = line_aligned((n_keeps, tile), np.float64)
     theta = goal.theta
     succ_banks = banks_of(successors, landing, goal.width)

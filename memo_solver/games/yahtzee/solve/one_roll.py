@@ -74,7 +74,7 @@ def roll_steps(
     n_keeps = parents.shape[0]
     first_roll = n_keeps - roll_class.shape[1]
     succ_rows = np.arange(open_boxes.size)
-    values = np.zeros((open_boxes.size, max(1, landing.n_classes.max()), 1))
+    values = np.zeros((open_boxes.size, max(1, landing.index.shape[1]), 1))
     theta = goal.theta
     banks = banks_of(successors, landing, goal.width)
     carried = min(rerolls, banks - 1)
