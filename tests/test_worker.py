@@ -650,17 +650,15 @@ def test_stats_with_workers_is_their_background_job(
 
 BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 RUN_AND_REPORT_BLAS = """
-import json, runpy, sys
+import atexit, json, runpy, sys
 from threadpoolctl import threadpool_info
+atexit.register(lambda: print(json.dumps(threadpool_info())))
 sys.argv = sys.argv[1:]
-try:
-    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-except SystemExit:
-    pass
-print(json.dumps(threadpool_info()))
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
 """Run ``python -m <module> <args>`` as the interpreter does, then report the BLAS pools that
-the process ended up with (threadpoolctl imports no numpy of its own)."""
+the process ended up with (threadpoolctl imports no numpy of its own), from an exit callback:
+the console command leaves by ``os._exit`` once its callbacks have run."""
 
 
 @pytest.mark.parametrize(
@@ -676,9 +674,9 @@ def test_a_worker_pins_blas_to_one_thread_without_being_told(command: list[str])
         text=True,
         timeout=60,
         env=env,
-        check=True,
+        check=False,  # the check's own answer: no worker beats at a Redis nobody runs
     )
-    pools = json.loads(done.stdout)
+    pools = json.loads(done.stdout.splitlines()[-1])
     assert [pool["user_api"] for pool in pools] == ["blas"], "numpy's BLAS was not loaded"
     assert [pool["num_threads"] for pool in pools] == [1]
 
